@@ -1,0 +1,1 @@
+"""The conversation archive: one SQLite file per notebook (see ``docs/architecture.md``)."""

@@ -1,0 +1,179 @@
+"""Every error loom_jupyter raises on purpose.
+
+All of them descend from :class:`LoomError`, so a front can catch one type and
+show ``str(error)``: each message says what happened and what to do next.
+
+::
+
+    LoomError
+    ├── LoomConfigError            bad loom.yaml / LOOM_* value (names file and key)
+    ├── ArchiveError
+    │   ├── ArchiveBusyError       locked by another writer past the busy timeout
+    │   ├── ArchiveCorruptError    not a SQLite file, or damaged (names the file)
+    │   ├── ArchiveReadOnlyError   the folder or file cannot be written
+    │   ├── SessionNotFoundError   no session with that id
+    │   └── LeaseHeldError         another live process writes this session
+    ├── ModelError
+    │   ├── MissingApiKeyError     ANTHROPIC_API_KEY is not set
+    │   ├── AuthenticationError    the key was refused
+    │   ├── RateLimitedError       429 (carries retry_after)
+    │   ├── OverloadedError        529 / overloaded_error
+    │   ├── RequestTooLargeError   the request does not fit the model's context
+    │   ├── ModelConnectionError   cannot reach the API
+    │   ├── ModelTimeoutError      the API or the stream stalled
+    │   ├── StreamInterruptedError the stream broke or ended early
+    │   └── ModelAPIError          any other API failure
+    ├── ContextBudgetError         the window cannot fit even the newest turn
+    ├── IterationLimitError        the tool loop ran past its limit
+    ├── ToolError                  raised inside a tool; becomes an is_error result
+    │   ├── ToolInputError         malformed arguments from the model
+    │   ├── PathOutsideNotebookError  a path escapes the notebook's folder
+    │   └── ApprovalDeniedError    the person (or the policy) said no
+    └── DelegationError            planning or running delegated work failed
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ApprovalDeniedError",
+    "ArchiveBusyError",
+    "ArchiveCorruptError",
+    "ArchiveError",
+    "ArchiveReadOnlyError",
+    "AuthenticationError",
+    "ContextBudgetError",
+    "DelegationError",
+    "IterationLimitError",
+    "LeaseHeldError",
+    "LoomConfigError",
+    "LoomError",
+    "MissingApiKeyError",
+    "ModelAPIError",
+    "ModelConnectionError",
+    "ModelError",
+    "ModelTimeoutError",
+    "OverloadedError",
+    "PathOutsideNotebookError",
+    "RateLimitedError",
+    "RequestTooLargeError",
+    "SessionNotFoundError",
+    "StreamInterruptedError",
+    "ToolError",
+    "ToolInputError",
+]
+
+
+class LoomError(Exception):
+    """Base of every error loom_jupyter raises on purpose."""
+
+
+class LoomConfigError(LoomError):
+    """A setting has a bad value; the message names the file (or variable) and key."""
+
+
+class ArchiveError(LoomError):
+    """The notebook's conversation archive cannot do what was asked."""
+
+
+class ArchiveBusyError(ArchiveError):
+    """Another process held the archive locked past the busy timeout."""
+
+
+class ArchiveCorruptError(ArchiveError):
+    """The archive file is not a SQLite database or is damaged; it is left untouched."""
+
+
+class ArchiveReadOnlyError(ArchiveError):
+    """The archive (or its folder) cannot be written."""
+
+
+class SessionNotFoundError(ArchiveError):
+    """No session with the given id exists in this archive."""
+
+
+class LeaseHeldError(ArchiveError):
+    """Another live process is the writer of this session."""
+
+
+class ModelError(LoomError):
+    """The model API failed; ``retryable`` tells whether trying again may help."""
+
+    retryable: bool = False
+
+
+class MissingApiKeyError(ModelError):
+    """No API key is configured."""
+
+
+class AuthenticationError(ModelError):
+    """The API refused the key."""
+
+
+class RateLimitedError(ModelError):
+    """The API rate-limited the request."""
+
+    retryable = True
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class OverloadedError(ModelError):
+    """The API is overloaded."""
+
+    retryable = True
+
+
+class RequestTooLargeError(ModelError):
+    """The request is larger than the model's context window."""
+
+
+class ModelConnectionError(ModelError):
+    """The API could not be reached."""
+
+    retryable = True
+
+
+class ModelTimeoutError(ModelError):
+    """The API did not answer, or the stream stalled, in time."""
+
+    retryable = True
+
+
+class StreamInterruptedError(ModelError):
+    """The response stream broke off or ended without finishing."""
+
+    retryable = True
+
+
+class ModelAPIError(ModelError):
+    """Any other failure reported by the API."""
+
+
+class ContextBudgetError(LoomError):
+    """The request cannot fit the context budget, even with the smallest window."""
+
+
+class IterationLimitError(LoomError):
+    """The agent loop reached its per-turn iteration limit."""
+
+
+class ToolError(LoomError):
+    """A tool failed; the loop turns it into an ``is_error`` tool result."""
+
+
+class ToolInputError(ToolError):
+    """The model sent arguments the tool cannot use."""
+
+
+class PathOutsideNotebookError(ToolError):
+    """A path resolves outside the notebook's folder tree."""
+
+
+class ApprovalDeniedError(ToolError):
+    """The tool call was not approved."""
+
+
+class DelegationError(LoomError):
+    """Planning, running or verifying delegated work failed."""

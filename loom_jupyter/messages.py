@@ -1,0 +1,201 @@
+"""Typed conversation values: content blocks, API messages and archived turns.
+
+Blocks mirror the Anthropic Messages API content blocks one to one, so a turn
+can be archived verbatim (``blocks_to_json``) and replayed exactly
+(``blocks_from_json``). Values are frozen; ids are a storage concern.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+__all__ = [
+    "ApiDict",
+    "ContentBlock",
+    "ImageBlock",
+    "Message",
+    "MessageRole",
+    "ResultBlock",
+    "TextBlock",
+    "ToolResultBlock",
+    "ToolUseBlock",
+    "Turn",
+    "TurnRole",
+    "TurnStatus",
+    "block_from_api",
+    "block_to_api",
+    "blocks_from_json",
+    "blocks_text",
+    "blocks_to_json",
+]
+
+ApiDict: TypeAlias = dict[str, Any]
+"""A JSON object in the wire format of the Messages API (only at the edges)."""
+
+MessageRole = Literal["user", "assistant"]
+TurnRole = Literal["user", "assistant", "tool", "system"]
+TurnStatus = Literal["complete", "partial", "interrupted"]
+
+
+@dataclass(frozen=True)
+class TextBlock:
+    """Plain text."""
+
+    text: str
+    type: Literal["text"] = "text"
+
+
+@dataclass(frozen=True)
+class ImageBlock:
+    """A base64-encoded image (PNG figures from the kernel, for example)."""
+
+    data: str
+    media_type: str = "image/png"
+    type: Literal["image"] = "image"
+
+
+@dataclass(frozen=True)
+class ToolUseBlock:
+    """The model asks to run tool ``name`` with ``input``."""
+
+    id: str
+    name: str
+    input: Mapping[str, Any] = field(default_factory=dict)
+    type: Literal["tool_use"] = "tool_use"
+
+
+ResultBlock: TypeAlias = "TextBlock | ImageBlock"
+
+
+@dataclass(frozen=True)
+class ToolResultBlock:
+    """The outcome of one tool call, sent back in a user message."""
+
+    tool_use_id: str
+    content: tuple[TextBlock | ImageBlock, ...] = ()
+    is_error: bool = False
+    type: Literal["tool_result"] = "tool_result"
+
+    @property
+    def text(self) -> str:
+        """The text parts of the result, joined."""
+        return blocks_text(self.content)
+
+
+ContentBlock: TypeAlias = "TextBlock | ImageBlock | ToolUseBlock | ToolResultBlock"
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message of a Messages API request."""
+
+    role: MessageRole
+    content: tuple[ContentBlock, ...]
+
+    @classmethod
+    def user_text(cls, text: str) -> Message:
+        """A user message holding one text block."""
+        return cls("user", (TextBlock(text),))
+
+    @property
+    def text(self) -> str:
+        """The text blocks of the message, joined."""
+        return blocks_text(self.content)
+
+    def to_api(self) -> ApiDict:
+        """The wire form of this message."""
+        return {"role": self.role, "content": [block_to_api(b) for b in self.content]}
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One archived row of ``conversation_turns``.
+
+    ``content`` is the verbatim text a person reads; ``blocks`` the exact API
+    content blocks (for a ``tool`` turn: its single ``ToolResultBlock``).
+    """
+
+    session_id: str
+    turn_number: int
+    role: TurnRole
+    content: str
+    blocks: tuple[ContentBlock, ...] = ()
+    tool_name: str | None = None
+    tool_call_id: str | None = None
+    tool_input: Mapping[str, Any] | None = None
+    is_error: bool = False
+    token_count: int = 0
+    status: TurnStatus = "complete"
+    kernel_session: str | None = None
+    execution_count: int | None = None
+    created_at: str = ""
+    id: int | None = None
+
+
+def blocks_text(blocks: Iterable[ContentBlock]) -> str:
+    """Join the text of every text block (and text inside tool results)."""
+    parts: list[str] = []
+    for block in blocks:
+        if isinstance(block, TextBlock):
+            parts.append(block.text)
+        elif isinstance(block, ToolResultBlock):
+            parts.append(block.text)
+    return "\n".join(p for p in parts if p)
+
+
+def block_to_api(block: ContentBlock) -> ApiDict:
+    """The Messages API form of one block."""
+    if isinstance(block, TextBlock):
+        return {"type": "text", "text": block.text}
+    if isinstance(block, ImageBlock):
+        source = {"type": "base64", "media_type": block.media_type, "data": block.data}
+        return {"type": "image", "source": source}
+    if isinstance(block, ToolUseBlock):
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": dict(block.input)}
+    return {
+        "type": "tool_result",
+        "tool_use_id": block.tool_use_id,
+        "content": [block_to_api(b) for b in block.content],
+        "is_error": block.is_error,
+    }
+
+
+def block_from_api(data: Mapping[str, Any]) -> ContentBlock:
+    """Parse one Messages API block; raises ``ValueError`` on an unknown type."""
+    kind = data.get("type")
+    if kind == "text":
+        return TextBlock(str(data.get("text", "")))
+    if kind == "image":
+        source = data.get("source") or {}
+        return ImageBlock(str(source.get("data", "")), str(source.get("media_type", "image/png")))
+    if kind == "tool_use":
+        return ToolUseBlock(str(data["id"]), str(data["name"]), dict(data.get("input") or {}))
+    if kind == "tool_result":
+        raw = data.get("content") or []
+        if isinstance(raw, str):
+            raw = [{"type": "text", "text": raw}]
+        content = tuple(_result_part(part) for part in raw)
+        return ToolResultBlock(str(data["tool_use_id"]), content, bool(data.get("is_error")))
+    raise ValueError(f"unknown content block type: {kind!r}")
+
+
+def _result_part(data: Mapping[str, Any]) -> TextBlock | ImageBlock:
+    block = block_from_api(data)
+    if not isinstance(block, TextBlock | ImageBlock):
+        raise ValueError("a tool result may hold only text and image blocks")
+    return block
+
+
+def blocks_to_json(blocks: Sequence[ContentBlock]) -> str:
+    """Serialise blocks for the archive's ``blocks`` column."""
+    return json.dumps([block_to_api(b) for b in blocks], ensure_ascii=False)
+
+
+def blocks_from_json(text: str | None) -> tuple[ContentBlock, ...]:
+    """Parse the archive's ``blocks`` column (``None`` or empty gives no blocks)."""
+    if not text:
+        return ()
+    return tuple(block_from_api(item) for item in json.loads(text))

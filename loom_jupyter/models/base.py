@@ -1,0 +1,172 @@
+"""The model seam: a request value, the events a stream yields, the Model protocol.
+
+Everything above this layer (agent, orchestrator) talks to a ``Model`` only
+through these types, so the Anthropic adapter and the scripted test model are
+interchangeable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
+
+from loom_jupyter.messages import Message, TextBlock, ToolUseBlock
+
+__all__ = [
+    "MessageDone",
+    "Model",
+    "ModelEvent",
+    "ModelRequest",
+    "StopReason",
+    "TextDelta",
+    "ToolInputDelta",
+    "ToolSpec",
+    "ToolUseReady",
+    "ToolUseStarted",
+    "Usage",
+    "UsageUpdate",
+]
+
+StopReason = Literal[
+    "end_turn",
+    "tool_use",
+    "pause_turn",
+    "max_tokens",
+    "stop_sequence",
+    "refusal",
+    "model_context_window_exceeded",
+]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool as the model sees it."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelRequest:
+    """One Messages API request, cache breakpoints included.
+
+    ``system`` is the static system prompt; with ``cache_prefix`` a breakpoint
+    follows tools + system. ``history_breakpoint`` is the index in ``messages``
+    of the message whose last block carries a breakpoint (the end of the
+    cacheable history); blocks after it are per-turn and never cached.
+    """
+
+    model: str
+    system: str
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSpec, ...] = ()
+    max_tokens: int = 8192
+    cache_prefix: bool = True
+    history_breakpoint: int | None = None
+    tool_choice: str | None = None
+    metadata: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts of one response (or a running total)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_creation_input_tokens + other.cache_creation_input_tokens,
+            self.cache_read_input_tokens + other.cache_read_input_tokens,
+        )
+
+    @property
+    def total_input_tokens(self) -> int:
+        """Input tokens including cache writes and reads."""
+        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of assistant text, as it streams."""
+
+    text: str
+    kind: Literal["text_delta"] = "text_delta"
+
+
+@dataclass(frozen=True)
+class ToolUseStarted:
+    """The model began a tool call (its input follows as deltas)."""
+
+    id: str
+    name: str
+    kind: Literal["tool_use_started"] = "tool_use_started"
+
+
+@dataclass(frozen=True)
+class ToolInputDelta:
+    """A piece of a tool call's JSON input."""
+
+    id: str
+    partial_json: str
+    kind: Literal["tool_input_delta"] = "tool_input_delta"
+
+
+@dataclass(frozen=True)
+class ToolUseReady:
+    """A tool call with its complete, parsed input."""
+
+    block: ToolUseBlock
+    kind: Literal["tool_use_ready"] = "tool_use_ready"
+
+
+@dataclass(frozen=True)
+class UsageUpdate:
+    """Usage as reported so far by the stream."""
+
+    usage: Usage
+    kind: Literal["usage"] = "usage"
+
+
+@dataclass(frozen=True)
+class MessageDone:
+    """The finished assistant message. Always the last event of a stream."""
+
+    content: tuple[TextBlock | ToolUseBlock, ...]
+    stop_reason: StopReason
+    usage: Usage
+    model: str = ""
+    request_id: str | None = None
+    kind: Literal["message_done"] = "message_done"
+
+
+ModelEvent: TypeAlias = "TextDelta | ToolUseStarted | ToolInputDelta | ToolUseReady | UsageUpdate | MessageDone"
+
+
+@runtime_checkable
+class Model(Protocol):
+    """Anything that can answer a :class:`ModelRequest`.
+
+    ``stream`` yields events ending with exactly one :class:`MessageDone`, or
+    raises a :class:`~loom_jupyter.errors.ModelError`. Cancelling the iteration
+    (``aclose`` or task cancellation) must release the connection.
+    """
+
+    @property
+    def name(self) -> str:
+        """The model id requests are sent to."""
+        ...
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Stream the response to ``request``."""
+        ...
+
+    async def count_tokens(self, request: ModelRequest) -> int:
+        """Input tokens ``request`` would use."""
+        ...

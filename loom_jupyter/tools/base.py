@@ -1,0 +1,159 @@
+"""The tool seam: what a tool is, what it gets, what it returns.
+
+A tool never raises past :meth:`Tool.run` except with a
+:class:`~loom_jupyter.errors.ToolError`; the agent turns any failure into an
+``is_error`` tool result so the loop goes on. Tools report their side effects
+(files touched, variables changed) as typed values, which is how the session
+state is extracted mechanically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
+
+from loom_jupyter.messages import ImageBlock, TextBlock
+from loom_jupyter.models.base import ToolSpec
+from loom_jupyter.settings import Settings
+
+if TYPE_CHECKING:
+    from loom_jupyter.archive import Archive
+
+__all__ = [
+    "Effect",
+    "ExecutionResult",
+    "FileEffect",
+    "KernelBridge",
+    "Tool",
+    "ToolAccess",
+    "ToolContext",
+    "ToolOutput",
+    "VariableEffect",
+    "VariableInfo",
+]
+
+ToolAccess = Literal["read", "write"]
+
+
+@dataclass(frozen=True)
+class FileEffect:
+    """A tool read, wrote, edited or listed a file (path relative to the notebook dir)."""
+
+    path: str
+    action: Literal["read", "write", "edit", "list", "search"]
+    kind: Literal["file"] = "file"
+
+
+@dataclass(frozen=True)
+class VariableEffect:
+    """A variable of the user namespace was created or changed."""
+
+    name: str
+    type_name: str
+    shape: str | None = None
+    kind: Literal["variable"] = "variable"
+
+
+Effect: TypeAlias = "FileEffect | VariableEffect"
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """What a tool returns: blocks for the model, a one-line summary for people."""
+
+    content: tuple[TextBlock | ImageBlock, ...]
+    is_error: bool = False
+    summary: str = ""
+    effects: tuple[FileEffect | VariableEffect, ...] = ()
+
+    @classmethod
+    def text(cls, text: str, *, summary: str = "", is_error: bool = False) -> ToolOutput:
+        """An output holding one text block."""
+        return cls((TextBlock(text),), is_error=is_error, summary=summary)
+
+    @classmethod
+    def error(cls, message: str) -> ToolOutput:
+        """An ``is_error`` output explaining what went wrong."""
+        return cls((TextBlock(message),), is_error=True, summary=message.splitlines()[0][:100])
+
+
+@dataclass(frozen=True)
+class ExecutionResult:
+    """The outcome of running code in the user's namespace."""
+
+    stdout: str = ""
+    stderr: str = ""
+    result: str | None = None
+    error: str | None = None
+    images: tuple[ImageBlock, ...] = ()
+    rich: tuple[str, ...] = ()
+    changed: tuple[VariableEffect, ...] = ()
+    execution_count: int | None = None
+
+
+@dataclass(frozen=True)
+class VariableInfo:
+    """One name of the user namespace, summarised."""
+
+    name: str
+    type_name: str
+    shape: str | None
+    summary: str
+
+
+class KernelBridge(Protocol):
+    """Where the agent's code runs: the live kernel, or an in-process namespace."""
+
+    async def run_code(self, code: str) -> ExecutionResult:
+        """Run ``code`` in the user namespace, capturing output and rich results."""
+        ...
+
+    async def list_variables(self) -> Sequence[VariableInfo]:
+        """The user's variables (no modules, functions or private names)."""
+        ...
+
+    async def describe_variable(self, name: str) -> str:
+        """A detailed description of one variable; raises ToolError if unknown."""
+        ...
+
+    async def input_history(self, limit: int) -> Sequence[tuple[int, str]]:
+        """The last ``limit`` cells run in this kernel as (execution count, source)."""
+        ...
+
+    async def insert_cell(self, source: str, *, run: bool = False) -> str:
+        """Propose a new notebook cell; returns a message for the model."""
+        ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolContext:
+    """Everything a tool may use, handed to it on every call."""
+
+    notebook_dir: Path
+    settings: Settings
+    kernel: KernelBridge
+    notebook_path: Path | None = None
+    archive: Archive | None = None
+    session_id: str | None = None
+    session_summary: Callable[[], Awaitable[str]] | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Tool(Protocol):
+    """One tool the model can call."""
+
+    @property
+    def spec(self) -> ToolSpec:
+        """Name, description and JSON schema shown to the model."""
+        ...
+
+    @property
+    def access(self) -> ToolAccess:
+        """``read`` tools run without asking; ``write`` tools follow the approval policy."""
+        ...
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        """Run with validated ``args``; raise ToolError for failures the model should see."""
+        ...
