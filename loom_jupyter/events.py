@@ -1,0 +1,192 @@
+"""The typed events a conversation turn yields, and the approval seam.
+
+Every front (magics, panel, sidebar) renders the same stream: iterate
+``CoworkSession.send(text)`` and dispatch on ``event.kind`` (a ``Literal``).
+Events are frozen values with JSON-friendly fields, so the sidebar can send
+``dataclasses.asdict(event)`` as is.
+
+A turn always ends with exactly one :class:`TurnDone` or :class:`TurnError`
+(unless the consuming task itself is cancelled, which re-raises
+``asyncio.CancelledError`` after archiving the partial answer).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+if TYPE_CHECKING:
+    from loom_jupyter.models.base import Usage
+
+__all__ = [
+    "ApprovalDecision",
+    "ApprovalNeeded",
+    "ApprovalRequest",
+    "Approver",
+    "Event",
+    "Notice",
+    "StateChanged",
+    "TextDelta",
+    "ToolFinished",
+    "ToolStarted",
+    "TurnDone",
+    "TurnEndReason",
+    "TurnError",
+    "TurnStarted",
+    "UsageEvent",
+]
+
+TurnEndReason = Literal[
+    "end_turn",
+    "stop_sequence",
+    "max_tokens",
+    "refusal",
+    "model_context_window_exceeded",
+    "iteration_limit",
+    "interrupted",
+]
+"""Why a turn ended without an error (the model's stop reason, or ours)."""
+
+
+@dataclass(frozen=True)
+class TurnStarted:
+    """The user's message is archived; the model is about to be asked."""
+
+    session_id: str
+    turn_number: int
+    kind: Literal["turn_started"] = "turn_started"
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of the assistant's answer as it streams."""
+
+    text: str
+    kind: Literal["text_delta"] = "text_delta"
+
+
+@dataclass(frozen=True)
+class ToolStarted:
+    """A tool call is about to run (after approval, when it needed one)."""
+
+    call_id: str
+    name: str
+    summary: str
+    kind: Literal["tool_started"] = "tool_started"
+
+
+@dataclass(frozen=True)
+class ApprovalNeeded:
+    """A write tool waits for the person's decision (the approver is being asked)."""
+
+    call_id: str
+    name: str
+    summary: str
+    kind: Literal["approval_needed"] = "approval_needed"
+
+
+@dataclass(frozen=True)
+class ToolFinished:
+    """A tool call ended; its result is archived as ``turn_number``."""
+
+    call_id: str
+    name: str
+    summary: str
+    is_error: bool
+    turn_number: int
+    kind: Literal["tool_finished"] = "tool_finished"
+
+
+@dataclass(frozen=True)
+class UsageEvent:
+    """One model request finished: its usage and cost (USD, 0.0 when unknown)."""
+
+    usage: Usage
+    cost_usd: float
+    model: str
+    kind: Literal["usage"] = "usage"
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the person should know that does not end the turn (retry, limit, window)."""
+
+    message: str
+    level: Literal["info", "warning"] = "info"
+    kind: Literal["notice"] = "notice"
+
+
+@dataclass(frozen=True)
+class StateChanged:
+    """The session's state or totals changed (after each turn, resume, new, fork)."""
+
+    session_id: str | None
+    title: str
+    turn_count: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    state_yaml: str
+    kind: Literal["state_changed"] = "state_changed"
+
+
+@dataclass(frozen=True)
+class TurnDone:
+    """The turn ended; ``first_turn..last_turn`` are its archived turn numbers."""
+
+    stop_reason: TurnEndReason
+    first_turn: int
+    last_turn: int
+    text: str
+    usage: Usage
+    cost_usd: float
+    message: str = ""
+    kind: Literal["turn_done"] = "turn_done"
+
+
+@dataclass(frozen=True)
+class TurnError:
+    """The turn failed; everything up to the failure is archived.
+
+    ``message`` says what happened and what to do; ``error_class`` is the
+    :mod:`loom_jupyter.errors` class name (``"RateLimitedError"``...).
+    """
+
+    message: str
+    error_class: str
+    first_turn: int = 0
+    last_turn: int = 0
+    kind: Literal["turn_error"] = "turn_error"
+
+
+Event: TypeAlias = (
+    TurnStarted
+    | TextDelta
+    | ToolStarted
+    | ApprovalNeeded
+    | ToolFinished
+    | UsageEvent
+    | Notice
+    | StateChanged
+    | TurnDone
+    | TurnError
+)
+
+
+ApprovalDecision = Literal["allow", "deny", "always"]
+"""``always`` allows this tool for the rest of the session."""
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """What the approver is asked: a write tool wants to run with ``input``."""
+
+    call_id: str
+    tool_name: str
+    summary: str
+    input: Mapping[str, Any] = field(default_factory=dict)
+
+
+Approver: TypeAlias = Callable[[ApprovalRequest], Awaitable[ApprovalDecision]]
+"""Supplied by the front; asked before a write tool runs under the ``ask`` policy."""
