@@ -9,17 +9,18 @@ state is extracted mechanically.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
 from loom_jupyter.messages import ImageBlock, TextBlock
-from loom_jupyter.models.base import ToolSpec
-from loom_jupyter.settings import Settings
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Mapping, Sequence
+    from pathlib import Path
+
     from loom_jupyter.archive import Archive
+    from loom_jupyter.models.base import ToolSpec
+    from loom_jupyter.settings import Settings
 
 __all__ = [
     "Effect",
@@ -77,6 +78,15 @@ class ToolOutput:
     def error(cls, message: str) -> ToolOutput:
         """An ``is_error`` output explaining what went wrong."""
         return cls((TextBlock(message),), is_error=True, summary=message.splitlines()[0][:100])
+
+    def with_effects(self, *effects: FileEffect | VariableEffect) -> ToolOutput:
+        """A copy that also reports ``effects``."""
+        return replace(self, effects=(*self.effects, *effects))
+
+    @property
+    def text_content(self) -> str:
+        """The text blocks joined (images left out)."""
+        return "\n".join(b.text for b in self.content if isinstance(b, TextBlock))
 
 
 @dataclass(frozen=True)

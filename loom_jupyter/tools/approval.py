@@ -1,0 +1,202 @@
+"""Who may run a write tool: the per-session approval policy.
+
+Modes (pinned): ``ask`` (read tools run, write tools ask the person through an
+:data:`Approver` the front supplies), ``auto`` (everything runs) and
+``read-only`` (write tools are refused). "Always" answers are remembered for
+the rest of the session. A denial is not an exception for the loop: it becomes
+an ``is_error`` tool result via :meth:`ApprovalDecision.to_output`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, get_args, runtime_checkable
+
+from loom_jupyter.errors import ApprovalDeniedError, LoomConfigError
+from loom_jupyter.settings import ApprovalMode, Settings
+from loom_jupyter.tools.base import Tool, ToolContext, ToolOutput
+
+if TYPE_CHECKING:
+    from loom_jupyter.messages import ToolUseBlock
+
+__all__ = [
+    "ApprovalAnswer",
+    "ApprovalDecision",
+    "ApprovalDescriber",
+    "ApprovalMode",
+    "ApprovalPolicy",
+    "ApprovalRequest",
+    "Approver",
+]
+
+ApprovalAnswer = Literal["yes", "no", "always"]
+
+_SWITCH_HINT = (
+    "`%cowork approval ask` (ask each time) or `%cowork approval auto` (run without asking)"
+)
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """What the person is asked to approve.
+
+    ``detail`` is what they need to judge: the code, the command, or the file
+    path with a diff of the change.
+    """
+
+    tool_name: str
+    summary: str
+    detail: str
+    call_id: str = ""
+
+
+Approver: TypeAlias = Callable[[ApprovalRequest], Awaitable[ApprovalAnswer]]
+"""The front's way of asking the person (a button, an ``input()`` prompt...)."""
+
+
+@runtime_checkable
+class ApprovalDescriber(Protocol):
+    """A tool that can describe a call for the person better than its raw JSON."""
+
+    def approval_request(self, args: Mapping[str, Any], ctx: ToolContext | None) -> ApprovalRequest:
+        """The request to show for a call with ``args`` (a diff needs ``ctx``'s folder)."""
+        ...
+
+
+@dataclass(frozen=True)
+class ApprovalDecision:
+    """The policy's verdict on one call."""
+
+    allowed: bool
+    reason: str = ""
+    asked: bool = False
+    answer: ApprovalAnswer | None = None
+
+    def error(self) -> ApprovalDeniedError:
+        """The denial as an error (for code that prefers raising)."""
+        return ApprovalDeniedError(self.reason)
+
+    def to_output(self) -> ToolOutput:
+        """The ``is_error`` tool result the model sees for a denial."""
+        return ToolOutput.error(self.reason)
+
+
+class ApprovalPolicy:
+    """The approval rules of one session (mode, approver, "always allow" set)."""
+
+    def __init__(
+        self,
+        mode: ApprovalMode = "ask",
+        *,
+        approver: Approver | None = None,
+        always_allowed: Iterable[str] = (),
+    ) -> None:
+        self.mode = mode
+        self.approver = approver
+        self._always: set[str] = set(always_allowed)
+
+    @classmethod
+    def from_settings(
+        cls, settings: Settings, *, approver: Approver | None = None
+    ) -> ApprovalPolicy:
+        """A policy in the mode the settings (``approval`` / ``LOOM_APPROVAL``) pick."""
+        return cls(settings.approval, approver=approver)
+
+    @property
+    def mode(self) -> ApprovalMode:
+        """``ask``, ``auto`` or ``read-only``; may be switched mid-session."""
+        return self._mode
+
+    @mode.setter
+    def mode(self, value: str) -> None:
+        allowed = get_args(ApprovalMode)
+        if value not in allowed:
+            raise LoomConfigError(
+                f"approval mode must be one of {', '.join(allowed)}; got {value!r}"
+            )
+        self._mode: ApprovalMode = value  # type: ignore[assignment]
+
+    @property
+    def always_allowed(self) -> frozenset[str]:
+        """Tools the person allowed for the rest of this session."""
+        return frozenset(self._always)
+
+    def allow_always(self, tool_name: str) -> None:
+        """Stop asking about ``tool_name`` for the rest of the session."""
+        self._always.add(tool_name)
+
+    def reset(self) -> None:
+        """Forget every "always" answer."""
+        self._always.clear()
+
+    async def check(
+        self, tool: Tool, call: ToolUseBlock, ctx: ToolContext | None = None
+    ) -> ApprovalDecision:
+        """Decide whether ``call`` of ``tool`` may run, asking the person if needed.
+
+        ``ctx`` lets file tools show a diff against the file on disk.
+        """
+        name = tool.spec.name
+        if tool.access == "read" or self.mode == "auto":
+            return ApprovalDecision(True)
+        if self.mode == "read-only":
+            return ApprovalDecision(False, _read_only_reason(name))
+        if name in self._always:
+            return ApprovalDecision(True, answer="always")
+        return await self._ask(self.describe(tool, call, ctx))
+
+    def describe(
+        self, tool: Tool, call: ToolUseBlock, ctx: ToolContext | None = None
+    ) -> ApprovalRequest:
+        """The request shown to the person for ``call``."""
+        if isinstance(tool, ApprovalDescriber):
+            try:
+                request = tool.approval_request(call.input, ctx)
+            except Exception:  # describing is best effort; the raw input still shows the call
+                request = None
+            if request is not None:
+                return ApprovalRequest(request.tool_name, request.summary, request.detail, call.id)
+        detail = json.dumps(dict(call.input), indent=2, ensure_ascii=False, default=str)
+        return ApprovalRequest(tool.spec.name, f"run {tool.spec.name}", detail, call.id)
+
+    async def _ask(self, request: ApprovalRequest) -> ApprovalDecision:
+        name = request.tool_name
+        if self.approver is None:
+            reason = (
+                f"{name} needs approval, but there is nobody to ask here (approval mode is `ask` "
+                f"and this front cannot show a prompt). The person can switch with {_SWITCH_HINT}."
+            )
+            return ApprovalDecision(False, reason)
+        try:
+            answer = await self.approver(request)
+        except Exception as exc:  # a front that cannot ask must not crash the loop
+            reason = (
+                f"{name} was not run: asking for approval failed ({type(exc).__name__}: {exc})."
+            )
+            return ApprovalDecision(False, reason + f" The person can switch with {_SWITCH_HINT}.")
+        return self._decide(name, answer)
+
+    def _decide(self, name: str, answer: object) -> ApprovalDecision:
+        if answer == "always":
+            self._always.add(name)
+            return ApprovalDecision(True, asked=True, answer="always")
+        if answer == "yes":
+            return ApprovalDecision(True, asked=True, answer="yes")
+        if answer == "no":
+            reason = (
+                f"The person declined this {name} call. Do not retry it as is; "
+                "ask them what they would like instead."
+            )
+            return ApprovalDecision(False, reason, asked=True, answer="no")
+        return ApprovalDecision(
+            False, f"{name} was not run: unexpected approval answer {answer!r}."
+        )
+
+
+def _read_only_reason(name: str) -> str:
+    return (
+        f"{name} changes things and this session is read-only, so it was not run. "
+        f"Describe what you would do instead, or the person can allow changes with {_SWITCH_HINT}."
+    )

@@ -1,0 +1,171 @@
+"""File tools that change files: ``write_file`` and ``edit_file`` (exact string replacement).
+
+Both are confined like the reading tools and refuse the ``.loom`` archive
+folder. For approval they describe the change as a unified diff.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from loom_jupyter.errors import ToolError
+from loom_jupyter.models.base import ToolSpec
+from loom_jupyter.tools.approval import ApprovalRequest
+from loom_jupyter.tools.base import FileEffect, ToolAccess, ToolContext, ToolOutput
+from loom_jupyter.tools.paths import ARCHIVE_DIR, display_path, read_text, resolve_path
+from loom_jupyter.tools.schema import object_schema
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+
+__all__ = ["EditFile", "WriteFile", "unified_diff"]
+
+_PATH = {"type": "string", "description": "Path relative to the notebook's folder."}
+_DIFF_LINES = 400  # lines of diff shown to the person when approving
+
+
+def unified_diff(old: str, new: str, shown: str) -> str:
+    """A unified diff of ``old`` -> ``new`` for ``shown`` (capped for display)."""
+    lines = list(
+        difflib.unified_diff(
+            old.splitlines(), new.splitlines(), f"a/{shown}", f"b/{shown}", lineterm=""
+        )
+    )
+    if len(lines) > _DIFF_LINES:
+        lines = [*lines[:_DIFF_LINES], f"[... {len(lines) - _DIFF_LINES} more diff lines]"]
+    return "\n".join(lines) or "(no change)"
+
+
+def _writable_target(ctx: ToolContext, raw: str) -> tuple[Path, str]:
+    real = resolve_path(ctx, raw)
+    shown = display_path(ctx, real)
+    if shown == ARCHIVE_DIR or shown.startswith(ARCHIVE_DIR + "/"):
+        raise ToolError(
+            f"{shown} is inside the conversation archive folder ({ARCHIVE_DIR}/), "
+            "which loom manages; write somewhere else."
+        )
+    if real.is_dir():
+        raise ToolError(f"{shown} is a folder; give a file path.")
+    return real, shown
+
+
+def _stats(text: str) -> str:
+    lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    return f"{lines} lines, {len(text.encode('utf-8')):,} bytes"
+
+
+class WriteFile:
+    """``write_file``: create or overwrite a text file (parent folders are created)."""
+
+    access: ClassVar[ToolAccess] = "write"
+    spec: ClassVar[ToolSpec] = ToolSpec(
+        name="write_file",
+        description=(
+            "Create or overwrite a text file in the notebook's folder with `content`. "
+            "Prefer edit_file for changing part of an existing file."
+        ),
+        input_schema=object_schema(
+            {"path": _PATH, "content": {"type": "string"}}, required=("path", "content")
+        ),
+    )
+
+    def approval_request(self, args: Mapping[str, Any], ctx: ToolContext | None) -> ApprovalRequest:
+        """Shows the diff against the existing file, or the new file's content."""
+        path, content = str(args["path"]), str(args["content"])
+        if ctx is None:
+            return ApprovalRequest("write_file", f"write {path}", content)
+        real, shown = _writable_target(ctx, path)
+        if not real.exists():
+            return ApprovalRequest("write_file", f"create {shown} ({_stats(content)})", content)
+        old = read_text(real, shown, max_bytes=ctx.settings.max_file_bytes)
+        return ApprovalRequest(
+            "write_file", f"overwrite {shown}", unified_diff(old, content, shown)
+        )
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        """Write the file and report it."""
+        real, shown = _writable_target(ctx, args["path"])
+        content: str = args["content"]
+        existed = real.exists()
+        real.parent.mkdir(parents=True, exist_ok=True)
+        real.write_text(content, encoding="utf-8", newline="")
+        verb = "Overwrote" if existed else "Created"
+        text = f"{verb} {shown} ({_stats(content)})."
+        return ToolOutput.text(text, summary=f"{verb.lower()} {shown}").with_effects(
+            FileEffect(shown, "write")
+        )
+
+
+class EditFile:
+    """``edit_file``: replace an exact string in a text file."""
+
+    access: ClassVar[ToolAccess] = "write"
+    spec: ClassVar[ToolSpec] = ToolSpec(
+        name="edit_file",
+        description=(
+            "Edit a text file by exact string replacement. `old_string` must match the file "
+            "exactly (whitespace and indentation included) and occur exactly once, unless "
+            "replace_all is true. Include enough surrounding lines to make it unique."
+        ),
+        input_schema=object_schema(
+            {
+                "path": _PATH,
+                "old_string": {"type": "string", "minLength": 1},
+                "new_string": {"type": "string"},
+                "replace_all": {"type": "boolean", "default": False},
+            },
+            required=("path", "old_string", "new_string"),
+        ),
+    )
+
+    def approval_request(self, args: Mapping[str, Any], ctx: ToolContext | None) -> ApprovalRequest:
+        """Shows the edit as a diff of the file."""
+        if ctx is None:
+            detail = f"- {args['old_string']}\n+ {args['new_string']}"
+            return ApprovalRequest("edit_file", f"edit {args['path']}", detail)
+        _real, shown, old, new, count = self._plan(args, ctx)
+        return ApprovalRequest(
+            "edit_file", f"edit {shown} ({count} change)", unified_diff(old, new, shown)
+        )
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        """Apply the replacement and say where it happened."""
+        real, shown, old, new, count = self._plan(args, ctx)
+        real.write_text(new, encoding="utf-8", newline="")
+        line = old[: old.index(args["old_string"])].count("\n") + 1
+        where = f"at line {line}" if count == 1 else f"{count} occurrences, first at line {line}"
+        text = f"Edited {shown}: replaced {where}."
+        return ToolOutput.text(text, summary=f"edited {shown}").with_effects(
+            FileEffect(shown, "edit")
+        )
+
+    def _plan(self, args: Mapping[str, Any], ctx: ToolContext) -> tuple[Path, str, str, str, int]:
+        real, shown = _writable_target(ctx, args["path"])
+        old = read_text(real, shown, max_bytes=ctx.settings.max_file_bytes)
+        find, replace = str(args["old_string"]), str(args["new_string"])
+        if find == replace:
+            raise ToolError("old_string and new_string are the same; nothing to change.")
+        count = old.count(find)
+        if count == 0:
+            raise ToolError(
+                f"old_string was not found in {shown}. It must match exactly, whitespace and "
+                "indentation included; read the file (read_file) and copy the text."
+            )
+        if count > 1 and not args.get("replace_all", False):
+            lines = _match_lines(old, find)
+            raise ToolError(
+                f"old_string occurs {count} times in {shown} (lines {lines}). Include more "
+                "surrounding text to make it unique, or set replace_all to true."
+            )
+        return real, shown, old, old.replace(find, replace), count
+
+
+def _match_lines(text: str, find: str) -> str:
+    lines: list[str] = []
+    start = text.find(find)
+    while start != -1 and len(lines) < 10:
+        lines.append(str(text.count("\n", 0, start) + 1))
+        start = text.find(find, start + 1)
+    return ", ".join(lines)

@@ -1,0 +1,315 @@
+"""File tools that read: ``read_file``, ``list_files``, ``search_files``.
+
+All paths go through the jail in :mod:`loom_jupyter.tools.paths`. The writing
+tools (``write_file``, ``edit_file``) live in :mod:`loom_jupyter.tools.edits`
+and are re-exported here.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from loom_jupyter.errors import ToolError
+from loom_jupyter.models.base import ToolSpec
+from loom_jupyter.tools.base import FileEffect, ToolAccess, ToolContext, ToolOutput
+from loom_jupyter.tools.edits import EditFile, WriteFile
+from loom_jupyter.tools.paths import (
+    decode_text,
+    display_path,
+    is_skipped_dir,
+    iter_lines,
+    read_text,
+    resolve_path,
+    sniff_binary,
+)
+from loom_jupyter.tools.schema import object_schema
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+
+__all__ = ["EditFile", "ListFiles", "ReadFile", "SearchFiles", "WriteFile"]
+
+_PATH = {"type": "string", "description": "Path relative to the notebook's folder."}
+_MAX_LINE = 300  # characters shown of one matching line in search results
+
+
+class ReadFile:
+    """``read_file``: a text file with numbered lines, optionally a line range."""
+
+    access: ClassVar[ToolAccess] = "read"
+    spec: ClassVar[ToolSpec] = ToolSpec(
+        name="read_file",
+        description=(
+            "Read a text file in the notebook's folder. Lines are numbered. Use start_line and "
+            "end_line (1-based, inclusive) for part of a file, e.g. a big one."
+        ),
+        input_schema=object_schema(
+            {
+                "path": _PATH,
+                "start_line": {"type": "integer", "minimum": 1},
+                "end_line": {"type": "integer", "minimum": 1},
+            },
+            required=("path",),
+        ),
+    )
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        """Read the file, refusing paths outside the folder, binary and oversized files."""
+        real = resolve_path(ctx, args["path"])
+        shown = display_path(ctx, real)
+        start, end = args.get("start_line"), args.get("end_line")
+        if start is not None and end is not None and end < start:
+            raise ToolError(f"end_line ({end}) is before start_line ({start}).")
+        if start is None and end is None:
+            lines = read_text(real, shown, max_bytes=ctx.settings.max_file_bytes).splitlines()
+            numbered = list(enumerate(lines, 1))
+            total: int | None = len(lines)
+        else:
+            numbered = _line_range(real, shown, start or 1, end)
+            total = None
+        text = _render_lines(shown, numbered, total, ctx.settings.tool_output_max_chars - 400)
+        effect = FileEffect(shown, "read")
+        return ToolOutput.text(text, summary=f"read {shown}").with_effects(effect)
+
+
+def _line_range(real: Path, shown: str, start: int, end: int | None) -> list[tuple[int, str]]:
+    picked: list[tuple[int, str]] = []
+    for number, line in enumerate(iter_lines(real, shown), 1):
+        if end is not None and number > end:
+            break
+        if number >= start:
+            picked.append((number, line))
+    if not picked:
+        raise ToolError(f"{shown} has fewer than {start} lines.")
+    return picked
+
+
+def _render_lines(
+    shown: str, numbered: list[tuple[int, str]], total: int | None, budget: int
+) -> str:
+    if not numbered:
+        return f"{shown} is empty."
+    body: list[str] = []
+    used = 0
+    for number, line in numbered:
+        row = f"{number:>6}\t{line}"
+        if used + len(row) > budget and body:
+            more = f"of {total}" if total is not None else "requested"
+            body.append(
+                f"[output stops at line {number - 1} ({more}) to fit the tool output limit; "
+                f"continue with start_line={number}]"
+            )
+            break
+        body.append(row)
+        used += len(row) + 1
+    first, last = numbered[0][0], numbered[-1][0]
+    span = f"lines {first}-{last}" + (f" of {total}" if total is not None else "")
+    return f"{shown} ({span}):\n" + "\n".join(body)
+
+
+class ListFiles:
+    """``list_files``: a folder's entries, or files matching a glob below it."""
+
+    access: ClassVar[ToolAccess] = "read"
+    spec: ClassVar[ToolSpec] = ToolSpec(
+        name="list_files",
+        description=(
+            "List files in the notebook's folder (or a subfolder). With `pattern` (a glob such as "
+            "'*.csv', or 'data/*.csv' to match the relative path) files are searched recursively. "
+            "Hidden folders and the .loom archive folder are skipped unless include_hidden is true."
+        ),
+        input_schema=object_schema(
+            {
+                "path": {**_PATH, "default": "."},
+                "pattern": {"type": "string"},
+                "recursive": {"type": "boolean", "default": False},
+                "include_hidden": {"type": "boolean", "default": False},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 5000, "default": 200},
+            }
+        ),
+    )
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        """List the folder's entries (directories end with ``/``) with sizes."""
+        real = resolve_path(ctx, args.get("path", "."))
+        shown = display_path(ctx, real)
+        if not real.is_dir():
+            raise ToolError(f"{shown} is not a folder. Use read_file for files.")
+        pattern: str | None = args.get("pattern")
+        hidden = bool(args.get("include_hidden", False))
+        recursive = bool(args.get("recursive", False)) or pattern is not None
+        entries = _walk(real, recursive=recursive, hidden=hidden)
+        if pattern is not None:
+            entries = (e for e in entries if _matches(e, pattern, real))
+        text = _render_entries(ctx, real, entries, int(args.get("limit", 200)))
+        return ToolOutput.text(text, summary=f"listed {shown}").with_effects(
+            FileEffect(shown, "list")
+        )
+
+
+@dataclass(frozen=True)
+class _Entry:
+    path: Path
+    is_dir: bool
+
+
+def _walk(top: Path, *, recursive: bool, hidden: bool) -> Iterator[_Entry]:
+    """Entries below ``top`` in sorted order; never follows symlinked folders."""
+    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if hidden or not is_skipped_dir(d))
+        base = Path(dirpath)
+        entries = [_Entry(base / d, True) for d in dirnames]
+        entries += [_Entry(base / f, False) for f in filenames if hidden or not f.startswith(".")]
+        yield from sorted(entries, key=lambda e: e.path.name.lower())
+        if not recursive:
+            return
+
+
+def _matches(entry: _Entry, pattern: str, top: Path) -> bool:
+    """Match the file name, or the path relative to ``top`` when the pattern has a ``/``."""
+    if entry.is_dir:
+        return False
+    if "/" not in pattern:
+        return fnmatch.fnmatch(entry.path.name, pattern)
+    relative = entry.path.relative_to(top).as_posix()
+    return fnmatch.fnmatch(relative, pattern.removeprefix("./").removeprefix("**/")) or (
+        pattern.startswith("**/") and fnmatch.fnmatch(relative, pattern)
+    )
+
+
+def _render_entries(ctx: ToolContext, top: Path, entries: Iterator[_Entry], limit: int) -> str:
+    rows: list[str] = []
+    more = 0
+    for entry in entries:
+        if len(rows) >= limit:
+            more += 1
+            continue
+        rows.append(_entry_row(top, entry))
+    shown = display_path(ctx, top)
+    if not rows:
+        return f"No matching entries in {shown}."
+    tail = (
+        [f"[... {more} more entries not shown; raise limit or narrow the pattern]"] if more else []
+    )
+    return f"{shown}:\n" + "\n".join(rows + tail)
+
+
+def _entry_row(top: Path, entry: _Entry) -> str:
+    relative = entry.path.relative_to(top).as_posix()
+    if entry.is_dir:
+        return relative + "/"
+    try:
+        size = entry.path.stat().st_size
+    except OSError:  # a dangling symlink
+        return f"{relative}  (broken link)"
+    return f"{relative}  {_human_size(size)}"
+
+
+def _human_size(size: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GB"
+
+
+class SearchFiles:
+    """``search_files``: find a substring or regex in the text files below a folder."""
+
+    access: ClassVar[ToolAccess] = "read"
+    spec: ClassVar[ToolSpec] = ToolSpec(
+        name="search_files",
+        description=(
+            "Search text files in the notebook's folder for a substring (or a regular expression "
+            "with regex=true). Prints path:line: text for each match. `glob` limits the files "
+            "searched by name (e.g. '*.py'). Binary, oversized and hidden files are skipped."
+        ),
+        input_schema=object_schema(
+            {
+                "pattern": {"type": "string", "minLength": 1},
+                "path": {**_PATH, "default": "."},
+                "regex": {"type": "boolean", "default": False},
+                "ignore_case": {"type": "boolean", "default": False},
+                "glob": {"type": "string"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100},
+            },
+            required=("pattern",),
+        ),
+    )
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        """Search and list the matching lines, capped at ``limit``."""
+        real = resolve_path(ctx, args.get("path", "."))
+        shown = display_path(ctx, real)
+        matcher = _matcher(args["pattern"], bool(args.get("regex")), bool(args.get("ignore_case")))
+        files = [real] if real.is_file() else _text_candidates(real, args.get("glob"))
+        hits, skipped = _search(ctx, files, matcher, int(args.get("limit", 100)))
+        text = _render_hits(args["pattern"], shown, hits, skipped, int(args.get("limit", 100)))
+        return ToolOutput.text(text, summary=f"searched {shown}").with_effects(
+            FileEffect(shown, "search")
+        )
+
+
+def _matcher(pattern: str, regex: bool, ignore_case: bool) -> re.Pattern[str]:
+    flags = re.IGNORECASE if ignore_case else 0
+    try:
+        return re.compile(pattern if regex else re.escape(pattern), flags)
+    except re.error as exc:
+        raise ToolError(
+            f"invalid regular expression {pattern!r}: {exc}. Fix it or set regex=false."
+        ) from exc
+
+
+def _text_candidates(top: Path, glob: str | None) -> list[Path]:
+    if not top.is_dir():
+        raise ToolError(f"{top.name} does not exist. Use list_files to see what is there.")
+    entries = _walk(top, recursive=True, hidden=False)
+    return [e.path for e in entries if not e.is_dir and (glob is None or _matches(e, glob, top))]
+
+
+def _search(
+    ctx: ToolContext, files: list[Path], matcher: re.Pattern[str], limit: int
+) -> tuple[list[str], int]:
+    hits: list[str] = []
+    skipped = 0
+    for path in files:
+        text = _search_text(path, ctx.settings.max_file_bytes)
+        if text is None:
+            skipped += 1
+            continue
+        shown = display_path(ctx, path)  # walked without following links: inside the folder
+        for number, line in enumerate(text.splitlines(), 1):
+            if matcher.search(line):
+                hits.append(f"{shown}:{number}: {line.strip()[:_MAX_LINE]}")
+                if len(hits) > limit:
+                    return hits, skipped
+    return hits, skipped
+
+
+def _search_text(path: Path, max_bytes: int) -> str | None:
+    """The file's text, or ``None`` for files search skips (binary, big, unreadable, outside)."""
+    try:
+        if path.is_symlink() or path.stat().st_size > max_bytes:
+            return None
+        data = path.read_bytes()
+        if sniff_binary(data):
+            return None
+        return decode_text(data, path.name)
+    except (OSError, ToolError):
+        return None
+
+
+def _render_hits(pattern: str, shown: str, hits: list[str], skipped: int, limit: int) -> str:
+    if not hits:
+        head = f"No matches for {pattern!r} in {shown}."
+    else:
+        extra = f" (first {limit}; narrow the search for more)" if len(hits) > limit else ""
+        head = f"Matches for {pattern!r} in {shown}{extra}:\n" + "\n".join(hits[:limit])
+    if skipped:
+        head += f"\n[{skipped} binary, oversized or linked files skipped]"
+    return head

@@ -1,0 +1,111 @@
+"""Shaping tool text for the model: head+tail caps and secret redaction."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import TYPE_CHECKING
+
+from loom_jupyter.messages import ImageBlock, TextBlock
+from loom_jupyter.tools.base import ToolOutput
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+__all__ = [
+    "REDACTED",
+    "HeadTail",
+    "cap_output",
+    "cap_text",
+    "redact",
+    "redact_output",
+    "secret_values",
+]
+
+REDACTED = "[REDACTED]"
+
+# Environment variables whose values must never reach the model or the archive.
+_SECRET_NAME = re.compile(r"API_KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
+_MIN_SECRET_LEN = 8  # shorter values are too likely to be ordinary words
+
+
+def cap_text(text: str, max_chars: int, *, hint: str = "") -> str:
+    """``text`` if short enough, else its head and tail with a line saying what was cut."""
+    if len(text) <= max_chars:
+        return text
+    keep = max(max_chars - 200, 2)
+    head, tail = text[: keep * 2 // 3], text[len(text) - keep // 3 :]
+    cut = len(text) - len(head) - len(tail)
+    note = f"\n[... {cut:,} of {len(text):,} characters cut{'; ' + hint if hint else ''} ...]\n"
+    return head + note + tail
+
+
+def cap_output(output: ToolOutput, max_chars: int) -> ToolOutput:
+    """Cap every text block of ``output`` to ``max_chars``."""
+    if all(len(b.text) <= max_chars for b in output.content if isinstance(b, TextBlock)):
+        return output
+    content = tuple(_cap_block(b, max_chars) for b in output.content)
+    return ToolOutput(
+        content, is_error=output.is_error, summary=output.summary, effects=output.effects
+    )
+
+
+def _cap_block(block: TextBlock | ImageBlock, max_chars: int) -> TextBlock | ImageBlock:
+    return TextBlock(cap_text(block.text, max_chars)) if isinstance(block, TextBlock) else block
+
+
+def secret_values(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """Values of secret-looking environment variables (``ANTHROPIC_API_KEY`` and kin)."""
+    source = os.environ if env is None else env
+    found = {v for k, v in source.items() if _SECRET_NAME.search(k) and len(v) >= _MIN_SECRET_LEN}
+    return tuple(sorted(found, key=len, reverse=True))
+
+
+def redact(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with every occurrence of a secret replaced by ``[REDACTED]``."""
+    for secret in secrets:
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+def redact_output(output: ToolOutput, secrets: Iterable[str]) -> ToolOutput:
+    """``output`` with secrets removed from its text blocks and summary."""
+    values = tuple(secrets)
+    if not values:
+        return output
+    content = tuple(
+        TextBlock(redact(b.text, values)) if isinstance(b, TextBlock) else b for b in output.content
+    )
+    summary = redact(output.summary, values)
+    return ToolOutput(content, is_error=output.is_error, summary=summary, effects=output.effects)
+
+
+class HeadTail:
+    """Collects a stream of text keeping only its head and tail (bounded memory)."""
+
+    def __init__(self, max_chars: int) -> None:
+        self.max_chars = max_chars
+        self._head: list[str] = []
+        self._head_len = 0
+        self._tail = ""
+        self.total = 0
+
+    def add(self, chunk: str) -> None:
+        """Append ``chunk``."""
+        self.total += len(chunk)
+        room = self.max_chars // 2 - self._head_len
+        if room > 0:
+            self._head.append(chunk[:room])
+            self._head_len += min(room, len(chunk))
+            chunk = chunk[room:]
+        if chunk:
+            self._tail = (self._tail + chunk)[-(self.max_chars // 2) :]
+
+    def text(self) -> str:
+        """The collected text, with a line saying how much was cut if any."""
+        head = "".join(self._head)
+        cut = self.total - len(head) - len(self._tail)
+        if cut <= 0:
+            return head + self._tail
+        return f"{head}\n[... {cut:,} of {self.total:,} characters cut ...]\n{self._tail}"

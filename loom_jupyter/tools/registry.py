@@ -1,0 +1,136 @@
+"""The tools the model can call, by name, and the one safe way to run a call.
+
+:meth:`ToolRegistry.run` never raises for a tool's problem: an unknown name,
+input that does not match the schema, a denial, a :class:`ToolError` or any
+other exception becomes an ``is_error`` :class:`ToolOutput` that tells the
+model what went wrong, so the agent loop goes on.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from loom_jupyter.errors import ToolError
+from loom_jupyter.tools.base import Tool, ToolAccess, ToolContext, ToolOutput
+from loom_jupyter.tools.output import cap_output, redact_output, secret_values
+from loom_jupyter.tools.schema import validate_input
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
+    from loom_jupyter.messages import ToolUseBlock
+    from loom_jupyter.models.base import ToolSpec
+    from loom_jupyter.tools.approval import ApprovalPolicy
+
+__all__ = ["ToolRegistry", "default_registry", "default_tools"]
+
+
+class ToolRegistry:
+    """Tools by name, in the order they were added (a stable order for the prompt cache)."""
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            self.add(tool)
+
+    def add(self, tool: Tool) -> None:
+        """Register ``tool``; a second tool with the same name is a ``ValueError``."""
+        name = tool.spec.name
+        if name in self._tools:
+            raise ValueError(f"a tool named {name!r} is already registered")
+        self._tools[name] = tool
+
+    def get(self, name: str) -> Tool | None:
+        """The tool called ``name``, or ``None``."""
+        return self._tools.get(name)
+
+    def access(self, name: str) -> ToolAccess | None:
+        """``read`` or ``write`` for a known tool, else ``None``."""
+        tool = self._tools.get(name)
+        return None if tool is None else tool.access
+
+    def names(self) -> tuple[str, ...]:
+        """Tool names in registration order."""
+        return tuple(self._tools)
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        """What the model is shown, always in the same order."""
+        return tuple(tool.spec for tool in self._tools.values())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def check_call(self, call: ToolUseBlock) -> Tool | ToolOutput:
+        """The tool for ``call`` if its name is known and its input valid, else the error output."""
+        tool = self._tools.get(call.name)
+        if tool is None:
+            known = ", ".join(self._tools) or "none"
+            return ToolOutput.error(f"Unknown tool {call.name!r}. Available tools: {known}.")
+        problems = validate_input(call.input, tool.spec.input_schema)
+        if problems:
+            listed = "; ".join(problems)
+            return ToolOutput.error(
+                f"Invalid input for {call.name}: {listed}. "
+                "Check the tool's input schema and call it again."
+            )
+        return tool
+
+    async def run(
+        self, call: ToolUseBlock, ctx: ToolContext, *, policy: ApprovalPolicy | None = None
+    ) -> ToolOutput:
+        """Run ``call``: check it, ask ``policy`` (if given), run it, cap and redact the output."""
+        checked = self.check_call(call)
+        if isinstance(checked, ToolOutput):
+            return checked
+        if policy is not None:
+            decision = await policy.check(checked, call, ctx)
+            if not decision.allowed:
+                return decision.to_output()
+        output = await _run_guarded(checked, call, ctx)
+        output = cap_output(output, ctx.settings.tool_output_max_chars)
+        return redact_output(output, secret_values())
+
+
+async def _run_guarded(tool: Tool, call: ToolUseBlock, ctx: ToolContext) -> ToolOutput:
+    try:
+        return await tool.run(call.input, ctx)
+    except ToolError as exc:
+        return ToolOutput.error(str(exc) or f"{call.name} failed ({type(exc).__name__}).")
+    except Exception as exc:  # any bug in a tool must reach the model as a result, not end the loop
+        return ToolOutput.error(
+            f"{call.name} failed unexpectedly: {type(exc).__name__}: {exc}. "
+            "This is a problem in the tool, not in your input; try another way."
+        )
+
+
+def default_tools() -> tuple[Tool, ...]:
+    """One instance of every built-in tool, in their fixed order."""
+    from loom_jupyter.tools.files import EditFile, ListFiles, ReadFile, SearchFiles, WriteFile
+    from loom_jupyter.tools.kernel import InsertCell, InspectVariables, ReadNotebook, RunPython
+    from loom_jupyter.tools.recall import ConversationRecall
+    from loom_jupyter.tools.shell import Shell
+
+    return (
+        ConversationRecall(),
+        InspectVariables(),
+        ReadNotebook(),
+        ReadFile(),
+        ListFiles(),
+        SearchFiles(),
+        RunPython(),
+        InsertCell(),
+        WriteFile(),
+        EditFile(),
+        Shell(),
+    )
+
+
+def default_registry(*, extra: Iterable[Tool] = ()) -> ToolRegistry:
+    """A registry of every built-in tool, then ``extra`` (e.g. ``delegate_task``)."""
+    return ToolRegistry((*default_tools(), *extra))
