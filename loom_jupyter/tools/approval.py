@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, get_args, runtime_checkable
 
 from loom_jupyter.errors import ApprovalDeniedError, LoomConfigError
@@ -33,6 +33,9 @@ __all__ = [
 
 ApprovalAnswer = Literal["yes", "no", "always"]
 
+# events.py spells the answers allow/deny; both spellings are accepted.
+_ANSWER_ALIASES = {"allow": "yes", "deny": "no"}
+
 _SWITCH_HINT = (
     "`%cowork approval ask` (ask each time) or `%cowork approval auto` (run without asking)"
 )
@@ -50,10 +53,16 @@ class ApprovalRequest:
     summary: str
     detail: str
     call_id: str = ""
+    input: Mapping[str, Any] = field(default_factory=dict)
 
 
-Approver: TypeAlias = Callable[[ApprovalRequest], Awaitable[ApprovalAnswer]]
-"""The front's way of asking the person (a button, an ``input()`` prompt...)."""
+Approver: TypeAlias = Callable[
+    [ApprovalRequest], Awaitable[ApprovalAnswer | Literal["allow", "deny"]]
+]
+"""The front's way of asking the person (a button, an ``input()`` prompt...).
+
+``allow``/``deny`` (the spelling of :mod:`loom_jupyter.events`) mean ``yes``/``no``.
+"""
 
 
 @runtime_checkable
@@ -157,9 +166,11 @@ class ApprovalPolicy:
             except Exception:  # describing is best effort; the raw input still shows the call
                 request = None
             if request is not None:
-                return ApprovalRequest(request.tool_name, request.summary, request.detail, call.id)
+                return replace(request, call_id=call.id, input=dict(call.input))
         detail = json.dumps(dict(call.input), indent=2, ensure_ascii=False, default=str)
-        return ApprovalRequest(tool.spec.name, f"run {tool.spec.name}", detail, call.id)
+        return ApprovalRequest(
+            tool.spec.name, f"run {tool.spec.name}", detail, call.id, dict(call.input)
+        )
 
     async def _ask(self, request: ApprovalRequest) -> ApprovalDecision:
         name = request.tool_name
@@ -179,6 +190,7 @@ class ApprovalPolicy:
         return self._decide(name, answer)
 
     def _decide(self, name: str, answer: object) -> ApprovalDecision:
+        answer = _ANSWER_ALIASES.get(answer, answer) if isinstance(answer, str) else answer
         if answer == "always":
             self._always.add(name)
             return ApprovalDecision(True, asked=True, answer="always")
