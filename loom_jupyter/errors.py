@@ -12,6 +12,7 @@ show ``str(error)``: each message says what happened and what to do next.
     │   ├── ArchiveCorruptError    not a SQLite file, or damaged (names the file)
     │   ├── ArchiveReadOnlyError   the folder or file cannot be written
     │   ├── SessionNotFoundError   no session with that id
+    │   ├── TurnNotFoundError      no turn (or task) with that number/id (also a LookupError)
     │   └── LeaseHeldError         another live process writes this session
     ├── ModelError
     │   ├── MissingApiKeyError     ANTHROPIC_API_KEY is not set
@@ -60,6 +61,7 @@ __all__ = [
     "StreamInterruptedError",
     "ToolError",
     "ToolInputError",
+    "TurnNotFoundError",
 ]
 
 
@@ -89,6 +91,10 @@ class ArchiveReadOnlyError(ArchiveError):
 
 class SessionNotFoundError(ArchiveError):
     """No session with the given id exists in this archive."""
+
+
+class TurnNotFoundError(ArchiveError, LookupError):
+    """No turn with that number (or task/subtask with that id) in the session."""
 
 
 class LeaseHeldError(ArchiveError):

@@ -1,0 +1,112 @@
+"""The :class:`Archive`: one notebook's conversations in one SQLite file."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from loom_jupyter.archive.db import Db
+from loom_jupyter.archive.failures import map_sqlite_error
+from loom_jupyter.archive.lease import LeaseMixin
+from loom_jupyter.archive.ledger import LedgerMixin
+from loom_jupyter.archive.opening import connection_pragmas, prepare_file
+from loom_jupyter.archive.sessions import SessionsMixin
+from loom_jupyter.archive.tasks import TasksMixin
+from loom_jupyter.archive.turns import TurnsMixin
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Generator
+    from types import TracebackType
+
+__all__ = ["Archive"]
+
+
+class Archive(SessionsMixin, TurnsMixin, LedgerMixin, LeaseMixin, TasksMixin):
+    """An open archive. Get one with ``async with Archive.open(path) as archive``.
+
+    Every write is its own committed transaction before the call returns;
+    WAL lets other processes read while one writes.
+    """
+
+    def __init__(self, db: Db) -> None:
+        self._db = db
+
+    @property
+    def path(self) -> Path:
+        """The archive file."""
+        return self._db.path
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, busy_timeout: float = 5.0) -> _Opening:
+        """Open (creating with mode 0600 and migrating as needed) the archive at ``path``.
+
+        Use as ``async with Archive.open(p) as a`` or ``a = await Archive.open(p)``
+        (then ``await a.close()``). Raises :class:`~loom_jupyter.errors.ArchiveError`
+        subclasses: busy, corrupt (file untouched) or read-only.
+        """
+        return _Opening(Path(path).expanduser().absolute(), busy_timeout)
+
+    async def close(self) -> None:
+        """Close the connection; safe to call twice."""
+        await self._db.close()
+
+    async def __aenter__(self) -> Archive:
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    def __repr__(self) -> str:
+        return f"Archive({str(self.path)!r})"
+
+
+class _Opening:
+    """What :meth:`Archive.open` returns: awaitable, or an async context manager."""
+
+    def __init__(self, path: Path, busy_timeout: float) -> None:
+        self._path = path
+        self._busy_timeout = busy_timeout
+        self._archive: Archive | None = None
+
+    def __await__(self) -> Generator[Any, None, Archive]:
+        return _open(self._path, self._busy_timeout).__await__()
+
+    async def __aenter__(self) -> Archive:
+        self._archive = await _open(self._path, self._busy_timeout)
+        return self._archive
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._archive is not None:
+            await self._archive.close()
+
+
+async def _open(path: Path, busy_timeout: float) -> Archive:
+    import aiosqlite  # deferred: importing the package must stay light
+
+    await asyncio.to_thread(prepare_file, path, busy_timeout)
+    try:
+        conn = await aiosqlite.connect(path, timeout=busy_timeout, isolation_level=None)
+    except sqlite3.Error as error:
+        raise map_sqlite_error(error, path, busy_timeout) from error
+    conn.row_factory = sqlite3.Row
+    db = Db(conn, path, busy_timeout)
+    try:
+        for pragma in connection_pragmas(busy_timeout):
+            await db.execute(pragma)
+    except BaseException:
+        await db.close()
+        raise
+    return Archive(db)

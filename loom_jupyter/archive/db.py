@@ -1,0 +1,109 @@
+"""A small async front over one aiosqlite connection.
+
+Every statement goes through here, so every sqlite3 error is mapped once and
+statements from concurrent coroutines never interleave inside a transaction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from loom_jupyter.archive.failures import map_sqlite_error
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import aiosqlite
+
+__all__ = ["Db", "Params", "Tx"]
+
+Params: TypeAlias = Sequence[Any]
+
+
+class Tx:
+    """Runs statements on the connection; inside :meth:`Db.transaction` it is the transaction."""
+
+    def __init__(self, conn: aiosqlite.Connection, path: Path, busy_timeout: float) -> None:
+        self._conn = conn
+        self.path = path
+        self.busy_timeout = busy_timeout
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
+        """All rows of ``sql``."""
+        try:
+            return list(await self._conn.execute_fetchall(sql, params))
+        except sqlite3.Error as error:
+            raise map_sqlite_error(error, self.path, self.busy_timeout) from error
+
+    async def fetchone(self, sql: str, params: Params = ()) -> sqlite3.Row | None:
+        """The first row of ``sql``, or ``None``."""
+        rows = await self.fetchall(sql, params)
+        return rows[0] if rows else None
+
+    async def execute(self, sql: str, params: Params = ()) -> int:
+        """Run one statement; returns the number of rows it changed."""
+        try:
+            cursor = await self._conn.execute(sql, params)
+            changed = cursor.rowcount
+            await cursor.close()
+        except sqlite3.Error as error:
+            raise map_sqlite_error(error, self.path, self.busy_timeout) from error
+        return changed
+
+    async def executemany(self, sql: str, rows: Iterable[Params]) -> None:
+        """Run one statement for each of ``rows``."""
+        try:
+            await (await self._conn.executemany(sql, rows)).close()
+        except sqlite3.Error as error:
+            raise map_sqlite_error(error, self.path, self.busy_timeout) from error
+
+
+class Db(Tx):
+    """:class:`Tx` plus a lock: one statement or one transaction at a time."""
+
+    def __init__(self, conn: aiosqlite.Connection, path: Path, busy_timeout: float) -> None:
+        super().__init__(conn, path, busy_timeout)
+        self._lock = asyncio.Lock()
+        self._tx = Tx(conn, path, busy_timeout)
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
+        async with self._lock:
+            return await self._tx.fetchall(sql, params)
+
+    async def execute(self, sql: str, params: Params = ()) -> int:
+        async with self._lock:
+            return await self._tx.execute(sql, params)
+
+    async def executemany(self, sql: str, rows: Iterable[Params]) -> None:
+        async with self._lock:
+            await self._tx.executemany(sql, rows)
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Tx]:
+        """A write transaction (``BEGIN IMMEDIATE``), committed when the block ends.
+
+        Taking the write lock up front means a busy archive fails here, before
+        any work, and a commit never fails on a lock upgrade.
+        """
+        async with self._lock:
+            await self._tx.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._tx
+                await self._tx.execute("COMMIT")
+            except BaseException:
+                await self._rollback()
+                raise
+
+    async def _rollback(self) -> None:
+        # Shielded so a cancelled caller cannot leave the transaction open.
+        if self._conn.in_transaction:
+            await asyncio.shield(self._conn.execute("ROLLBACK"))
+
+    async def close(self) -> None:
+        """Close the connection (waits for a running statement)."""
+        async with self._lock:
+            await self._conn.close()

@@ -1,0 +1,72 @@
+"""Leases: at most one live writer per session, with takeover when a writer goes quiet."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from loom_jupyter.archive.clock import age_seconds, utc_now
+from loom_jupyter.archive.sessions import require_session
+from loom_jupyter.errors import LeaseHeldError
+
+if TYPE_CHECKING:
+    from loom_jupyter.archive.db import Db
+
+__all__ = ["LeaseMixin"]
+
+
+class LeaseMixin:
+    """Lease methods of :class:`~loom_jupyter.archive.Archive`."""
+
+    _db: Db
+
+    async def acquire_lease(
+        self, session_id: str, owner: str, *, stale_after: float = 30.0
+    ) -> None:
+        """Become the session's writer.
+
+        Succeeds when the lease is free, already ``owner``'s, or its holder has
+        not sent a heartbeat for ``stale_after`` seconds (a crashed kernel);
+        otherwise raises :class:`LeaseHeldError`.
+        """
+        now = utc_now()
+        async with self._db.transaction() as tx:
+            session = await require_session(tx, session_id)
+            holder, beat = session.lease_owner, session.lease_heartbeat
+            if holder not in (None, owner) and beat is not None:
+                quiet = age_seconds(beat, now)
+                if quiet < stale_after:
+                    raise LeaseHeldError(
+                        f"Session {session_id} is being written by {holder} (last heartbeat "
+                        f"{quiet:.0f} s ago). Close that notebook or kernel, or start a new "
+                        f"session (`%cowork new`); the lease frees itself after {stale_after:g} s "
+                        "without a heartbeat."
+                    )
+            await tx.execute(
+                "UPDATE cowork_sessions SET lease_owner = ?, lease_heartbeat = ? WHERE id = ?",
+                [owner, now, session_id],
+            )
+
+    async def heartbeat(self, session_id: str, owner: str) -> None:
+        """Renew ``owner``'s lease; raises :class:`LeaseHeldError` if it was taken over."""
+        async with self._db.transaction() as tx:
+            changed = await tx.execute(
+                "UPDATE cowork_sessions SET lease_heartbeat = ? WHERE id = ? AND lease_owner = ?",
+                [utc_now(), session_id, owner],
+            )
+            if changed == 0:
+                session = await require_session(tx, session_id)
+                raise LeaseHeldError(
+                    f"{owner} no longer holds the lease on session {session_id} "
+                    f"(now held by {session.lease_owner or 'nobody'}). Stop writing to it; "
+                    "acquire the lease again or start a new session."
+                )
+
+    async def release_lease(self, session_id: str, owner: str) -> None:
+        """Give the lease up (a no-op if ``owner`` does not hold it)."""
+        async with self._db.transaction() as tx:
+            await require_session(tx, session_id)
+            await tx.execute(
+                "UPDATE cowork_sessions SET lease_owner = NULL, lease_heartbeat = NULL"
+                " WHERE id = ? AND lease_owner = ?",
+                [session_id, owner],
+            )

@@ -1,0 +1,105 @@
+"""Getting a file ready to be an archive: create it 0600, check it, set it up, migrate.
+
+Runs with the plain ``sqlite3`` module in a worker thread before the async
+connection opens. A file that is not SQLite is refused before SQLite touches
+it, so its bytes are never changed.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sqlite3
+from typing import TYPE_CHECKING
+
+from loom_jupyter.archive.failures import (
+    busy_error,
+    corrupt_error,
+    map_sqlite_error,
+    read_only_error,
+)
+from loom_jupyter.archive.schema import migrate
+from loom_jupyter.errors import ArchiveError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+__all__ = ["SQLITE_HEADER", "connection_pragmas", "prepare_file"]
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+_READ_ONLY_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS}
+
+
+def prepare_file(path: Path, busy_timeout: float) -> None:
+    """Make ``path`` an up-to-date archive, creating it (mode 0600) if missing."""
+    _create_or_check(path)
+    db = _connect(path, busy_timeout)
+    try:
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        _set_wal(db, path, busy_timeout)
+        migrate(db)
+    except sqlite3.Error as error:
+        raise map_sqlite_error(error, path, busy_timeout) from error
+    finally:
+        db.close()
+
+
+def connection_pragmas(busy_timeout: float) -> list[str]:
+    """Per-connection settings (WAL itself is stored in the file)."""
+    return [
+        f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}",
+        "PRAGMA synchronous = NORMAL",
+        "PRAGMA foreign_keys = ON",
+    ]
+
+
+def _create_or_check(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        _check_header(path)
+        return
+    except OSError as error:
+        raise _os_error(path, error) from error
+    os.close(fd)
+
+
+def _check_header(path: Path) -> None:
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(len(SQLITE_HEADER))
+    except OSError as error:
+        raise _os_error(path, error) from error
+    if head and head != SQLITE_HEADER[: len(head)]:
+        raise corrupt_error(path, "the file does not start with the SQLite header")
+    if 0 < len(head) < len(SQLITE_HEADER):
+        raise corrupt_error(path, "the file is too short to be a database")
+
+
+def _os_error(path: Path, error: OSError) -> ArchiveError:
+    if error.errno in _READ_ONLY_ERRNOS:
+        return read_only_error(path, error.strerror or str(error))
+    if isinstance(error, IsADirectoryError):
+        return ArchiveError(f"The archive path {path} is a folder; pass the .sqlite file's path.")
+    return ArchiveError(
+        f"Cannot create the archive {path}: {error.strerror or error}. "
+        "Check that its folder exists (archive_path_for() creates .loom/)."
+    )
+
+
+def _connect(path: Path, busy_timeout: float) -> sqlite3.Connection:
+    try:
+        db = sqlite3.connect(path, timeout=busy_timeout, isolation_level=None)
+        for pragma in connection_pragmas(busy_timeout):
+            db.execute(pragma)
+    except sqlite3.Error as error:
+        raise map_sqlite_error(error, path, busy_timeout) from error
+    return db
+
+
+def _set_wal(db: sqlite3.Connection, path: Path, busy_timeout: float) -> None:
+    mode = db.execute("PRAGMA journal_mode").fetchone()[0]
+    if mode != "wal":
+        mode = db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+    if mode != "wal":  # SQLite answers with the old mode when it cannot switch
+        raise busy_error(path, busy_timeout)

@@ -1,0 +1,149 @@
+"""Frozen values the archive returns; rows never leave the archive as dicts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from loom_jupyter.messages import TurnRole
+
+__all__ = [
+    "ModelCallRecord",
+    "SearchHit",
+    "SessionInfo",
+    "SessionStatus",
+    "SubtaskInfo",
+    "TaskInfo",
+    "ToolCall",
+    "UsageTotals",
+]
+
+SessionStatus = Literal["active", "closed", "archived"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionInfo:
+    """One row of ``cowork_sessions``."""
+
+    id: str
+    notebook_path: str
+    title: str
+    model: str
+    status: SessionStatus
+    parent_session_id: str | None
+    forked_at_turn: int | None
+    created_at: str
+    last_active_at: str
+    turn_count: int
+    input_tokens: int
+    output_tokens: int
+    cache_creation_tokens: int
+    cache_read_tokens: int
+    cost_usd: float
+    session_state: str | None
+    lease_owner: str | None
+    lease_heartbeat: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchHit:
+    """A turn matching a search; ``score`` is higher for better matches."""
+
+    session_id: str
+    turn_number: int
+    role: TurnRole
+    content: str
+    score: float
+    created_at: str
+    tool_name: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCall:
+    """One tool result turn (``role='tool'``) with the input that produced it."""
+
+    session_id: str
+    turn_number: int
+    tool_name: str
+    tool_call_id: str | None
+    tool_input: Mapping[str, Any] | None
+    content: str
+    is_error: bool
+    created_at: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class UsageTotals:
+    """Summed token counts and cost, for a session or a whole notebook."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_tokens: int = 0
+    cache_read_tokens: int = 0
+    cost_usd: float = 0.0
+    calls: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        """Every input (including cache writes and reads) and output token."""
+        return (
+            self.input_tokens
+            + self.output_tokens
+            + self.cache_creation_tokens
+            + self.cache_read_tokens
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelCallRecord:
+    """One row of the ``model_calls`` ledger: a single API request."""
+
+    id: int
+    session_id: str
+    turn_number: int | None
+    model: str
+    input_tokens: int
+    output_tokens: int
+    cache_creation_tokens: int
+    cache_read_tokens: int
+    cost_usd: float
+    stop_reason: str | None
+    latency_ms: float
+    error: str | None
+    created_at: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskInfo:
+    """A delegated task: its goal, plan and outcome (JSON strings as stored)."""
+
+    id: str
+    session_id: str
+    goal: str
+    plan_json: str
+    status: str
+    result_json: str | None
+    created_at: str
+    updated_at: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class SubtaskInfo:
+    """One subtask of a delegated task."""
+
+    id: str
+    task_id: str
+    subtask_key: str
+    description: str
+    depends_on: tuple[str, ...]
+    acceptance: str
+    status: str
+    attempts: int
+    verdict: str | None
+    result: str | None
+    child_session_id: str | None
+    created_at: str
+    updated_at: str

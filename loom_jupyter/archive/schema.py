@@ -1,0 +1,225 @@
+"""The archive schema, built by named migrations run in order.
+
+``PRAGMA user_version`` holds how many migrations a file has had. Each
+migration is a small function run in its own transaction together with the
+version bump, so a file is always at exactly one version. To change the
+schema, append a function to :data:`MIGRATIONS`; never edit a released one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+__all__ = ["MIGRATIONS", "Migration", "migrate", "schema_version"]
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One schema step; ``apply`` runs inside a transaction."""
+
+    name: str
+    apply: Callable[[sqlite3.Connection], None]
+
+
+def _run(db: sqlite3.Connection, script: str) -> None:
+    # executescript() would COMMIT first; run statement by statement instead.
+    pending = ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            db.execute(pending)
+            pending = ""
+    if pending.strip():
+        db.execute(pending)
+
+
+def create_sessions_and_turns(db: sqlite3.Connection) -> None:
+    """Version 1: sessions and their verbatim turns."""
+    _run(
+        db,
+        """
+        CREATE TABLE cowork_sessions (
+            id TEXT PRIMARY KEY,
+            notebook_path TEXT NOT NULL,
+            title TEXT NOT NULL DEFAULT '',
+            model TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'active'
+                CHECK (status IN ('active', 'closed', 'archived')),
+            parent_session_id TEXT REFERENCES cowork_sessions(id) ON DELETE SET NULL,
+            forked_at_turn INTEGER,
+            created_at TEXT NOT NULL,
+            last_active_at TEXT NOT NULL,
+            turn_count INTEGER NOT NULL DEFAULT 0,
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            cache_creation_tokens INTEGER NOT NULL DEFAULT 0,
+            cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+            cost_usd REAL NOT NULL DEFAULT 0,
+            session_state TEXT,
+            lease_owner TEXT,
+            lease_heartbeat TEXT
+        );
+        CREATE INDEX idx_sessions_notebook
+            ON cowork_sessions (notebook_path, last_active_at);
+        CREATE INDEX idx_sessions_active ON cowork_sessions (last_active_at);
+        CREATE TABLE conversation_turns (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES cowork_sessions(id) ON DELETE CASCADE,
+            turn_number INTEGER NOT NULL,
+            role TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'tool', 'system')),
+            content TEXT NOT NULL DEFAULT '',
+            blocks TEXT,
+            tool_name TEXT,
+            tool_call_id TEXT,
+            tool_input TEXT,
+            is_error INTEGER NOT NULL DEFAULT 0,
+            token_count INTEGER NOT NULL DEFAULT 0,
+            kernel_session TEXT,
+            execution_count INTEGER,
+            status TEXT NOT NULL DEFAULT 'complete'
+                CHECK (status IN ('complete', 'partial', 'interrupted')),
+            created_at TEXT NOT NULL,
+            UNIQUE (session_id, turn_number)
+        );
+        CREATE INDEX idx_turns_window
+            ON conversation_turns (session_id, turn_number, token_count);
+        CREATE INDEX idx_turns_tools
+            ON conversation_turns (session_id, tool_name, turn_number)
+            WHERE role = 'tool';
+        """,
+    )
+
+
+def create_turns_fts(db: sqlite3.Connection) -> None:
+    """Version 2: full-text index over turn text, kept in sync by triggers."""
+    _run(
+        db,
+        """
+        CREATE VIRTUAL TABLE turns_fts USING fts5(
+            content, tool_name,
+            content='conversation_turns', content_rowid='id',
+            tokenize='porter unicode61'
+        );
+        CREATE TRIGGER turns_fts_insert AFTER INSERT ON conversation_turns BEGIN
+            INSERT INTO turns_fts (rowid, content, tool_name)
+            VALUES (new.id, new.content, new.tool_name);
+        END;
+        CREATE TRIGGER turns_fts_delete AFTER DELETE ON conversation_turns BEGIN
+            INSERT INTO turns_fts (turns_fts, rowid, content, tool_name)
+            VALUES ('delete', old.id, old.content, old.tool_name);
+        END;
+        CREATE TRIGGER turns_fts_update AFTER UPDATE OF content, tool_name
+            ON conversation_turns BEGIN
+            INSERT INTO turns_fts (turns_fts, rowid, content, tool_name)
+            VALUES ('delete', old.id, old.content, old.tool_name);
+            INSERT INTO turns_fts (rowid, content, tool_name)
+            VALUES (new.id, new.content, new.tool_name);
+        END;
+        INSERT INTO turns_fts (turns_fts) VALUES ('rebuild');
+        """,
+    )
+
+
+def create_model_calls(db: sqlite3.Connection) -> None:
+    """Version 3: the usage ledger, one row per API request."""
+    _run(
+        db,
+        """
+        CREATE TABLE model_calls (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES cowork_sessions(id) ON DELETE CASCADE,
+            turn_number INTEGER,
+            model TEXT NOT NULL,
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            cache_creation_tokens INTEGER NOT NULL DEFAULT 0,
+            cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+            cost_usd REAL NOT NULL DEFAULT 0,
+            stop_reason TEXT,
+            latency_ms REAL NOT NULL DEFAULT 0,
+            error TEXT,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX idx_model_calls_session ON model_calls (session_id, id);
+        """,
+    )
+
+
+def create_tasks(db: sqlite3.Connection) -> None:
+    """Version 4: delegated tasks and their subtasks."""
+    _run(
+        db,
+        """
+        CREATE TABLE tasks (
+            id TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES cowork_sessions(id) ON DELETE CASCADE,
+            goal TEXT NOT NULL,
+            plan_json TEXT NOT NULL DEFAULT '',
+            status TEXT NOT NULL DEFAULT 'pending',
+            result_json TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE INDEX idx_tasks_session ON tasks (session_id, created_at);
+        CREATE TABLE subtasks (
+            id TEXT PRIMARY KEY,
+            task_id TEXT NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,
+            subtask_key TEXT NOT NULL,
+            description TEXT NOT NULL DEFAULT '',
+            depends_on TEXT NOT NULL DEFAULT '[]',
+            acceptance TEXT NOT NULL DEFAULT '',
+            status TEXT NOT NULL DEFAULT 'pending',
+            attempts INTEGER NOT NULL DEFAULT 0,
+            verdict TEXT,
+            result TEXT,
+            child_session_id TEXT REFERENCES cowork_sessions(id) ON DELETE SET NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            UNIQUE (task_id, subtask_key)
+        );
+        CREATE INDEX idx_subtasks_child ON subtasks (child_session_id);
+        """,
+    )
+
+
+MIGRATIONS: list[Migration] = [
+    Migration("create_sessions_and_turns", create_sessions_and_turns),
+    Migration("create_turns_fts", create_turns_fts),
+    Migration("create_model_calls", create_model_calls),
+    Migration("create_tasks", create_tasks),
+]
+"""Every schema step, oldest first; a file's ``user_version`` counts those applied."""
+
+
+def schema_version(db: sqlite3.Connection) -> int:
+    """The number of migrations ``db`` has had."""
+    return int(db.execute("PRAGMA user_version").fetchone()[0])
+
+
+def migrate(db: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIONS) -> list[str]:
+    """Apply the migrations ``db`` lacks, each in a transaction; returns their names.
+
+    ``db`` must be in autocommit mode (``isolation_level=None``). A file newer
+    than this code is left alone.
+    """
+    applied: list[str] = []
+    while (version := schema_version(db)) < len(migrations):
+        step = migrations[version]
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if schema_version(db) != version:  # another process migrated meanwhile
+                db.execute("ROLLBACK")
+                continue
+            step.apply(db)
+            db.execute(f"PRAGMA user_version = {version + 1}")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        applied.append(step.name)
+    return applied

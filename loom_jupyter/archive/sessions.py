@@ -1,0 +1,189 @@
+"""Sessions: create, read, list, update, fork and delete ``cowork_sessions`` rows."""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, cast
+
+from loom_jupyter.archive.clock import utc_now
+from loom_jupyter.archive.records import SessionInfo, SessionStatus
+from loom_jupyter.errors import ArchiveError, SessionNotFoundError
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from loom_jupyter.archive.db import Db, Tx
+
+__all__ = ["SessionsMixin", "no_such_session", "require_session", "session_from_row"]
+
+_STATUSES = ("active", "closed", "archived")
+_TURN_COLUMNS = (
+    "role, content, blocks, tool_name, tool_call_id, tool_input, is_error, token_count, "
+    "kernel_session, execution_count, status, created_at"
+)
+
+
+def session_from_row(row: sqlite3.Row) -> SessionInfo:
+    """A :class:`SessionInfo` from a ``cowork_sessions`` row."""
+    fields = {key: row[key] for key in row.keys()}  # noqa: SIM118 (sqlite3.Row)
+    fields["status"] = cast("SessionStatus", fields["status"])
+    return SessionInfo(**fields)
+
+
+def no_such_session(db: Tx, session_id: str) -> SessionNotFoundError:
+    """The error for an unknown session id, saying how to find the right one."""
+    return SessionNotFoundError(
+        f"No session {session_id!r} in {db.path}. "
+        "List the sessions with `loom-jupyter sessions NOTEBOOK` or `%cowork sessions`."
+    )
+
+
+async def require_session(db: Tx, session_id: str) -> SessionInfo:
+    """The session ``session_id``; raises :class:`SessionNotFoundError`."""
+    row = await db.fetchone("SELECT * FROM cowork_sessions WHERE id = ?", [session_id])
+    if row is None:
+        raise no_such_session(db, session_id)
+    return session_from_row(row)
+
+
+class SessionsMixin:
+    """Session methods of :class:`~loom_jupyter.archive.Archive`."""
+
+    _db: Db
+
+    async def create_session(
+        self,
+        *,
+        notebook_path: str,
+        model: str,
+        title: str = "",
+        parent_session_id: str | None = None,
+        forked_at_turn: int | None = None,
+    ) -> str:
+        """Start a new, active session; returns its id (a uuid4 hex)."""
+        session_id = uuid.uuid4().hex
+        now = utc_now()
+        async with self._db.transaction() as tx:
+            if parent_session_id is not None:
+                await require_session(tx, parent_session_id)
+            await tx.execute(
+                "INSERT INTO cowork_sessions (id, notebook_path, title, model, parent_session_id,"
+                " forked_at_turn, created_at, last_active_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    session_id,
+                    str(notebook_path),
+                    title[:100],
+                    model,
+                    parent_session_id,
+                    forked_at_turn,
+                    now,
+                    now,
+                ],
+            )
+        return session_id
+
+    async def get_session(self, session_id: str) -> SessionInfo:
+        """The session ``session_id``; raises :class:`SessionNotFoundError`."""
+        return await require_session(self._db, session_id)
+
+    async def list_sessions(
+        self,
+        notebook_path: str | None = None,
+        status: SessionStatus | None = None,
+        limit: int = 100,
+    ) -> list[SessionInfo]:
+        """Sessions, most recently active first, optionally of one notebook / status."""
+        where, params = _filters(notebook_path, status)
+        rows = await self._db.fetchall(
+            f"SELECT * FROM cowork_sessions {where}"
+            " ORDER BY last_active_at DESC, rowid DESC LIMIT ?",
+            [*params, limit],
+        )
+        return [session_from_row(row) for row in rows]
+
+    async def latest_active_session(self, notebook_path: str | None = None) -> SessionInfo | None:
+        """The most recently active ``active`` session (of ``notebook_path``), if any."""
+        sessions = await self.list_sessions(notebook_path, "active", limit=1)
+        return sessions[0] if sessions else None
+
+    async def update_session(
+        self,
+        session_id: str,
+        *,
+        title: str | None = None,
+        model: str | None = None,
+        status: SessionStatus | None = None,
+        session_state: str | None = None,
+    ) -> None:
+        """Change the given fields (``None`` leaves a field as it is)."""
+        if status is not None and status not in _STATUSES:
+            raise ArchiveError(f"unknown session status {status!r}; use one of {_STATUSES}")
+        changes = {"title": title, "model": model, "status": status, "session_state": session_state}
+        sets = [(f"{name} = ?", value) for name, value in changes.items() if value is not None]
+        async with self._db.transaction() as tx:
+            await require_session(tx, session_id)
+            if sets:
+                await tx.execute(
+                    f"UPDATE cowork_sessions SET {', '.join(s for s, _ in sets)} WHERE id = ?",
+                    [*(v for _, v in sets), session_id],
+                )
+
+    async def close_session(self, session_id: str) -> None:
+        """Mark the session closed (it stays searchable and can be reopened)."""
+        await self.update_session(session_id, status="closed")
+
+    async def reopen_session(self, session_id: str) -> None:
+        """Mark the session active again."""
+        await self.update_session(session_id, status="active")
+
+    async def delete_session(self, session_id: str) -> None:
+        """Delete the session with its turns, ledger rows and tasks; forks are kept."""
+        async with self._db.transaction() as tx:
+            await require_session(tx, session_id)
+            await tx.execute("DELETE FROM cowork_sessions WHERE id = ?", [session_id])
+
+    async def fork_session(self, session_id: str, at_turn: int | None = None) -> str:
+        """A new session holding copies of turns 1..``at_turn`` (all when ``None``)."""
+        new_id = uuid.uuid4().hex
+        now = utc_now()
+        async with self._db.transaction() as tx:
+            source = await require_session(tx, session_id)
+            last = source.turn_count if at_turn is None else min(at_turn, source.turn_count)
+            if last < 0:
+                raise ArchiveError(f"cannot fork at turn {at_turn}: turn numbers start at 1")
+            await tx.execute(
+                "INSERT INTO cowork_sessions (id, notebook_path, title, model, parent_session_id,"
+                " forked_at_turn, created_at, last_active_at, turn_count, session_state)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    new_id,
+                    source.notebook_path,
+                    source.title,
+                    source.model,
+                    session_id,
+                    last,
+                    now,
+                    now,
+                    last,
+                    source.session_state,
+                ],
+            )
+            await tx.execute(
+                f"INSERT INTO conversation_turns (session_id, turn_number, {_TURN_COLUMNS})"
+                f" SELECT ?, turn_number, {_TURN_COLUMNS} FROM conversation_turns"
+                " WHERE session_id = ? AND turn_number <= ? ORDER BY turn_number",
+                [new_id, session_id, last],
+            )
+        return new_id
+
+
+def _filters(notebook_path: str | None, status: SessionStatus | None) -> tuple[str, list[str]]:
+    clauses: list[str] = []
+    params: list[str] = []
+    if notebook_path is not None:
+        clauses.append("notebook_path = ?")
+        params.append(str(notebook_path))
+    if status is not None:
+        clauses.append("status = ?")
+        params.append(status)
+    return ("WHERE " + " AND ".join(clauses) if clauses else ""), params

@@ -1,0 +1,142 @@
+"""Delegated work: ``tasks`` (a goal and its plan) and their ``subtasks``."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import TYPE_CHECKING
+
+from loom_jupyter.archive.clock import utc_now
+from loom_jupyter.archive.records import SubtaskInfo, TaskInfo
+from loom_jupyter.archive.sessions import require_session
+from loom_jupyter.errors import TurnNotFoundError
+
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Mapping, Sequence
+
+    from loom_jupyter.archive.db import Db, Tx
+
+__all__ = ["TasksMixin"]
+
+
+class TasksMixin:
+    """Task methods of :class:`~loom_jupyter.archive.Archive`."""
+
+    _db: Db
+
+    async def create_task(self, session_id: str, *, goal: str, plan_json: str = "") -> str:
+        """Record a delegated task of the session; returns its id."""
+        task_id, now = uuid.uuid4().hex, utc_now()
+        async with self._db.transaction() as tx:
+            await require_session(tx, session_id)
+            await tx.execute(
+                "INSERT INTO tasks (id, session_id, goal, plan_json, created_at, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                [task_id, session_id, goal, plan_json, now, now],
+            )
+        return task_id
+
+    async def update_task(
+        self,
+        task_id: str,
+        *,
+        status: str | None = None,
+        result_json: str | None = None,
+        plan_json: str | None = None,
+    ) -> None:
+        """Change the given fields of a task (``None`` leaves one as it is)."""
+        changes = {"status": status, "result_json": result_json, "plan_json": plan_json}
+        await _update(self._db, "tasks", task_id, changes)
+
+    async def create_subtask(
+        self,
+        task_id: str,
+        *,
+        subtask_key: str,
+        description: str,
+        depends_on: Sequence[str] = (),
+        acceptance: str = "",
+    ) -> str:
+        """Record a subtask of ``task_id``; returns its id."""
+        subtask_id, now = uuid.uuid4().hex, utc_now()
+        async with self._db.transaction() as tx:
+            await _require(tx, "tasks", task_id)
+            await tx.execute(
+                "INSERT INTO subtasks (id, task_id, subtask_key, description, depends_on,"
+                " acceptance, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    subtask_id,
+                    task_id,
+                    subtask_key,
+                    description,
+                    json.dumps(list(depends_on)),
+                    acceptance,
+                    now,
+                    now,
+                ],
+            )
+        return subtask_id
+
+    async def update_subtask(
+        self,
+        subtask_id: str,
+        *,
+        status: str | None = None,
+        attempts: int | None = None,
+        verdict: str | None = None,
+        result: str | None = None,
+        child_session_id: str | None = None,
+    ) -> None:
+        """Change the given fields of a subtask (``None`` leaves one as it is)."""
+        changes = {
+            "status": status,
+            "attempts": attempts,
+            "verdict": verdict,
+            "result": result,
+            "child_session_id": child_session_id,
+        }
+        await _update(self._db, "subtasks", subtask_id, changes)
+
+    async def list_tasks(self, session_id: str) -> list[TaskInfo]:
+        """The session's tasks, oldest first."""
+        await require_session(self._db, session_id)
+        rows = await self._db.fetchall(
+            "SELECT * FROM tasks WHERE session_id = ? ORDER BY created_at, rowid", [session_id]
+        )
+        return [TaskInfo(**_fields(row)) for row in rows]  # type: ignore[arg-type]
+
+    async def list_subtasks(self, task_id: str) -> list[SubtaskInfo]:
+        """The task's subtasks, in the order they were created."""
+        await _require(self._db, "tasks", task_id)
+        rows = await self._db.fetchall(
+            "SELECT * FROM subtasks WHERE task_id = ? ORDER BY created_at, rowid", [task_id]
+        )
+        return [_subtask(row) for row in rows]
+
+
+def _fields(row: sqlite3.Row) -> dict[str, object]:
+    return {key: row[key] for key in row.keys()}  # noqa: SIM118 (sqlite3.Row)
+
+
+def _subtask(row: sqlite3.Row) -> SubtaskInfo:
+    fields = _fields(row)
+    fields["depends_on"] = tuple(json.loads(str(fields["depends_on"])))
+    return SubtaskInfo(**fields)  # type: ignore[arg-type]
+
+
+async def _require(db: Tx, table: str, row_id: str) -> None:
+    if await db.fetchone(f"SELECT 1 FROM {table} WHERE id = ?", [row_id]) is None:
+        kind = "task" if table == "tasks" else "subtask"
+        raise TurnNotFoundError(f"No {kind} {row_id!r} in {db.path}.")
+
+
+async def _update(db: Db, table: str, row_id: str, changes: Mapping[str, object]) -> None:
+    sets = {name: value for name, value in changes.items() if value is not None}
+    async with db.transaction() as tx:
+        await _require(tx, table, row_id)
+        assignments = ", ".join(f"{name} = ?" for name in sets)
+        await tx.execute(
+            f"UPDATE {table} SET {assignments}{', ' if sets else ''}updated_at = ? WHERE id = ?",
+            [*sets.values(), utc_now(), row_id],
+        )

@@ -1,0 +1,237 @@
+"""Turns: write-through append, reads by number and range, the recent window, tool calls."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, cast, get_args
+
+from loom_jupyter.archive.clock import utc_now
+from loom_jupyter.archive.records import SearchHit, ToolCall
+from loom_jupyter.archive.search import search_turns
+from loom_jupyter.archive.sessions import no_such_session, require_session
+from loom_jupyter.errors import ArchiveError, TurnNotFoundError
+from loom_jupyter.messages import (
+    ContentBlock,
+    Turn,
+    TurnRole,
+    TurnStatus,
+    blocks_from_json,
+    blocks_to_json,
+)
+
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Mapping, Sequence
+
+    from loom_jupyter.archive.db import Db
+
+__all__ = ["TurnsMixin", "turn_from_row"]
+
+_ROLES = get_args(TurnRole)
+_STATUSES = get_args(TurnStatus)
+_FIRST_PAGE, _MAX_PAGE = 32, 4096
+
+
+def turn_from_row(row: sqlite3.Row) -> Turn:
+    """A :class:`~loom_jupyter.messages.Turn` from a ``conversation_turns`` row."""
+    return Turn(
+        session_id=row["session_id"],
+        turn_number=row["turn_number"],
+        role=cast("TurnRole", row["role"]),
+        content=row["content"],
+        blocks=blocks_from_json(row["blocks"]),
+        tool_name=row["tool_name"],
+        tool_call_id=row["tool_call_id"],
+        tool_input=json.loads(row["tool_input"]) if row["tool_input"] else None,
+        is_error=bool(row["is_error"]),
+        token_count=row["token_count"],
+        status=cast("TurnStatus", row["status"]),
+        kernel_session=row["kernel_session"],
+        execution_count=row["execution_count"],
+        created_at=row["created_at"],
+        id=row["id"],
+    )
+
+
+def _title_from(role: str, content: str) -> str:
+    return " ".join(content.split())[:100] if role == "user" else ""
+
+
+class TurnsMixin:
+    """Turn methods of :class:`~loom_jupyter.archive.Archive`."""
+
+    _db: Db
+
+    async def append_turn(
+        self,
+        session_id: str,
+        *,
+        role: TurnRole,
+        content: str,
+        blocks: Sequence[ContentBlock] = (),
+        tool_name: str | None = None,
+        tool_call_id: str | None = None,
+        tool_input: Mapping[str, Any] | None = None,
+        is_error: bool = False,
+        token_count: int = 0,
+        status: TurnStatus = "complete",
+        kernel_session: str | None = None,
+        execution_count: int | None = None,
+    ) -> int:
+        """Archive one turn; returns its number once the transaction has committed.
+
+        The first user turn also becomes the session's title (100 characters).
+        """
+        _check_choice("role", role, _ROLES)
+        _check_choice("status", status, _STATUSES)
+        now = utc_now()
+        async with self._db.transaction() as tx:
+            row = await tx.fetchone(
+                "UPDATE cowork_sessions SET turn_count = turn_count + 1, last_active_at = ?,"
+                " title = CASE WHEN title = '' THEN ? ELSE title END"
+                " WHERE id = ? RETURNING turn_count",
+                [now, _title_from(role, content), session_id],
+            )
+            if row is None:
+                raise no_such_session(tx, session_id)
+            number = int(row[0])
+            await tx.execute(
+                "INSERT INTO conversation_turns (session_id, turn_number, role, content, blocks,"
+                " tool_name, tool_call_id, tool_input, is_error, token_count, kernel_session,"
+                " execution_count, status, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    session_id,
+                    number,
+                    role,
+                    content,
+                    blocks_to_json(blocks) if blocks else None,
+                    tool_name,
+                    tool_call_id,
+                    _json_or_none(tool_input),
+                    int(is_error),
+                    int(token_count),
+                    kernel_session,
+                    execution_count,
+                    status,
+                    now,
+                ],
+            )
+        return number
+
+    async def get_turn(self, session_id: str, turn_number: int) -> Turn:
+        """One turn; raises :class:`TurnNotFoundError` (or ``SessionNotFoundError``)."""
+        row = await self._db.fetchone(
+            "SELECT * FROM conversation_turns WHERE session_id = ? AND turn_number = ?",
+            [session_id, turn_number],
+        )
+        if row is None:
+            last = await self.last_turn_number(session_id)
+            raise TurnNotFoundError(
+                f"Session {session_id} has no turn {turn_number} (its turns are 1..{last})."
+            )
+        return turn_from_row(row)
+
+    async def get_turns(
+        self, session_id: str, start: int | None = None, end: int | None = None
+    ) -> list[Turn]:
+        """Turns ``start``..``end`` inclusive (open ends allowed), ascending."""
+        await require_session(self._db, session_id)
+        rows = await self._db.fetchall(
+            "SELECT * FROM conversation_turns WHERE session_id = ?"
+            " AND turn_number >= ? AND turn_number <= ? ORDER BY turn_number",
+            [session_id, 1 if start is None else start, end if end is not None else 2**62],
+        )
+        return [turn_from_row(row) for row in rows]
+
+    async def recent_turns(
+        self, session_id: str, token_budget: int, max_turns: int | None = None
+    ) -> list[Turn]:
+        """The newest turns whose ``token_count`` sum fits ``token_budget``, ascending.
+
+        Walks backwards over the (session, turn number, tokens) index in growing
+        pages, so the cost follows the window's size, not the session's.
+        """
+        await require_session(self._db, session_id)
+        span = await self._window_span(session_id, token_budget, max_turns)
+        return [] if span is None else await self.get_turns(session_id, *span)
+
+    async def _window_span(
+        self, session_id: str, token_budget: int, max_turns: int | None
+    ) -> tuple[int, int] | None:
+        left, taken, first, newest = token_budget, 0, None, None
+        before, page = 2**62, _FIRST_PAGE
+        limit = max_turns if max_turns is not None else 2**62
+        while True:
+            rows = await self._db.fetchall(
+                "SELECT turn_number, token_count FROM conversation_turns"
+                " WHERE session_id = ? AND turn_number < ? ORDER BY turn_number DESC LIMIT ?",
+                [session_id, before, page],
+            )
+            for number, tokens in rows:
+                if tokens > left or taken >= limit:
+                    return None if first is None else (first, cast("int", newest))
+                newest = number if newest is None else newest
+                left, taken, first = left - tokens, taken + 1, number
+            if len(rows) < page:
+                return None if first is None else (first, cast("int", newest))
+            before, page = rows[-1][0], min(page * 4, _MAX_PAGE)
+
+    async def last_turn_number(self, session_id: str) -> int:
+        """The newest turn number of the session (0 when it has none)."""
+        row = await self._db.fetchone(
+            "SELECT turn_count FROM cowork_sessions WHERE id = ?", [session_id]
+        )
+        if row is None:
+            raise no_such_session(self._db, session_id)
+        return int(row[0])
+
+    async def tool_calls(
+        self, session_id: str, tool_name: str | None = None, limit: int = 20
+    ) -> list[ToolCall]:
+        """Tool result turns, newest first, optionally of one tool."""
+        await require_session(self._db, session_id)
+        by_name = "" if tool_name is None else " AND tool_name = ?"
+        rows = await self._db.fetchall(
+            "SELECT * FROM conversation_turns WHERE session_id = ? AND role = 'tool'"
+            f"{by_name} ORDER BY turn_number DESC LIMIT ?",
+            [session_id, *([] if tool_name is None else [tool_name]), limit],
+        )
+        return [_tool_call(row) for row in rows]
+
+    async def search(
+        self, session_id: str, query: str, limit: int = 10, *, all_sessions: bool = False
+    ) -> list[SearchHit]:
+        """Turns matching ``query`` (any text), best first; ``all_sessions`` widens
+        the search to every session of this session's notebook."""
+        session = await require_session(self._db, session_id)
+        session_ids = [session_id]
+        if all_sessions:
+            rows = await self._db.fetchall(
+                "SELECT id FROM cowork_sessions WHERE notebook_path = ?",
+                [session.notebook_path],
+            )
+            session_ids = [row[0] for row in rows]
+        return await search_turns(self._db, session_ids=session_ids, query=query, limit=limit)
+
+
+def _tool_call(row: sqlite3.Row) -> ToolCall:
+    return ToolCall(
+        session_id=row["session_id"],
+        turn_number=row["turn_number"],
+        tool_name=row["tool_name"] or "",
+        tool_call_id=row["tool_call_id"],
+        tool_input=json.loads(row["tool_input"]) if row["tool_input"] else None,
+        content=row["content"],
+        is_error=bool(row["is_error"]),
+        created_at=row["created_at"],
+    )
+
+
+def _json_or_none(value: Mapping[str, Any] | None) -> str | None:
+    return None if value is None else json.dumps(dict(value), ensure_ascii=False, default=str)
+
+
+def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ArchiveError(f"unknown turn {name} {value!r}; use one of {', '.join(allowed)}")
