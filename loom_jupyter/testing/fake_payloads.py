@@ -1,0 +1,113 @@
+"""Messages API payloads (JSON and SSE events) for the fake server's replies.
+
+Shapes follow the real API closely enough that the ``anthropic`` SDK's
+strict response validation accepts them: ``usage`` in both ``message_start``
+and ``message_delta``, tool_use blocks starting with ``"input": {}`` and
+streamed as ``input_json_delta`` pieces, ``message_delta`` then
+``message_stop``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeAlias
+
+from loom_jupyter.testing.fake_script import Reply, StreamFault, json_pieces, text_pieces
+
+__all__ = ["SseEvent", "message_json", "model_json", "partial_events", "stream_events"]
+
+Json: TypeAlias = dict[str, Any]
+SseEvent: TypeAlias = "tuple[str, Json]"
+
+
+def message_json(reply: Reply, *, message_id: str, model: str, usage: Json) -> Json:
+    """The whole message, for a non-streaming request."""
+    return {
+        "id": message_id,
+        "type": "message",
+        "role": "assistant",
+        "model": reply.model or model,
+        "content": [dict(block) for block in reply.content],
+        "stop_reason": reply.resolved_stop_reason,
+        "stop_sequence": None,
+        "usage": usage,
+    }
+
+
+def stream_events(reply: Reply, *, message_id: str, model: str, usage: Json) -> list[SseEvent]:
+    """Every SSE event of a complete streamed reply."""
+    events = _opening(message_id, reply.model or model, usage)
+    for index, block in enumerate(reply.content):
+        events.extend(_block_events(index, block))
+    delta = {"stop_reason": reply.resolved_stop_reason, "stop_sequence": None}
+    events.append(("message_delta", {"type": "message_delta", "delta": delta, "usage": usage}))
+    events.append(("message_stop", {"type": "message_stop"}))
+    return events
+
+
+def partial_events(
+    fault: StreamFault, *, message_id: str, model: str, usage: Json
+) -> list[SseEvent]:
+    """The events sent before a stream fault: the start and ``after_deltas`` text deltas."""
+    events = _opening(message_id, model, usage)
+    pieces = text_pieces(fault.text)[: fault.after_deltas]
+    if pieces:
+        events.append(_start(0, {"type": "text", "text": ""}))
+        events.extend(_delta(0, {"type": "text_delta", "text": p}) for p in pieces)
+    return events
+
+
+def model_json(model_id: str) -> Json:
+    """``GET /v1/models/{id}``: a model with a 1M-token context window."""
+    return {
+        "type": "model",
+        "id": model_id,
+        "display_name": model_id.replace("-", " ").title(),
+        "created_at": "2026-01-01T00:00:00Z",
+        "lifecycle": "active",
+        "max_input_tokens": 1_000_000,
+        "max_tokens": 128_000,
+    }
+
+
+def _opening(message_id: str, model: str, usage: Json) -> list[SseEvent]:
+    start_usage = {**usage, "output_tokens": min(1, int(usage.get("output_tokens", 0)))}
+    message: Json = {
+        "id": message_id,
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": start_usage,
+    }
+    return [
+        ("message_start", {"type": "message_start", "message": message}),
+        ("ping", {"type": "ping"}),
+    ]
+
+
+def _block_events(index: int, block: Json) -> list[SseEvent]:
+    if block["type"] == "tool_use":
+        opening = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+        deltas = [
+            {"type": "input_json_delta", "partial_json": p} for p in json_pieces(block["input"])
+        ]
+    else:
+        opening = {"type": "text", "text": ""}
+        deltas = [{"type": "text_delta", "text": p} for p in text_pieces(block["text"])]
+    events = [_start(index, opening)]
+    events.extend(_delta(index, d) for d in deltas)
+    events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+    return events
+
+
+def _start(index: int, block: Json) -> SseEvent:
+    return (
+        "content_block_start",
+        {"type": "content_block_start", "index": index, "content_block": block},
+    )
+
+
+def _delta(index: int, delta: Json) -> SseEvent:
+    return ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
