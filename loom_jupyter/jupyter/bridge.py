@@ -1,0 +1,93 @@
+"""The KernelBridge over the live IPython shell.
+
+Every call touches the user namespace or the display, so each is marshalled to
+the kernel's main thread through :class:`MainThreadQueue`; the engine loop just
+awaits the result.
+
+``insert_cell`` uses ``shell.set_next_input(source, replace=False)``: in
+JupyterLab and the classic notebook that creates a new cell below the running
+one, holding the proposed code, without needing the sidebar; in a terminal it
+pre-fills the next prompt. The code is never run by this call: the person
+runs it (``run=True`` is reported back to the model as not done).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import TYPE_CHECKING, Any
+
+from loom_jupyter.errors import ToolError
+from loom_jupyter.jupyter.describe import describe_value, is_user_variable, namespace_variables
+from loom_jupyter.jupyter.execute import run_in_namespace
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from loom_jupyter.jupyter.mainthread import MainThreadQueue
+    from loom_jupyter.tools.base import ExecutionResult, VariableInfo
+
+__all__ = ["LiveKernelBridge"]
+
+
+class LiveKernelBridge:
+    """Runs the agent's code in ``shell.user_ns`` on the main thread."""
+
+    def __init__(
+        self,
+        shell: Any,
+        main: MainThreadQueue,
+        *,
+        on_result: Callable[[str, ExecutionResult], None] | None = None,
+    ) -> None:
+        self._shell = shell
+        self._main = main
+        self._on_result = on_result
+        self._counter = itertools.count(1)
+
+    async def run_code(self, code: str) -> ExecutionResult:
+        """Run ``code`` in the user namespace; figures and rich outputs are captured."""
+        cell_id = next(self._counter)
+
+        def job() -> ExecutionResult:
+            result = run_in_namespace(self._shell, code, cell_id=cell_id)
+            if self._on_result is not None:
+                self._on_result(code, result)  # show figures to the person too
+            return result
+
+        return await self._main.call(job)
+
+    async def list_variables(self) -> Sequence[VariableInfo]:
+        """The user's variables, summarised."""
+        return await self._main.call(lambda: namespace_variables(dict(self._shell.user_ns)))
+
+    async def describe_variable(self, name: str) -> str:
+        """Details of one variable; ToolError when the name is not defined."""
+
+        def job() -> str:
+            ns = self._shell.user_ns
+            if name not in ns or not is_user_variable(name, ns[name]):
+                known = ", ".join(v.name for v in namespace_variables(dict(ns))[:30]) or "none"
+                raise ToolError(f"no variable named {name!r} in the kernel (defined: {known})")
+            return describe_value(name, ns[name])
+
+        return await self._main.call(job)
+
+    async def input_history(self, limit: int) -> Sequence[tuple[int, str]]:
+        """The last ``limit`` cells this kernel ran, oldest first."""
+
+        def job() -> list[tuple[int, str]]:
+            cells = list(self._shell.user_ns.get("In", []))
+            numbered = [(n, src) for n, src in enumerate(cells) if n and src.strip()]
+            return numbered[-limit:] if limit > 0 else []
+
+        return await self._main.call(job)
+
+    async def insert_cell(self, source: str, *, run: bool = False) -> str:
+        """Propose ``source`` as the next cell (the person runs it)."""
+        await self._main.call(lambda: self._shell.set_next_input(source, replace=False))
+        where = "a new cell below the current one" if self._in_kernel() else "the next prompt"
+        note = " It was not run: the person decides whether to run it." if run else ""
+        return f"Proposed the code as {where}.{note}"
+
+    def _in_kernel(self) -> bool:
+        return getattr(self._shell, "kernel", None) is not None

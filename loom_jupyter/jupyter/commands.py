@@ -1,0 +1,158 @@
+"""The ``%cowork`` subcommands: one small parser and handler each.
+
+A line is a subcommand when its first word names one and the rest parses with
+that subcommand's options (``%cowork sessions``, ``%cowork resume 2``);
+anything else is a prompt for the model. ``%cowork -- text`` always sends a
+prompt. Every subcommand takes ``-h``/``--help``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.magic_arguments import MagicArgumentParser
+
+from loom_jupyter.jupyter import reports
+
+if TYPE_CHECKING:
+    from loom_jupyter.jupyter.runtime import KernelCowork
+
+__all__ = ["SUBCOMMANDS", "Subcommand"]
+
+Handler = Callable[["KernelCowork", argparse.Namespace], None]
+
+
+@dataclass(frozen=True)
+class Subcommand:
+    """A subcommand's parser (for ``--help`` and arguments) and its handler."""
+
+    name: str
+    parser: MagicArgumentParser
+    handler: Handler
+    required: bool = False  # needs an argument: a bare word shows usage instead of prompting
+
+    def summary(self) -> str:
+        """The first line of the description."""
+        return (self.parser.description or "").splitlines()[0]
+
+
+def _parser(
+    name: str, description: str, *arguments: tuple[tuple[str, ...], dict[str, Any]]
+) -> MagicArgumentParser:
+    parser = MagicArgumentParser(prog=f"%cowork {name}", description=description)
+    for flags, options in arguments:
+        parser.add_argument(*flags, **options)
+    return parser
+
+
+def _arg(*flags: str, **options: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
+    return flags, options
+
+
+SUBCOMMANDS: dict[str, Subcommand] = {
+    s.name: s
+    for s in (
+        Subcommand(
+            "sessions",
+            _parser("sessions", "List this notebook's sessions (1 = most recent)."),
+            reports.sessions,
+        ),
+        Subcommand(
+            "resume",
+            _parser(
+                "resume",
+                "Switch to a session, by number in `%cowork sessions` or by id (prefix).",
+                _arg("target", help="session number or id"),
+            ),
+            reports.resume,
+            required=True,
+        ),
+        Subcommand(
+            "new", _parser("new", "Start a new session (the next prompt opens it)."), reports.new
+        ),
+        Subcommand(
+            "fork",
+            _parser(
+                "fork",
+                "Copy the current session (up to turn N) into a new one and switch to it.",
+                _arg("--at", type=int, default=None, metavar="N", help="last turn to copy"),
+            ),
+            reports.fork,
+        ),
+        Subcommand(
+            "close",
+            _parser("close", "Mark the current session closed (it stays searchable)."),
+            reports.close,
+        ),
+        Subcommand(
+            "delete",
+            _parser(
+                "delete",
+                "Delete a session and its turns for good (asks first).",
+                _arg("target", help="session number or id"),
+                _arg("--yes", action="store_true", help="do not ask for confirmation"),
+            ),
+            reports.delete,
+            required=True,
+        ),
+        Subcommand(
+            "status",
+            _parser("status", "Show the live panel (tokens, cost, state)."),
+            reports.status,
+        ),
+        Subcommand(
+            "search",
+            _parser(
+                "search",
+                "Full-text search of the conversation archive.",
+                _arg("query", nargs="+", help="words to look for"),
+                _arg("--all", action="store_true", help="search every session of this notebook"),
+                _arg("--limit", type=int, default=10, help="number of hits"),
+            ),
+            reports.search,
+            required=True,
+        ),
+        Subcommand(
+            "export",
+            _parser(
+                "export",
+                "Write the session as a Markdown journal.",
+                _arg(
+                    "path",
+                    nargs="?",
+                    default=None,
+                    help="file to write (default: beside the notebook)",
+                ),
+            ),
+            reports.export,
+        ),
+        Subcommand(
+            "cost",
+            _parser("cost", "Tokens and cost per model call, with a small plot."),
+            reports.cost,
+        ),
+        Subcommand(
+            "model",
+            _parser(
+                "model",
+                "Use another model from the next request (sonnet, opus, haiku or an id).",
+                _arg("name", help="model name or alias"),
+            ),
+            reports.model,
+            required=True,
+        ),
+        Subcommand(
+            "approval",
+            _parser(
+                "approval",
+                "How write tools are approved: ask, auto or read-only.",
+                _arg("mode", choices=("ask", "auto", "read-only")),
+            ),
+            reports.approval,
+            required=True,
+        ),
+    )
+}

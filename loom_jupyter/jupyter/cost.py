@@ -1,0 +1,73 @@
+"""``%cowork cost``: the cost ledger as a table and a small plot."""
+
+from __future__ import annotations
+
+import base64
+import io
+from typing import TYPE_CHECKING
+
+from loom_jupyter.jupyter.output import show_table, show_text
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from loom_jupyter.archive import ModelCallRecord
+
+__all__ = ["cost_plot_png", "show_cost"]
+
+
+def show_cost(calls: Sequence[ModelCallRecord], *, rich: bool) -> None:
+    """Table of calls and totals; in a notebook, a plot of tokens and cost per call."""
+    if not calls:
+        show_text("No model calls yet in this session.")
+        return
+    rows = [
+        (
+            n,
+            c.turn_number or "",
+            c.model,
+            c.input_tokens,
+            c.output_tokens,
+            c.cache_creation_tokens + c.cache_read_tokens,
+            f"${c.cost_usd:.4f}",
+            c.stop_reason or c.error or "",
+        )
+        for n, c in enumerate(calls, 1)
+    ]
+    total = sum(c.cost_usd for c in calls)
+    rows.append(
+        (
+            "total",
+            "",
+            "",
+            sum(c.input_tokens for c in calls),
+            sum(c.output_tokens for c in calls),
+            sum(c.cache_creation_tokens + c.cache_read_tokens for c in calls),
+            f"${total:.4f}",
+            "",
+        )
+    )
+    show_table(("call", "turn", "model", "in", "out", "cache", "cost", "stop"), rows)
+    if rich:
+        from IPython.display import Image, display
+
+        display(Image(data=base64.b64decode(cost_plot_png(calls)), format="png"))
+
+
+def cost_plot_png(calls: Sequence[ModelCallRecord]) -> str:
+    """A small two-axis bar/line plot, base64 PNG. Uses a bare Figure: pyplot state is untouched."""
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(5, 2.2), dpi=80)
+    axes = figure.add_subplot()
+    xs = list(range(1, len(calls) + 1))
+    axes.bar(xs, [c.input_tokens + c.output_tokens for c in calls], color="#90caf9", label="tokens")
+    axes.set_xlabel("model call")
+    axes.set_ylabel("tokens")
+    twin = axes.twinx()
+    twin.plot(xs, [c.cost_usd for c in calls], color="#c62828", marker="o", label="cost $")
+    twin.set_ylabel("cost (USD)")
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return base64.b64encode(buffer.getvalue()).decode("ascii")

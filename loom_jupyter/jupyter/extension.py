@@ -1,0 +1,76 @@
+"""``%load_ext loom_jupyter``: register the magics, open the archive, resume.
+
+Loading imports IPython's magic machinery and the archive/session code, never
+the ``anthropic`` SDK (the model client is built on the first request). The
+notebook path comes from :mod:`.notebook_path`; in plain terminal IPython the
+archive is ``./.loom/ipython-session.sqlite`` in the current directory.
+
+The session's lease is released when the kernel exits (shutdown or restart)
+through an ``atexit`` hook — ipykernel runs ``atexit`` handlers on a
+``shutdown_request`` — and on ``%unload_ext``, so a new kernel on the same
+notebook resumes at once instead of waiting for the lease to go stale.
+"""
+
+from __future__ import annotations
+
+import atexit
+from typing import Any
+
+from loom_jupyter.errors import LoomError
+
+__all__ = ["current", "load", "unload"]
+
+_LOADED: dict[int, Any] = {}  # id(shell) -> KernelCowork | None
+
+
+def load(shell: Any) -> None:
+    """Register ``%cowork`` and resume the notebook's latest session."""
+    if id(shell) in _LOADED:
+        print("loom is already loaded: `%cowork --help` lists what it can do.")
+        return
+    from loom_jupyter.jupyter.magics import CoworkMagics
+
+    _LOADED[id(shell)] = None
+    shell.register_magics(CoworkMagics(shell, lambda path: _cowork(shell, path)))
+    try:
+        cowork = _cowork(shell, None)
+    except LoomError as exc:
+        print(f"loom: {exc}")
+        return
+    print(cowork.banner())
+
+
+def unload(shell: Any) -> None:
+    """Release the session and stop the engine thread."""
+    cowork = _LOADED.pop(id(shell), None)
+    if cowork is not None:
+        cowork.close()
+
+
+def current(shell: Any) -> Any:
+    """The shell's ``KernelCowork`` (None when not loaded or not yet opened)."""
+    return _LOADED.get(id(shell))
+
+
+def _cowork(shell: Any, notebook: str | None) -> Any:
+    """The shell's coworker, opening it (or re-opening for another notebook) on demand."""
+    from loom_jupyter.jupyter.notebook_path import resolve_notebook
+    from loom_jupyter.jupyter.runtime import KernelCowork
+
+    existing = _LOADED.get(id(shell))
+    if existing is not None and notebook is None:
+        return existing
+    location = resolve_notebook(shell.user_ns, explicit=notebook)
+    if existing is not None:
+        if existing.location.path == location.path:
+            return existing
+        existing.close()
+    cowork = KernelCowork(shell, location)
+    try:
+        cowork.open()
+    except BaseException:
+        cowork.close()
+        raise
+    _LOADED[id(shell)] = cowork
+    atexit.register(cowork.close)
+    return cowork

@@ -1,0 +1,150 @@
+"""``%cowork`` and ``%%cowork``.
+
+``%cowork TEXT`` / ``%%cowork`` send a prompt, stream the answer into the cell
+and return when the turn is done (so nbclient and papermill runs work). A
+kernel interrupt stops the turn; its partial answer is archived as
+interrupted. The subcommands are listed by ``%cowork --help``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.utils.text import dedent
+
+from loom_jupyter.errors import LoomError
+from loom_jupyter.jupyter.commands import SUBCOMMANDS
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from loom_jupyter.jupyter.runtime import KernelCowork
+
+__all__ = ["USAGE", "CoworkMagics", "Parsed", "parse_line"]
+
+
+def _usage() -> str:
+    width = max(len(name) for name in SUBCOMMANDS)
+    commands = "\n".join(
+        f"  %cowork {n.ljust(width)}  {c.summary()}" for n, c in SUBCOMMANDS.items()
+    )
+    return dedent(f"""\
+    Talk to your notebook coworker.
+
+      %cowork TEXT                 send a prompt; the answer streams into the cell
+      %%cowork                     (cell magic) the whole cell is the prompt
+      %cowork -- TEXT              always a prompt, even if TEXT starts with a subcommand
+      %cowork --notebook PATH      use PATH's archive (when the notebook path is unknown)
+
+    Subcommands (each takes --help):
+    {commands}
+
+    A line is a subcommand only when its first word is one of these and the rest
+    of the line fits that subcommand's arguments; otherwise it is a prompt.
+    Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, LOOM_MODEL, LOOM_APPROVAL.
+    """)
+
+
+USAGE = _usage()
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """What a ``%cowork`` line asks for."""
+
+    kind: Literal["usage", "prompt", "command", "command_help", "notebook"]
+    text: str = ""
+    name: str = ""
+    args: Any = None
+
+
+def parse_line(line: str) -> Parsed:
+    """Apply the subcommand rule (see :data:`USAGE`)."""
+    text = line.strip()
+    if not text or text in {"-h", "--help"}:
+        return Parsed("usage")
+    if text == "--" or text.startswith("-- "):
+        return Parsed("prompt", text[2:].strip())
+    if text.startswith("--notebook"):
+        return Parsed("notebook", text[len("--notebook") :].strip())
+    first, _, rest = text.partition(" ")
+    command = SUBCOMMANDS.get(first)
+    if command is None:
+        return Parsed("prompt", text)
+    rest = rest.strip()
+    if rest in {"-h", "--help"}:
+        return Parsed("command_help", name=first)
+    if not rest and command.required:
+        return Parsed("command_help", text=f"{first} needs an argument.", name=first)
+    try:
+        return Parsed("command", name=first, args=command.parser.parse_argstring(rest))
+    except (UsageError, ValueError):
+        return Parsed("prompt", text)
+
+
+@magics_class
+class CoworkMagics(Magics):
+    """The ``%cowork`` line and cell magics."""
+
+    def __init__(self, shell: Any, get_cowork: Callable[[str | None], KernelCowork]) -> None:
+        super().__init__(shell)
+        self._get_cowork = get_cowork
+
+    @line_magic
+    def cowork(self, line: str) -> None:
+        """Talk to your notebook coworker; `%cowork --help` lists everything."""
+        self._dispatch(parse_line(line))
+
+    @cell_magic("cowork")
+    def cowork_cell(self, line: str, cell: str) -> None:
+        """The whole cell is the prompt (the first line may add text or --notebook PATH)."""
+        head = parse_line(line) if line.strip() else Parsed("prompt", "")
+        if head.kind == "notebook":
+            path, _, extra = head.text.partition(" ")
+            self._get_cowork(path)
+            head = Parsed("prompt", extra)
+        prompt = "\n".join(
+            p for p in (head.text if head.kind == "prompt" else line.strip(), cell.strip()) if p
+        )
+        self._dispatch(Parsed("prompt", prompt) if prompt else Parsed("usage"))
+
+    def _dispatch(self, parsed: Parsed) -> None:
+        try:
+            self._run(parsed)
+        except LoomError as exc:
+            print(f"loom: {exc}")
+
+    def _run(self, parsed: Parsed) -> None:
+        if parsed.kind == "usage":
+            print(USAGE)
+        elif parsed.kind == "command_help":
+            print(
+                (parsed.text + "\n" if parsed.text else "")
+                + SUBCOMMANDS[parsed.name].parser.format_help()
+            )
+        elif parsed.kind == "notebook":
+            path, _, rest = parsed.text.partition(" ")
+            if not path:
+                raise LoomError("--notebook needs a path, e.g. %cowork --notebook analysis.ipynb")
+            print(self._get_cowork(path).banner())
+            if rest.strip():
+                self._run(parse_line(rest))
+        elif parsed.kind == "command":
+            SUBCOMMANDS[parsed.name].handler(self._get_cowork(None), parsed.args)
+        else:
+            self._prompt(parsed.text)
+
+    def _prompt(self, text: str) -> None:
+        from loom_jupyter.jupyter.runtime import missing_key_message
+
+        cowork = self._get_cowork(None)
+        problem = missing_key_message() if cowork.needs_api_key else None
+        if problem:
+            print(problem)
+            return
+        outcome = cowork.send(text)
+        if outcome.error:
+            print(f"loom: {outcome.error}")

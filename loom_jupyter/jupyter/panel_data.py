@@ -1,0 +1,157 @@
+"""The numbers the live panel shows, as one frozen value, and how events change it.
+
+Kept apart from the widgets so the text fallback, the HTML and the tests share
+one source of truth.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from loom_jupyter.archive import ModelCallRecord, SessionInfo, TaskInfo
+    from loom_jupyter.events import Event
+
+__all__ = ["PanelData", "panel_html", "panel_text", "sparkline_svg"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PanelData:
+    """A snapshot of the session for the panel."""
+
+    title: str = ""
+    turns: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_tokens: int = 0
+    cost_usd: float = 0.0
+    activity: str = "idle"
+    state_yaml: str = ""
+    tasks: tuple[str, ...] = ()
+    points: tuple[tuple[int, float], ...] = ()  # (tokens, cost) per model call
+
+    @classmethod
+    def build(
+        cls,
+        info: SessionInfo | None,
+        calls: list[ModelCallRecord],
+        tasks: list[TaskInfo],
+        state_yaml: str,
+    ) -> PanelData:
+        """From the archive rows of the current session."""
+        running = tuple(f"{t.goal[:60]} ({t.status})" for t in tasks if t.status not in _FINISHED)
+        points = tuple((_call_tokens(c), c.cost_usd) for c in calls)
+        if info is None:
+            return cls(state_yaml=state_yaml, tasks=running, points=points)
+        return cls(
+            title=info.title or "(untitled)",
+            turns=info.turn_count,
+            input_tokens=info.input_tokens,
+            output_tokens=info.output_tokens,
+            cache_tokens=info.cache_creation_tokens + info.cache_read_tokens,
+            cost_usd=info.cost_usd,
+            state_yaml=state_yaml,
+            tasks=running,
+            points=points,
+        )
+
+    def apply(self, event: Event) -> PanelData:
+        """The snapshot after ``event``."""
+        replace = dataclasses.replace
+        if event.kind == "usage":
+            u = event.usage
+            return replace(
+                self,
+                input_tokens=self.input_tokens + u.input_tokens,
+                output_tokens=self.output_tokens + u.output_tokens,
+                cache_tokens=self.cache_tokens
+                + u.cache_creation_input_tokens
+                + u.cache_read_input_tokens,
+                cost_usd=self.cost_usd + event.cost_usd,
+                points=(*self.points, (u.total_input_tokens + u.output_tokens, event.cost_usd)),
+            )
+        if event.kind == "state_changed":
+            return replace(
+                self,
+                title=event.title or "(untitled)",
+                turns=event.turn_count,
+                state_yaml=event.state_yaml,
+            )
+        return replace(self, activity=_activity(event, self.activity))
+
+
+_FINISHED = {"done", "completed", "complete", "failed", "cancelled", "succeeded"}
+
+
+def _call_tokens(call: ModelCallRecord) -> int:
+    return (
+        call.input_tokens + call.output_tokens + call.cache_creation_tokens + call.cache_read_tokens
+    )
+
+
+def _activity(event: Event, current: str) -> str:
+    if event.kind == "turn_started":
+        return "thinking"
+    if event.kind == "approval_needed":
+        return f"waiting for approval: {event.name}"
+    if event.kind == "tool_started":
+        return f"running {event.name}"
+    if event.kind in ("turn_done", "turn_error", "tool_finished"):
+        return "idle" if event.kind != "tool_finished" else "thinking"
+    if event.kind == "text_delta":
+        return "answering"
+    return current
+
+
+def sparkline_svg(values: list[float], *, width: int = 160, height: int = 28) -> str:
+    """A tiny inline SVG polyline of ``values`` (no plotting library)."""
+    if not values:
+        return ""
+    top = max(values) or 1.0
+    step = width / max(len(values) - 1, 1)
+    coords = " ".join(
+        f"{i * step:.1f},{height - 2 - (v / top) * (height - 4):.1f}" for i, v in enumerate(values)
+    )
+    return (
+        f'<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}">'
+        f'<polyline fill="none" stroke="#1565c0" stroke-width="1.5" points="{coords}"/></svg>'
+    )
+
+
+def panel_text(data: PanelData) -> str:
+    """The panel as plain text (terminals)."""
+    lines = [
+        f"Session: {data.title or '(none yet)'}  [{data.activity}]",
+        f"Turns: {data.turns}   Tokens in/out/cache: "
+        f"{data.input_tokens:,}/{data.output_tokens:,}/{data.cache_tokens:,}   "
+        f"Cost: ${data.cost_usd:.4f}",
+    ]
+    if data.points:
+        lines.append("Tokens per call: " + ", ".join(f"{t:,}" for t, _ in data.points[-12:]))
+    if data.tasks:
+        lines.append("Delegated tasks: " + "; ".join(data.tasks))
+    if data.state_yaml.strip():
+        lines.append("State:\n" + data.state_yaml.rstrip())
+    return "\n".join(lines)
+
+
+def panel_html(data: PanelData) -> str:
+    """The headline of the panel as HTML (escaped)."""
+    esc = html.escape
+    tokens = [float(t) for t, _ in data.points]
+    costs = [c for _, c in data.points]
+    rows = [
+        f"<b>{esc(data.title or '(no session yet)')}</b> "
+        f'<span style="color:#666">— {esc(data.activity)}</span>',
+        f"turns <b>{data.turns}</b> · tokens in <b>{data.input_tokens:,}</b> / out "
+        f"<b>{data.output_tokens:,}</b> / cache <b>{data.cache_tokens:,}</b> · "
+        f"cost <b>${data.cost_usd:.4f}</b>",
+    ]
+    if tokens:
+        rows.append(f"tokens/call {sparkline_svg(tokens)} cost/call {sparkline_svg(costs)}")
+    if data.tasks:
+        rows.append("delegated: " + "; ".join(esc(t) for t in data.tasks))
+    return '<div style="line-height:1.6">' + "<br>".join(rows) + "</div>"

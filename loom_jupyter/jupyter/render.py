@@ -1,0 +1,213 @@
+"""Render a turn's events into the cell (notebook) or the terminal.
+
+Both renderers run on the kernel's main thread (the magic pumps events to
+them). :class:`NotebookRenderer` streams the answer as Markdown through one
+``display_id`` per text segment, updated at most every ``_FLUSH_SECONDS``,
+and shows each tool call as a compact card (tool, input summary, result
+summary). :class:`TextRenderer` prints plain text as it arrives.
+"""
+
+from __future__ import annotations
+
+import html
+import sys
+import time
+import uuid
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from loom_jupyter.events import Event
+    from loom_jupyter.tools.base import ExecutionResult
+
+__all__ = ["NotebookRenderer", "Renderer", "TextRenderer", "make_renderer"]
+
+_FLUSH_SECONDS = 0.15
+_CARD_STYLE = (
+    "font-family:var(--jp-code-font-family,monospace);font-size:85%;margin:4px 0;"
+    "padding:3px 8px;border-left:3px solid {color};background:rgba(127,127,127,0.08)"
+)
+
+
+class Renderer(Protocol):
+    """Shows one turn's events; every method runs on the main thread."""
+
+    def on_event(self, event: Event) -> None:
+        """Render one engine event."""
+        ...
+
+    def tick(self) -> None:
+        """Flush throttled output (called while the main thread waits)."""
+        ...
+
+    def show_execution(self, code: str, result: ExecutionResult) -> None:
+        """Show what the agent's code produced that the person should see (figures)."""
+        ...
+
+    def message(self, text: str, *, level: str = "info") -> None:
+        """A one-line notice outside the answer."""
+        ...
+
+
+def make_renderer(shell: Any) -> Renderer:
+    """Rich output inside a kernel, plain text in a terminal shell."""
+    if getattr(shell, "kernel", None) is not None:
+        return NotebookRenderer()
+    return TextRenderer()
+
+
+class NotebookRenderer:
+    """Markdown segments and HTML tool cards, updated in place."""
+
+    def __init__(self) -> None:
+        self._text = ""
+        self._segment_id: str | None = None
+        self._dirty = False
+        self._last_flush = 0.0
+        self._cards: dict[str, tuple[str, str]] = {}  # call id -> (display id, input)
+
+    def on_event(self, event: Event) -> None:
+        """Render one engine event."""
+        if event.kind == "text_delta":
+            self._text += event.text
+            self._dirty = True
+            self.tick()
+        elif event.kind in ("approval_needed", "tool_started", "tool_finished"):
+            self._end_segment()
+            self._tool_card(event)
+        elif event.kind == "notice":
+            self.message(event.message, level=event.level)
+        elif event.kind == "turn_done":
+            self._end_segment()
+            if event.message:
+                self.message(event.message, level="warning")
+        elif event.kind == "turn_error":
+            self._end_segment()
+            self.message(event.message, level="error")
+
+    def tick(self) -> None:
+        """Push the streaming text if it changed and the throttle allows."""
+        now = time.monotonic()
+        if self._dirty and (self._segment_id is None or now - self._last_flush >= _FLUSH_SECONDS):
+            self._flush(now)
+
+    def show_execution(self, code: str, result: ExecutionResult) -> None:
+        """Display the figures the agent's code made."""
+        from IPython.display import Image, display
+
+        for image in result.images:
+            display(Image(data=_decode(image.data), format="png"))
+
+    def message(self, text: str, *, level: str = "info") -> None:
+        """A small coloured line."""
+        from IPython.display import display
+
+        color = {"error": "#c62828", "warning": "#b26a00"}.get(level, "#666")
+        body = f'<div style="color:{color};font-size:90%">{html.escape(text)}</div>'
+        display({"text/html": body, "text/plain": text}, raw=True)
+
+    def _flush(self, now: float) -> None:
+        from IPython.display import display, update_display
+
+        bundle = {"text/markdown": self._text, "text/plain": self._text}
+        if self._segment_id is None:
+            self._segment_id = uuid.uuid4().hex
+            display(bundle, raw=True, display_id=self._segment_id)
+        else:
+            update_display(bundle, raw=True, display_id=self._segment_id)
+        self._dirty = False
+        self._last_flush = now
+
+    def _end_segment(self) -> None:
+        if self._dirty:
+            self._flush(time.monotonic())
+        self._text, self._segment_id = "", None
+
+    def _tool_card(self, event: Any) -> None:
+        from IPython.display import display, update_display
+
+        known = self._cards.get(event.call_id)
+        if known is None:
+            summary = "" if event.kind == "tool_finished" else event.summary
+            known = self._cards[event.call_id] = (uuid.uuid4().hex, summary)
+            show = display
+        else:
+            show = update_display
+        card_id, summary = known
+        show(_card_bundle(event, summary), raw=True, display_id=card_id)
+
+
+def _status(event: Any) -> tuple[str, str]:
+    if event.kind == "approval_needed":
+        return "waiting for approval", "#b26a00"
+    if event.kind == "tool_started":
+        return "running", "#1565c0"
+    return ("failed", "#c62828") if event.is_error else ("done", "#2e7d32")
+
+
+def _card_bundle(event: Any, summary: str) -> dict[str, str]:
+    status, color = _status(event)
+    result = event.summary if event.kind == "tool_finished" else ""
+    head = f"<b>⚙ {html.escape(event.name)}</b> <code>{html.escape(summary)}</code>"
+    tail = f'<span style="color:{color}">{html.escape(status)}</span>'
+    if result:
+        tail += f" — {html.escape(result)}"
+    body = f'<div style="{_CARD_STYLE.format(color=color)}">{head}<br>{tail}</div>'
+    plain = f"[{event.name}] {summary} — {status}" + (f": {result}" if result else "")
+    return {"text/html": body, "text/plain": plain}
+
+
+def _decode(data: str) -> bytes:
+    import base64
+
+    return base64.b64decode(data)
+
+
+class TextRenderer:
+    """Plain text for terminal IPython (and any shell without a kernel)."""
+
+    def __init__(self) -> None:
+        self._at_line_start = True
+
+    def on_event(self, event: Event) -> None:
+        """Print one engine event."""
+        if event.kind == "text_delta":
+            self._write(event.text)
+        elif event.kind == "approval_needed":
+            self._line(f"  ⚙ {event.name}: {event.summary} (needs approval)")
+        elif event.kind == "tool_started":
+            self._line(f"  ⚙ {event.name}: {event.summary}")
+        elif event.kind == "tool_finished":
+            mark = "✗" if event.is_error else "✓"
+            self._line(f"    {mark} {event.summary}")
+        elif event.kind == "notice":
+            self._line(f"[{event.level}] {event.message}")
+        elif event.kind == "turn_done":
+            self._line(event.message) if event.message else self._end_line()
+        elif event.kind == "turn_error":
+            self._line(f"Error: {event.message}")
+
+    def tick(self) -> None:
+        """Nothing is throttled in a terminal."""
+
+    def show_execution(self, code: str, result: ExecutionResult) -> None:
+        """Mention figures (a terminal cannot show them)."""
+        if result.images:
+            self._line(f"    ({len(result.images)} figure(s) captured and sent to the model)")
+
+    def message(self, text: str, *, level: str = "info") -> None:
+        """A line of its own."""
+        self._line(text)
+
+    def _write(self, text: str) -> None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        if text:
+            self._at_line_start = text.endswith("\n")
+
+    def _end_line(self) -> None:
+        if not self._at_line_start:
+            self._write("\n")
+
+    def _line(self, text: str) -> None:
+        self._end_line()
+        self._write(text + "\n")

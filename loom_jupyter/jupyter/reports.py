@@ -1,0 +1,200 @@
+"""Handlers of the ``%cowork`` subcommands (sessions, resume, search, export, cost...).
+
+Each reads or changes the archive through the session on the engine loop
+(:meth:`KernelCowork.run`) and shows its result with :mod:`.output`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from loom_jupyter.errors import LoomError
+from loom_jupyter.jupyter.output import show_table, show_text
+
+if TYPE_CHECKING:
+    import argparse
+
+    from loom_jupyter.archive import SessionInfo
+    from loom_jupyter.jupyter.runtime import KernelCowork
+
+__all__ = [
+    "approval",
+    "close",
+    "cost",
+    "delete",
+    "export",
+    "fork",
+    "model",
+    "new",
+    "resume",
+    "search",
+    "sessions",
+    "status",
+]
+
+
+def _list(cw: KernelCowork) -> list[SessionInfo]:
+    return cw.run(cw.archive.list_sessions(notebook_path=str(cw.location.path)))
+
+
+def _pick(cw: KernelCowork, target: str) -> SessionInfo:
+    """A session by its number in ``%cowork sessions`` or by an id prefix."""
+    listed = _list(cw)
+    if target.isdigit() and 1 <= int(target) <= len(listed):
+        return listed[int(target) - 1]
+    matches = [s for s in listed if s.id.startswith(target)]
+    if len(matches) == 1:
+        return matches[0]
+    what = "several sessions" if matches else "no session"
+    raise LoomError(f"{what} match {target!r}: use a number or an id from `%cowork sessions`")
+
+
+def sessions(cw: KernelCowork, args: argparse.Namespace) -> None:
+    """``%cowork sessions``: number, title, turns, last active, status."""
+    listed = _list(cw)
+    if not listed:
+        show_text(
+            "No sessions yet in this notebook's archive: send a prompt with %cowork to start one."
+        )
+        return
+    current = cw.session.session_id
+    rows = [
+        (
+            f"{n}{' *' if s.id == current else ''}",
+            s.title or "(untitled)",
+            s.turn_count,
+            s.last_active_at[:19].replace("T", " "),
+            s.status,
+            s.id[:8],
+        )
+        for n, s in enumerate(listed, 1)
+    ]
+    show_table(
+        ("#", "title", "turns", "last active (UTC)", "status", "id"),
+        rows,
+        caption="* = current. Switch with `%cowork resume N`.",
+    )
+
+
+def resume(cw: KernelCowork, args: argparse.Namespace) -> None:
+    """``%cowork resume ID|N``."""
+    info = cw.run(cw.session.resume(_pick(cw, args.target).id))
+    cw.refresh_panel()
+    show_text(f"Resumed “{info.title or '(untitled)'}” ({info.turn_count} turns).")
+
+
+def new(cw: KernelCowork, args: argparse.Namespace) -> None:
+    """``%cowork new``."""
+    cw.run(cw.session.new())
+    cw.refresh_panel()
+    show_text("New session: your next %cowork prompt starts it. Older ones: `%cowork sessions`.")
+
+
+def fork(cw: KernelCowork, args: argparse.Namespace) -> None:
+    """``%cowork fork [--at N]``."""
+    info = cw.run(cw.session.fork(at_turn=args.at))
+    cw.refresh_panel()
+    show_text(f"Forked into a new session with {info.turn_count} turns; you are now in the fork.")
+
+
+def close(cw: KernelCowork, args: argparse.Namespace) -> None:
+    """``%cowork close``."""
+    cw.run(cw.session.end())
+    cw.refresh_panel()
+    show_text("Session closed (still searchable and resumable). The next prompt starts a new one.")
+
+
+def delete(cw: KernelCowork, args: argparse.Namespace) -> None:
+    """``%cowork delete ID [--yes]``: asks on stdin unless --yes."""
+    target = _pick(cw, args.target)
+    label = f"“{target.title or '(untitled)'}” ({target.turn_count} turns, id {target.id[:8]})"
+    if not args.yes and not _confirm(f"Delete session {label} for good? [y/N]: "):
+        return
+    if target.id == cw.session.session_id:
+        cw.run(cw.session.new())
+    cw.run(cw.archive.delete_session(target.id))
+    cw.refresh_panel()
+    show_text(f"Deleted session {label}.")
+
+
+def _confirm(question: str) -> bool:
+    from IPython.core.error import StdinNotImplementedError
+
+    try:
+        answer = input(question)
+    except (StdinNotImplementedError, EOFError, OSError):
+        show_text("Not deleted: cannot ask for confirmation here (no stdin). Pass --yes to delete.")
+        return False
+    if answer.strip().lower() in {"y", "yes"}:
+        return True
+    show_text("Not deleted.")
+    return False
+
+
+def status(cw: KernelCowork, args: argparse.Namespace) -> None:
+    """``%cowork status``: the live panel."""
+    cw.ensure_panel().show()
+
+
+def search(cw: KernelCowork, args: argparse.Namespace) -> None:
+    """``%cowork search QUERY [--all]``."""
+    query = " ".join(args.query)
+    sid = cw.session.session_id
+    if sid is None and not args.all:
+        show_text(
+            "This session has no turns yet; use --all to search every session of the notebook."
+        )
+        return
+    hits = cw.run(cw.archive.search(sid or "", query, limit=args.limit, all_sessions=args.all))
+    if not hits:
+        show_text(f"No match for {query!r}.")
+        return
+    rows = [
+        (h.session_id[:8], h.turn_number, h.tool_name or h.role, _snippet(h.content)) for h in hits
+    ]
+    show_table(
+        ("session", "turn", "role", "text"), rows, caption=f"{len(hits)} hit(s) for {query!r}"
+    )
+
+
+def _snippet(text: str, limit: int = 120) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def export(cw: KernelCowork, args: argparse.Namespace) -> None:
+    """``%cowork export [PATH]``: a Markdown journal of the current session."""
+    from loom_jupyter.jupyter.journal import journal_markdown
+
+    sid = cw.session.session_id
+    if sid is None:
+        show_text("Nothing to export yet: this session has no turns.")
+        return
+    info = cw.run(cw.archive.get_session(sid))
+    turns = cw.run(cw.archive.get_turns(sid))
+    default = cw.location.directory / f"{cw.location.path.stem}-cowork-{sid[:8]}.md"
+    path = Path(args.path).expanduser() if args.path else default
+    path.write_text(journal_markdown(info, turns), encoding="utf-8")
+    show_text(f"Exported {len(turns)} turns to {path}")
+
+
+def cost(cw: KernelCowork, args: argparse.Namespace) -> None:
+    """``%cowork cost``: per-call tokens and cost, totals, and a small plot."""
+    from loom_jupyter.jupyter.cost import show_cost
+
+    sid = cw.session.session_id
+    calls = cw.run(cw.archive.model_calls(sid)) if sid else []
+    show_cost(calls, rich=cw.in_kernel)
+
+
+def model(cw: KernelCowork, args: argparse.Namespace) -> None:
+    """``%cowork model NAME``."""
+    cw.session.set_model(args.name)
+    show_text(f"Model: {cw.session.model.name} (from the next request).")
+
+
+def approval(cw: KernelCowork, args: argparse.Namespace) -> None:
+    """``%cowork approval ask|auto|read-only``."""
+    cw.session.set_approval(args.mode)
+    show_text(f"Approval policy: {args.mode}.")

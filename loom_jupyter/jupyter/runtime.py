@@ -1,0 +1,255 @@
+"""One kernel's coworker: engine thread, archive, session, bridge and approver.
+
+:class:`KernelCowork` is created by ``%load_ext`` and shared by every front in
+the kernel. All archive and session work runs on the engine loop; the magics
+call the blocking helpers here from the main thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+import socket
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from loom_jupyter.errors import LeaseHeldError, LoomError
+from loom_jupyter.jupyter.approval import StdinApprover
+from loom_jupyter.jupyter.bridge import LiveKernelBridge
+from loom_jupyter.jupyter.engine import EngineThread
+from loom_jupyter.jupyter.mainthread import MainThreadQueue
+from loom_jupyter.jupyter.render import Renderer, make_renderer
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Coroutine
+
+    from loom_jupyter.conversation import CoworkSession
+
+    from loom_jupyter.archive import Archive
+    from loom_jupyter.events import Event
+    from loom_jupyter.jupyter.notebook_path import NotebookLocation
+    from loom_jupyter.jupyter.panel import Panel
+    from loom_jupyter.jupyter.panel_data import PanelData
+    from loom_jupyter.tools.base import ExecutionResult
+
+__all__ = ["KernelCowork", "TurnOutcome", "missing_key_message"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class TurnOutcome:
+    """How a blocking turn ended, as seen by the magic."""
+
+    interrupted: bool
+    error: str | None = None
+
+
+def missing_key_message() -> str | None:
+    """The message shown when no API key is configured, else None."""
+    if os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"):
+        return None
+    return (
+        "No API key: set ANTHROPIC_API_KEY (for example `%env ANTHROPIC_API_KEY=sk-ant-...` "
+        "in a cell, or in the environment before starting Jupyter), then run %cowork again."
+    )
+
+
+class KernelCowork:
+    """The coworker of one kernel (one notebook)."""
+
+    def __init__(self, shell: Any, location: NotebookLocation) -> None:
+        self.shell = shell
+        self.location = location
+        self.engine = EngineThread()
+        self.main = MainThreadQueue(_running_loop())
+        self.approver = StdinApprover(self.main)
+        self.bridge = LiveKernelBridge(shell, self.main, on_result=self._show_execution)
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.lease_message: str | None = None
+        self.panel: Panel | None = None
+        self._renderer: Renderer | None = None
+        self._archive: Archive | None = None
+        self._session: CoworkSession | None = None
+
+    # lifecycle -------------------------------------------------------------
+
+    def open(self) -> None:
+        """Open the archive and resume the latest active session (blocking)."""
+        self.run(self._open())
+
+    async def _open(self) -> None:
+        from loom_jupyter.conversation import CoworkSession
+
+        from loom_jupyter.archive import Archive, archive_path_for
+        from loom_jupyter.settings import Settings
+
+        settings = Settings.load(self.location.directory)
+        path = archive_path_for(self.location.path)
+        self._archive = await Archive.open(path, busy_timeout=settings.busy_timeout_seconds)
+        options: dict[str, Any] = {
+            "notebook_path": self.location.path,
+            "settings": settings,
+            "kernel": self.bridge,
+            "approver": self.approver,
+            "owner": self.owner,
+        }
+        try:
+            self._session = await CoworkSession.open(self._archive, **options)
+        except LeaseHeldError as exc:
+            self.lease_message = (
+                f"{exc} This kernel starts a new session instead; once the other kernel "
+                "is shut down, `%cowork resume 1` continues the earlier one."
+            )
+            self._session = await CoworkSession.open(self._archive, resume=False, **options)
+
+    def close(self) -> None:
+        """Release the lease and close the archive; safe to call twice (atexit, unload)."""
+        if not self.engine.alive:
+            return
+        try:
+            self.run(self._close(), timeout=5.0)
+        except (LoomError, concurrent.futures.TimeoutError, RuntimeError):
+            pass  # shutting down: a stale lease expires on its own
+        finally:
+            self.engine.stop()
+
+    async def _close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+        if self._archive is not None:
+            await self._archive.close()
+
+    # access ------------------------------------------------------------------
+
+    @property
+    def session(self) -> CoworkSession:
+        """The conversation (open after :meth:`open`)."""
+        if self._session is None:
+            raise LoomError("loom is not loaded: run %load_ext loom_jupyter first")
+        return self._session
+
+    @property
+    def archive(self) -> Archive:
+        """The notebook's archive."""
+        if self._archive is None:
+            raise LoomError("loom is not loaded: run %load_ext loom_jupyter first")
+        return self._archive
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        """Run ``coro`` on the engine loop, waiting on the main thread."""
+        future = self.engine.submit(coro)
+        self.main.pump_until(future)
+        return future.result(timeout)
+
+    @property
+    def needs_api_key(self) -> bool:
+        """Whether requests go to the Anthropic API (Bedrock/Vertex use cloud credentials)."""
+        return self.session.settings.provider == "anthropic"
+
+    @property
+    def in_kernel(self) -> bool:
+        """True inside ipykernel (rich output); False in a terminal shell."""
+        return getattr(self.shell, "kernel", None) is not None
+
+    def ensure_panel(self) -> Panel:
+        """The kernel's live panel, created on first use."""
+        from loom_jupyter.jupyter.panel import Panel
+
+        if self.panel is None:
+            self.panel = Panel(self.shell, self.run(self._panel_data()))
+        return self.panel
+
+    def refresh_panel(self) -> None:
+        """Reload the panel from the archive (after resume, new, fork, delete)."""
+        if self.panel is not None:
+            self.panel.reset(self.run(self._panel_data()))
+
+    async def _panel_data(self) -> PanelData:
+        from loom_jupyter.jupyter.panel_data import PanelData
+
+        session = self.session
+        sid = session.session_id
+        info = await self.archive.get_session(sid) if sid else None
+        calls = await self.archive.model_calls(sid) if sid else []
+        tasks = await self.archive.list_tasks(sid) if sid else []
+        return PanelData.build(info, calls, tasks, session.state_event().state_yaml)
+
+    def banner(self) -> str:
+        """One line: where the archive is, the session resumed, how to switch."""
+        info = self.session.info
+        where = f"loom: {self.location.path.name}"
+        if self.location.source == "terminal":
+            where += f" (terminal; archive {self.archive.path})"
+        if info is None:
+            head = f"{where} — new session"
+        else:
+            head = f"{where} — resumed “{info.title or '(untitled)'}” ({info.turn_count} turns)"
+        tail = " · `%cowork sessions` to switch, `%cowork --help` for help"
+        return head + tail + (f"\n{self.lease_message}" if self.lease_message else "")
+
+    # turns -------------------------------------------------------------------
+
+    def send(self, text: str) -> TurnOutcome:
+        """Run one turn, rendering it into the cell; returns when the turn ends."""
+        renderer = make_renderer(self.shell)
+        self._renderer = self.approver.renderer = renderer
+        future = self.engine.submit(self._drive(text, self._sink(renderer)))
+        try:
+            self.main.pump_until(future, tick=renderer.tick)
+        except KeyboardInterrupt:
+            return self._interrupt(future, renderer)
+        finally:
+            renderer.tick()
+        return TurnOutcome(interrupted=False, error=_error_of(future))
+
+    async def _drive(self, text: str, sink: Callable[[Event], None]) -> None:
+        async for event in self.session.send(text):
+            sink(event)
+
+    def _sink(self, renderer: Renderer) -> Callable[[Event], None]:
+        def deliver(event: Event) -> None:
+            self.main.post(lambda: self._render(renderer, event))
+
+        return deliver
+
+    def _render(self, renderer: Renderer, event: Event) -> None:
+        renderer.on_event(event)
+        if self.panel is not None:
+            self.panel.apply(event)
+
+    def _interrupt(
+        self, future: concurrent.futures.Future[None], renderer: Renderer
+    ) -> TurnOutcome:
+        """Stop the turn; the engine archives the partial answer as interrupted."""
+        self.engine.loop.call_soon_threadsafe(self.session.interrupt)
+        try:
+            self.main.pump_until(future, tick=renderer.tick)
+        except KeyboardInterrupt:
+            future.cancel()  # a second interrupt: cancel the task outright (still archived)
+            self.main.drain()
+        renderer.message("Interrupted: the partial answer is saved in the archive as interrupted.")
+        return TurnOutcome(interrupted=True)
+
+    def _show_execution(self, code: str, result: ExecutionResult) -> None:
+        if self._renderer is not None:
+            self._renderer.show_execution(code, result)
+
+
+def _error_of(future: concurrent.futures.Future[None]) -> str | None:
+    try:
+        future.result()
+    except LoomError as exc:
+        return str(exc)
+    except (concurrent.futures.CancelledError, asyncio.CancelledError):
+        return "the turn was cancelled"
+    return None
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

@@ -1,0 +1,104 @@
+"""The agent's code runs in a real IPython shell's namespace, with output captured."""
+
+from __future__ import annotations
+
+import base64
+import threading
+from typing import TYPE_CHECKING
+
+import pytest
+
+from loom_jupyter.errors import ToolError
+from loom_jupyter.jupyter.bridge import LiveKernelBridge
+from loom_jupyter.jupyter.engine import EngineThread
+from loom_jupyter.jupyter.execute import run_in_namespace
+from loom_jupyter.jupyter.mainthread import MainThreadQueue
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
+
+def test_code_defines_variables_the_user_keeps(shell: InteractiveShell) -> None:
+    result = run_in_namespace(shell, "x = 41 + 1\nprint('hello')\nx * 2", cell_id=1)
+    assert shell.user_ns["x"] == 42
+    assert result.stdout == "hello\n"
+    assert result.result == "84"
+    assert [(e.name, e.type_name) for e in result.changed] == [("x", "int")]
+    assert result.error is None
+
+
+def test_errors_come_back_as_text_with_the_source_line(shell: InteractiveShell) -> None:
+    result = run_in_namespace(shell, "a = 1\nb = a / 0", cell_id=2)
+    assert result.error is not None
+    assert "ZeroDivisionError" in result.error
+    assert "b = a / 0" in result.error
+    assert "execute.py" not in result.error
+    assert shell.user_ns["a"] == 1
+
+
+def test_magics_and_display_outputs_are_captured(shell: InteractiveShell) -> None:
+    code = "%config Completer.use_jedi = False\nfrom IPython.display import display, Markdown\ndisplay(Markdown('**hi**'))"
+    result = run_in_namespace(shell, code, cell_id=3)
+    assert result.error is None
+    assert result.rich == ("**hi**",)
+
+
+def test_matplotlib_figures_come_back_as_png(shell: InteractiveShell) -> None:
+    code = "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\nplt.plot([1, 2, 3])"
+    result = run_in_namespace(shell, code, cell_id=4)
+    assert result.error is None
+    assert len(result.images) == 1
+    assert base64.b64decode(result.images[0].data).startswith(b"\x89PNG")
+    assert shell.user_ns["plt"].get_fignums() == []  # closed: the inline backend will not repeat it
+
+
+def test_bridge_marshals_to_the_main_thread(shell: InteractiveShell) -> None:
+    engine = EngineThread()
+    main = MainThreadQueue()
+    bridge = LiveKernelBridge(shell, main)
+    seen: list[str] = []
+
+    async def agent() -> tuple[object, ...]:
+        ran = await bridge.run_code("import threading\nwhere = threading.current_thread().name")
+        seen.append(threading.current_thread().name)
+        names = [v.name for v in await bridge.list_variables()]
+        detail = await bridge.describe_variable("where")
+        with pytest.raises(ToolError, match="no variable named 'nope'"):
+            await bridge.describe_variable("nope")
+        return ran, names, detail
+
+    try:
+        future = engine.submit(agent())
+        main.pump_until(future)
+        ran, names, detail = future.result()
+    finally:
+        engine.stop()
+    assert shell.user_ns["where"] == "MainThread"
+    assert seen == ["loom-engine"]
+    assert "where" in names
+    assert "MainThread" in str(detail)
+    assert ran.error is None  # type: ignore[attr-defined]
+
+
+def test_a_keyboard_interrupt_in_user_code_reaches_the_pump(shell: InteractiveShell) -> None:
+    engine = EngineThread()
+    main = MainThreadQueue()
+
+    def job() -> None:
+        raise KeyboardInterrupt
+
+    async def agent() -> str:
+        try:
+            await main.call(job)
+        except ToolError as exc:
+            return str(exc)
+        return "no error"
+
+    try:
+        future = engine.submit(agent())
+        with pytest.raises(KeyboardInterrupt):
+            main.pump_until(future)
+        main.pump_until(future)
+        assert "interrupted" in future.result()
+    finally:
+        engine.stop()
