@@ -1,4 +1,4 @@
-"""The typed events a conversation turn yields, and the approval seam.
+"""The typed events a conversation turn yields (and the approval seam, re-exported).
 
 Every front (magics, panel, sidebar) renders the same stream: iterate
 ``CoworkSession.send(text)`` and dispatch on ``event.kind`` (a ``Literal``).
@@ -8,19 +8,25 @@ Events are frozen values with JSON-friendly fields, so the sidebar can send
 A turn always ends with exactly one :class:`TurnDone` or :class:`TurnError`
 (unless the consuming task itself is cancelled, which re-raises
 ``asyncio.CancelledError`` after archiving the partial answer).
+
+The approval seam is the tools layer's: an :data:`Approver` is an async
+callable taking an :class:`ApprovalRequest` (tool name, summary, ``detail`` to
+show: code, command or diff) and answering ``"yes"``/``"allow"``,
+``"no"``/``"deny"`` or ``"always"``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, TypeAlias
+
+from loom_jupyter.tools.approval import ApprovalAnswer, ApprovalRequest, Approver
 
 if TYPE_CHECKING:
     from loom_jupyter.models.base import Usage
 
 __all__ = [
-    "ApprovalDecision",
+    "ApprovalAnswer",
     "ApprovalNeeded",
     "ApprovalRequest",
     "Approver",
@@ -78,11 +84,15 @@ class ToolStarted:
 
 @dataclass(frozen=True)
 class ApprovalNeeded:
-    """A write tool waits for the person's decision (the approver is being asked)."""
+    """A write tool waits for the person's decision (the approver is being asked now).
+
+    ``detail`` is what to judge by: the code, the command, or a diff of the file.
+    """
 
     call_id: str
     name: str
     summary: str
+    detail: str
     kind: Literal["approval_needed"] = "approval_needed"
 
 
@@ -172,21 +182,3 @@ Event: TypeAlias = (
     | TurnDone
     | TurnError
 )
-
-
-ApprovalDecision = Literal["allow", "deny", "always"]
-"""``always`` allows this tool for the rest of the session."""
-
-
-@dataclass(frozen=True)
-class ApprovalRequest:
-    """What the approver is asked: a write tool wants to run with ``input``."""
-
-    call_id: str
-    tool_name: str
-    summary: str
-    input: Mapping[str, Any] = field(default_factory=dict)
-
-
-Approver: TypeAlias = Callable[[ApprovalRequest], Awaitable[ApprovalDecision]]
-"""Supplied by the front; asked before a write tool runs under the ``ask`` policy."""

@@ -1,0 +1,278 @@
+"""The tool-use loop: model <-> tools, as a stream of typed events. Persists nothing.
+
+One turn::
+
+    request -> stream the model -> assistant message -> tools (approval first) -> results
+            -> again while the stop reason is ``tool_use`` or ``pause_turn``
+
+Besides the public events of :mod:`loom_jupyter.events` (text, tool started,
+approval needed, notices) the loop yields record events (:class:`ModelCallDone`,
+:class:`ModelCallFailed`, :class:`ToolCallDone`, :class:`LoopEnded`,
+:class:`LoopFailed`). The conversation archives each one before it asks for
+the next event, and the next request is built only after that (``request_for``
+reads the window the conversation has just extended), so nothing is ever
+ahead of the archive. A tool's failure, an unknown tool or malformed input is
+an ``is_error`` result and the loop goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, TypeAlias
+
+from loom_jupyter.errors import LoomError, ModelError, StreamInterruptedError
+from loom_jupyter.events import ApprovalNeeded, Notice, TextDelta, ToolStarted, TurnEndReason
+from loom_jupyter.messages import TextBlock, ToolUseBlock
+from loom_jupyter.models import base as model_events
+from loom_jupyter.tools.base import ToolOutput
+
+if TYPE_CHECKING:
+    from loom_jupyter.models.base import Model, ModelRequest, StopReason, Usage
+    from loom_jupyter.settings import Settings
+    from loom_jupyter.tools.approval import ApprovalPolicy
+    from loom_jupyter.tools.base import Tool, ToolContext
+    from loom_jupyter.tools.registry import ToolRegistry
+
+__all__ = [
+    "AgentEvent",
+    "AgentLoop",
+    "LoopEnded",
+    "LoopFailed",
+    "ModelCallDone",
+    "ModelCallFailed",
+    "ToolCallDone",
+]
+
+_CONTINUE: frozenset[str] = frozenset({"tool_use", "pause_turn"})
+_BACKOFF_SECONDS = 1.0
+
+
+@dataclass(frozen=True)
+class ModelCallDone:
+    """A model request finished with a whole assistant message."""
+
+    blocks: tuple[TextBlock | ToolUseBlock, ...]
+    stop_reason: StopReason
+    usage: Usage
+    model: str
+    latency_ms: float
+    kind: Literal["model_call_done"] = "model_call_done"
+
+
+@dataclass(frozen=True)
+class ModelCallFailed:
+    """A model request failed; ``partial_text`` streamed before it did."""
+
+    error: ModelError
+    partial_text: str
+    model: str
+    latency_ms: float
+    will_retry: bool
+    kind: Literal["model_call_failed"] = "model_call_failed"
+
+
+@dataclass(frozen=True)
+class ToolCallDone:
+    """One tool call's result (also for calls that were refused or not run)."""
+
+    call: ToolUseBlock
+    output: ToolOutput
+    kind: Literal["tool_call_done"] = "tool_call_done"
+
+
+@dataclass(frozen=True)
+class LoopEnded:
+    """The turn is over; ``message`` explains any reason but a normal end."""
+
+    reason: TurnEndReason
+    message: str = ""
+    kind: Literal["loop_ended"] = "loop_ended"
+
+
+@dataclass(frozen=True)
+class LoopFailed:
+    """The turn cannot go on (model failure, budget); ``error`` says what to do."""
+
+    error: LoomError
+    kind: Literal["loop_failed"] = "loop_failed"
+
+
+AgentEvent: TypeAlias = (
+    TextDelta
+    | ToolStarted
+    | ApprovalNeeded
+    | Notice
+    | ModelCallDone
+    | ModelCallFailed
+    | ToolCallDone
+    | LoopEnded
+    | LoopFailed
+)
+RequestSource: TypeAlias = Callable[[], "ModelRequest"]
+
+
+@dataclass(kw_only=True)
+class AgentLoop:
+    """Runs one turn of the tool-use loop against ``model`` and ``registry``."""
+
+    model: Model
+    registry: ToolRegistry
+    policy: ApprovalPolicy
+    settings: Settings
+
+    async def run(self, request_for: RequestSource, ctx: ToolContext) -> AsyncIterator[AgentEvent]:
+        """Yield the turn's events; ``request_for`` builds each request from the current window."""
+        for _ in range(self.settings.max_iterations):
+            try:
+                request = request_for()
+            except LoomError as error:
+                yield LoopFailed(error)
+                return
+            done: ModelCallDone | None = None
+            async for event in self._call_model(request):
+                if isinstance(event, ModelCallDone):
+                    done = event
+                yield event
+            if done is None:
+                return
+            calls = [b for b in done.blocks if isinstance(b, ToolUseBlock)]
+            if done.stop_reason not in _CONTINUE:
+                for call in calls:
+                    yield ToolCallDone(call, ToolOutput.error(_NOT_RUN.format(done.stop_reason)))
+                yield LoopEnded(_end_reason(done.stop_reason), _stop_message(done, self.settings))
+                return
+            for call in calls:
+                async for tool_event in self._run_tool(call, ctx):
+                    yield tool_event
+        yield LoopEnded("iteration_limit", _iteration_message(self.settings.max_iterations))
+
+    # -- the model ----------------------------------------------------------
+
+    async def _call_model(self, request: ModelRequest) -> AsyncIterator[AgentEvent]:
+        """Stream one request, retrying a retryable failure that came before any output."""
+        attempt = 0
+        while True:
+            streamed: list[str] = []
+            started = time.monotonic()
+            try:
+                async with aclosing(self.model.stream(request)) as stream:
+                    async for event in stream:
+                        if isinstance(event, model_events.TextDelta):
+                            streamed.append(event.text)
+                            yield TextDelta(event.text)
+                        elif isinstance(event, model_events.MessageDone):
+                            yield _done(event, request, _ms(started))
+                            return
+                raise StreamInterruptedError(
+                    "The model's answer stream ended without finishing; send the message again."
+                )
+            except ModelError as error:
+                retry = error.retryable and not streamed and attempt < self.settings.max_retries
+                text = "".join(streamed)
+                yield ModelCallFailed(error, text, request.model, _ms(started), retry)
+                if not retry:
+                    yield LoopFailed(error)
+                    return
+                attempt += 1
+                delay = self._retry_delay(error, attempt)
+                yield Notice(f"{_error_line(error)} Retrying in {delay:.1f} s.", "warning")
+                await asyncio.sleep(delay)
+
+    def _retry_delay(self, error: ModelError, attempt: int) -> float:
+        suggested = getattr(error, "retry_after", None)
+        delay = suggested if suggested is not None else _BACKOFF_SECONDS * 2 ** (attempt - 1)
+        return float(min(delay, self.settings.retry_after_cap_seconds))
+
+    # -- tools ----------------------------------------------------------------
+
+    async def _run_tool(self, call: ToolUseBlock, ctx: ToolContext) -> AsyncIterator[AgentEvent]:
+        checked = self.registry.check_call(call)
+        if isinstance(checked, ToolOutput):
+            yield ToolCallDone(call, checked)
+            return
+        if self._will_ask(checked):
+            request = self.policy.describe(checked, call, ctx)
+            yield ApprovalNeeded(call.id, call.name, request.summary, request.detail)
+        decision = await self.policy.check(checked, call, ctx)
+        if not decision.allowed:
+            yield ToolCallDone(call, decision.to_output())
+            return
+        yield ToolStarted(call.id, call.name, summarize_input(call))
+        try:
+            output = await self.registry.run(call, ctx)
+        except Exception as exc:  # the registry guards tools; this guards the registry
+            output = ToolOutput.error(f"{call.name} failed: {type(exc).__name__}: {exc}")
+        yield ToolCallDone(call, output)
+
+    def _will_ask(self, tool: Tool) -> bool:
+        policy = self.policy
+        return (
+            tool.access == "write"
+            and policy.mode == "ask"
+            and policy.approver is not None
+            and tool.spec.name not in policy.always_allowed
+        )
+
+
+def summarize_input(call: ToolUseBlock, limit: int = 100) -> str:
+    """One line describing a call's input, for people (``code: df.head()``...)."""
+    parts = []
+    for key, value in call.input.items():
+        text = value if isinstance(value, str) else repr(value)
+        parts.append(f"{key}: {' '.join(str(text).split())}")
+    line = ", ".join(parts)
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+_NOT_RUN = (
+    "Not run: the answer stopped ({}) before this tool call was complete, so its input may be "
+    "cut off. Call it again if it is still needed."
+)
+
+
+def _done(event: model_events.MessageDone, request: ModelRequest, ms: float) -> ModelCallDone:
+    return ModelCallDone(
+        event.content, event.stop_reason, event.usage, event.model or request.model, ms
+    )
+
+
+def _end_reason(stop: StopReason) -> TurnEndReason:
+    if stop in ("tool_use", "pause_turn"):
+        return "end_turn"
+    return stop
+
+
+def _stop_message(done: ModelCallDone, settings: Settings) -> str:
+    if done.stop_reason == "max_tokens":
+        return (
+            f"The answer hit the output limit (max_output_tokens={settings.max_output_tokens}) "
+            "and was cut off. Ask me to continue, or raise max_output_tokens in loom.yaml."
+        )
+    if done.stop_reason == "refusal":
+        return "The model declined to answer this request. Rephrase it, or ask something else."
+    if done.stop_reason == "model_context_window_exceeded":
+        return (
+            "The model's context window filled up while answering; the answer so far is "
+            "archived. Send a new message to continue, or lower context_budget_tokens in loom.yaml."
+        )
+    return ""
+
+
+def _iteration_message(limit: int) -> str:
+    return (
+        f"Stopped after {limit} model calls in one turn (max_iterations={limit}), to end a "
+        "possibly runaway loop. Everything so far is archived: send a message to continue, or "
+        "raise max_iterations in loom.yaml."
+    )
+
+
+def _error_line(error: ModelError) -> str:
+    return f"{type(error).__name__}: {error}"
+
+
+def _ms(started: float) -> float:
+    return (time.monotonic() - started) * 1000.0

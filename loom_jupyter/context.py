@@ -1,0 +1,367 @@
+"""The context window: a token-budgeted, cache-aware view of the archive.
+
+Request layout (so the cacheable prefix stays byte-identical across turns)::
+
+    tools + static system prompt            <- breakpoint (ModelRequest.cache_prefix)
+    history: whole turns, oldest first      <- breakpoint on the last history message
+    one final user message, never cached:  session state, recall hint, the new user message
+
+The window keeps its turns in memory and only ever appends new turns or drops
+old ones from the front, so a request costs the same whether the archive holds
+a hundred turns or a hundred thousand. It moves in blocks: only when a request
+would exceed the budget does it (1) cut older tool results to a head+tail
+preview naming the archive turn, then (2) drop whole exchanges from the front
+until about 65% of the budget is used. Between those moves the history is
+rendered byte for byte the same, so the prompt cache keeps hitting.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeAlias
+
+from loom_jupyter.errors import ContextBudgetError
+from loom_jupyter.hints import RecallHint, recall_hint
+from loom_jupyter.messages import (
+    ContentBlock,
+    ImageBlock,
+    Message,
+    MessageRole,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Turn,
+)
+from loom_jupyter.models.base import ModelRequest, ToolSpec
+from loom_jupyter.models.estimate import estimate_request_tokens
+from loom_jupyter.tokens import MESSAGE_OVERHEAD, blocks_tokens, text_tokens
+
+if TYPE_CHECKING:
+    from loom_jupyter.archive import Archive
+    from loom_jupyter.settings import Settings
+
+__all__ = ["INTERRUPTED_RESULT", "ContextWindow", "WindowConfig", "load_window_turns"]
+
+INTERRUPTED_RESULT = (
+    "interrupted: this tool call did not finish (the turn was interrupted or the process "
+    "stopped), so it has no result; its effects, if any, are unknown. Check before relying on it."
+)
+_BlocksOf: TypeAlias = Callable[[Turn], tuple[ContentBlock, ...]]
+_HINT_RESERVE = 200  # tokens kept free for a recall hint when the budget is checked
+
+
+@dataclass(frozen=True, kw_only=True)
+class WindowConfig:
+    """How the window is sized and trimmed."""
+
+    budget_tokens: int
+    refill_ratio: float = 0.65
+    keep_full_turns: int = 8
+    preview_min_tokens: int = 400
+    preview_head_chars: int = 1_000
+    preview_tail_chars: int = 500
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> WindowConfig:
+        """The budget is ``context_budget_tokens`` minus ``output_reserve_tokens``."""
+        budget = settings.context_budget_tokens - settings.output_reserve_tokens
+        return cls(budget_tokens=max(budget, 1))
+
+
+class ContextWindow:
+    """The turns in view, and the requests built from them."""
+
+    def __init__(
+        self, config: WindowConfig, *, system: str, tools: Sequence[ToolSpec] = ()
+    ) -> None:
+        self.config = config
+        self.system = system
+        self.tools = tuple(tools)
+        self._fixed = estimate_request_tokens(
+            ModelRequest(model="", system=system, messages=(), tools=self.tools)
+        )
+        self._turns: list[Turn] = []
+        self._cost: dict[int, int] = {}
+        self._rendered: dict[int, tuple[ContentBlock, ...]] = {}
+        self._total = 0
+        self.cut_through = 0
+        self.moves = 0
+        self.last_hint: RecallHint | None = None
+
+    # -- contents ---------------------------------------------------------
+
+    @property
+    def turns(self) -> tuple[Turn, ...]:
+        """The turns in view, oldest first."""
+        return tuple(self._turns)
+
+    @property
+    def first_turn(self) -> int:
+        """The turn number the window starts at (0 when empty)."""
+        return self._turns[0].turn_number if self._turns else 0
+
+    @property
+    def complete(self) -> bool:
+        """Whether the window holds the whole conversation (nothing only in the archive)."""
+        return self.first_turn <= 1
+
+    @property
+    def history_tokens(self) -> int:
+        """Estimated tokens of the turns in view, as rendered."""
+        return self._total
+
+    def reset(self, turns: Sequence[Turn]) -> None:
+        """Replace the contents (on resume); the window starts at the first user turn given."""
+        self._turns, self._cost, self._rendered, self._total = [], {}, {}, 0
+        self.cut_through = 0
+        start = next((i for i, t in enumerate(turns) if t.role == "user"), len(turns))
+        for turn in turns[start:]:
+            self.append(turn)
+
+    def append(self, turn: Turn) -> None:
+        """Add a newly archived turn at the end."""
+        self._turns.append(turn)
+        self._account(turn)
+
+    def dangling_tool_calls(self) -> list[ToolUseBlock]:
+        """Tool calls of the last assistant turn that have no result turn after it."""
+        for index in range(len(self._turns) - 1, -1, -1):
+            turn = self._turns[index]
+            if turn.role == "assistant":
+                answered = {t.tool_call_id for t in self._turns[index + 1 :] if t.role == "tool"}
+                calls = [b for b in turn.blocks if isinstance(b, ToolUseBlock)]
+                return [b for b in calls if b.id not in answered]
+            if turn.role == "user":
+                return []
+        return []
+
+    # -- requests ---------------------------------------------------------
+
+    def build(self, *, model: str, state_text: str, max_tokens: int = 8192) -> ModelRequest:
+        """The next request; moves the window first if it would not fit.
+
+        Raises :class:`ContextBudgetError` when even the smallest window does not fit.
+        """
+        state_block = TextBlock(state_text)
+        fixed = self._fixed + text_tokens(state_text) + _HINT_RESERVE + MESSAGE_OVERHEAD
+        if fixed + self._total > self.config.budget_tokens:
+            self._move(fixed)
+        tail = self._turns[-1] if self._turns and self._turns[-1].role == "user" else None
+        history = self._turns[:-1] if tail is not None else self._turns
+        final: list[ContentBlock] = [state_block]
+        self.last_hint = None
+        if tail is not None:
+            self.last_hint = recall_hint(tail.content, window_complete=self.complete)
+            if self.last_hint is not None:
+                final.append(TextBlock(self.last_hint.text(first_turn_in_view=self.first_turn)))
+            final.extend(self._blocks(tail))
+        messages = _render(history, self._blocks)
+        breakpoint_index = len(messages) - 1 if messages else None
+        return ModelRequest(
+            model=model,
+            system=self.system,
+            messages=(*messages, Message("user", tuple(final))),
+            tools=self.tools,
+            max_tokens=max_tokens,
+            cache_prefix=True,
+            history_breakpoint=breakpoint_index,
+        )
+
+    # -- moving the window ------------------------------------------------
+
+    def _move(self, fixed: int) -> None:
+        self.moves += 1
+        self._cut_old_results()
+        target = int(self.config.budget_tokens * self.config.refill_ratio)
+        current = max((i for i, t in enumerate(self._turns) if t.role == "user"), default=0)
+        while fixed + self._total > target and current > 0:
+            step = next(
+                (i for i in range(1, current + 1) if self._turns[i].role == "user"), current
+            )
+            for turn in self._turns[:step]:
+                self._forget(turn)
+            del self._turns[:step]
+            current -= step
+        if fixed + self._total > self.config.budget_tokens:
+            raise ContextBudgetError(self._too_big_message(fixed))
+
+    def _cut_old_results(self) -> None:
+        keep = self.config.keep_full_turns
+        if len(self._turns) <= keep:
+            return
+        new_cut = self._turns[-keep - 1].turn_number
+        if new_cut <= self.cut_through:
+            return
+        old_cut, self.cut_through = self.cut_through, new_cut
+        for turn in self._turns:
+            if turn.role == "tool" and old_cut < turn.turn_number <= new_cut:
+                self._forget(turn)
+                self._account(turn)
+
+    def _too_big_message(self, fixed: int) -> str:
+        need = fixed + self._total
+        budget = self.config.budget_tokens
+        head = (
+            f"This request needs about {need:,} tokens but the context budget is {budget:,} "
+            "(context_budget_tokens minus output_reserve_tokens), even with everything older "
+            "left in the archive and old tool results shortened."
+        )
+        if len(self._turns) == 1:
+            return (
+                f"{head} Your message alone is too long: shorten it, or save the text to a "
+                "file in the notebook's folder and ask me to read it in parts."
+            )
+        return (
+            f"{head} The tool results of this turn filled the window: send a new message to "
+            "continue (earlier results stay in the archive), or raise context_budget_tokens "
+            "in loom.yaml."
+        )
+
+    # -- per-turn rendering (cached, deterministic) ------------------------
+
+    def _account(self, turn: Turn) -> None:
+        blocks = self._render_turn(turn)
+        self._rendered[turn.turn_number] = blocks
+        cost = blocks_tokens(blocks) + MESSAGE_OVERHEAD if blocks else 0
+        self._cost[turn.turn_number] = cost
+        self._total += cost
+
+    def _forget(self, turn: Turn) -> None:
+        self._total -= self._cost.pop(turn.turn_number, 0)
+        self._rendered.pop(turn.turn_number, None)
+
+    def _blocks(self, turn: Turn) -> tuple[ContentBlock, ...]:
+        return self._rendered[turn.turn_number]
+
+    def _render_turn(self, turn: Turn) -> tuple[ContentBlock, ...]:
+        if turn.role == "user":
+            return _user_blocks(turn)
+        if turn.role == "assistant":
+            return _assistant_blocks(turn)
+        if turn.role == "tool":
+            result = _result_block(turn)
+            if (
+                turn.turn_number <= self.cut_through
+                and turn.token_count > self.config.preview_min_tokens
+            ):
+                result = self._preview(result, turn.turn_number)
+            return (result,)
+        return ()
+
+    def _preview(self, result: ToolResultBlock, turn_number: int) -> ToolResultBlock:
+        text = result.text
+        head, tail = self.config.preview_head_chars, self.config.preview_tail_chars
+        images = sum(isinstance(b, ImageBlock) for b in result.content)
+        if len(text) <= head + tail and not images:
+            return result
+        fetch = json.dumps({"action": "range", "start_turn": turn_number, "end_turn": turn_number})
+        cut = max(len(text) - head - tail, 0)
+        note = f"{images} image(s) and " if images else ""
+        marker = (
+            f"\n[... {note}{cut:,} characters cut from this old result; the full text is "
+            f"archive turn {turn_number}: conversation_recall {fetch} ...]\n"
+        )
+        preview = text[:head] + marker + (text[-tail:] if cut else "")
+        return ToolResultBlock(result.tool_use_id, (TextBlock(preview),), result.is_error)
+
+
+async def load_window_turns(archive: Archive, session_id: str, budget_tokens: int) -> list[Turn]:
+    """The newest turns of a session that fit ``budget_tokens``, starting on a user turn.
+
+    Reads backwards from the end of the session only as far as needed; when the
+    newest exchange alone is larger than the budget it is returned whole (the
+    window then shortens its old tool results).
+    """
+    turns = await archive.recent_turns(session_id, token_budget=budget_tokens)
+    last = await archive.last_turn_number(session_id)
+    if not turns and last:
+        turns = await archive.get_turns(session_id, start=last, end=last)
+    while turns and not any(t.role == "user" for t in turns) and turns[0].turn_number > 1:
+        first = turns[0].turn_number
+        older = await archive.get_turns(session_id, start=max(1, first - 50), end=first - 1)
+        turns = [*older, *turns]
+    return turns
+
+
+# -- turns -> API messages -------------------------------------------------
+
+
+def _render(turns: Sequence[Turn], blocks_of: _BlocksOf) -> list[Message]:
+    """Turns as API messages: consecutive tool turns (and same-role turns) share a message.
+
+    A tool call whose result is missing gets an ``interrupted`` result, and a
+    result whose call is not in view is left out, so the messages are always valid.
+    """
+    messages: list[tuple[MessageRole, list[ContentBlock]]] = []
+    pending: list[str] = []
+    for turn in turns:
+        blocks = blocks_of(turn)
+        if turn.role == "tool":
+            if not blocks or not isinstance(blocks[0], ToolResultBlock):
+                continue
+            if blocks[0].tool_use_id not in pending:
+                continue
+            pending.remove(blocks[0].tool_use_id)
+            _add(messages, "user", blocks)
+            continue
+        _close_calls(messages, pending)
+        if not blocks:
+            continue
+        role: MessageRole = "assistant" if turn.role == "assistant" else "user"
+        _add(messages, role, blocks)
+        pending = [b.id for b in blocks if isinstance(b, ToolUseBlock)]
+    _close_calls(messages, pending)
+    return [Message(role, tuple(content)) for role, content in messages]
+
+
+def _close_calls(
+    messages: list[tuple[MessageRole, list[ContentBlock]]], pending: list[str]
+) -> None:
+    for call_id in pending:
+        _add(messages, "user", (ToolResultBlock(call_id, (TextBlock(INTERRUPTED_RESULT),), True),))
+    pending.clear()
+
+
+def _add(
+    messages: list[tuple[MessageRole, list[ContentBlock]]],
+    role: MessageRole,
+    blocks: Sequence[ContentBlock],
+) -> None:
+    if messages and messages[-1][0] == role:
+        messages[-1][1].extend(blocks)
+    else:
+        messages.append((role, list(blocks)))
+
+
+def _user_blocks(turn: Turn) -> tuple[ContentBlock, ...]:
+    blocks = tuple(
+        b for b in turn.blocks if isinstance(b, TextBlock | ImageBlock) and _non_empty(b)
+    )
+    if blocks:
+        return blocks
+    return (TextBlock(turn.content),) if turn.content.strip() else ()
+
+
+def _assistant_blocks(turn: Turn) -> tuple[ContentBlock, ...]:
+    blocks: list[ContentBlock] = [
+        b for b in turn.blocks if isinstance(b, TextBlock | ToolUseBlock) and _non_empty(b)
+    ]
+    if not blocks and turn.content.strip():
+        blocks = [TextBlock(turn.content)]
+    if turn.status != "complete" and blocks:
+        blocks.append(TextBlock(f"[this answer was {turn.status}: it stopped here]"))
+    return tuple(blocks)
+
+
+def _result_block(turn: Turn) -> ToolResultBlock:
+    for block in turn.blocks:
+        if isinstance(block, ToolResultBlock):
+            return block
+    content = (TextBlock(turn.content or "(no output)"),)
+    return ToolResultBlock(turn.tool_call_id or "", content, turn.is_error)
+
+
+def _non_empty(block: ContentBlock) -> bool:
+    return not isinstance(block, TextBlock) or bool(block.text.strip())

@@ -1,0 +1,633 @@
+"""CoworkSession: the agent loop, the archive, the session state and the window, together.
+
+This is the one place that writes a conversation to the archive, and it writes
+through: the user's message before the model is asked, each assistant message
+(exact blocks) before its tools run, each tool result before the next request,
+a ``model_calls`` row per request, and the partial answer when a stream is
+interrupted (``interrupted``) or fails (``partial``). Fronts only render the
+events :meth:`CoworkSession.send` yields (see ``/docs`` and
+:mod:`loom_jupyter.events`).
+
+A session row is created lazily on the first message. One process writes a
+session at a time: the session holds the archive's lease and renews it with a
+heartbeat task while it is open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from loom_jupyter.agent import (
+    AgentEvent,
+    AgentLoop,
+    LoopEnded,
+    LoopFailed,
+    ModelCallDone,
+    ModelCallFailed,
+    ToolCallDone,
+)
+from loom_jupyter.context import (
+    INTERRUPTED_RESULT,
+    ContextWindow,
+    WindowConfig,
+    load_window_turns,
+)
+from loom_jupyter.errors import ArchiveError, LeaseHeldError, LoomError
+from loom_jupyter.events import (
+    Event,
+    StateChanged,
+    TextDelta,
+    ToolFinished,
+    TurnDone,
+    TurnEndReason,
+    TurnError,
+    TurnStarted,
+    UsageEvent,
+)
+from loom_jupyter.messages import (
+    ContentBlock,
+    ImageBlock,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Turn,
+    TurnRole,
+    TurnStatus,
+    blocks_text,
+)
+from loom_jupyter.models.base import Usage
+from loom_jupyter.prompts import SYSTEM_PROMPT
+from loom_jupyter.settings import ApprovalMode, Settings
+from loom_jupyter.state import OpenTask, SessionState
+from loom_jupyter.tokens import turn_tokens
+from loom_jupyter.tools.approval import ApprovalPolicy, Approver
+from loom_jupyter.tools.base import KernelBridge, ToolContext
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Sequence
+
+    from loom_jupyter.archive import Archive, SessionInfo
+    from loom_jupyter.models.base import Model, ModelRequest
+    from loom_jupyter.tools.registry import ToolRegistry
+
+__all__ = ["CoworkSession"]
+
+_FINISHED_TASK = frozenset({"done", "succeeded", "completed", "failed", "cancelled", "canceled"})
+
+
+class _Interrupted(Exception):
+    """The person interrupted the turn (``CoworkSession.interrupt``)."""
+
+
+@dataclass
+class _TurnLog:
+    """What one turn has produced so far (for the closing event and for cleanup)."""
+
+    first: int
+    last: int
+    partial: list[str] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    cost: float = 0.0
+
+
+class CoworkSession:
+    """One notebook's conversation with the agent. Build with :meth:`open`."""
+
+    def __init__(
+        self,
+        archive: Archive,
+        *,
+        notebook_path: Path,
+        settings: Settings,
+        model: Model,
+        kernel: KernelBridge,
+        tools: ToolRegistry,
+        policy: ApprovalPolicy,
+        owner: str,
+    ) -> None:
+        self.archive = archive
+        self.notebook_path = notebook_path
+        self.settings = settings
+        self.model = model
+        self.kernel = kernel
+        self.tools = tools
+        self.policy = policy
+        self.owner = owner
+        self._window = ContextWindow(
+            WindowConfig.from_settings(settings), system=SYSTEM_PROMPT, tools=tools.specs()
+        )
+        self._state = SessionState(notebook=str(notebook_path), model=model.name)
+        self._state_text: tuple[SessionState, str] | None = None
+        self._info: SessionInfo | None = None
+        self._heartbeat: asyncio.Task[None] | None = None
+        self._lease_error: LeaseHeldError | None = None
+        self._running = False
+        self._step: asyncio.Future[AgentEvent] | None = None
+        self._interrupt_requested = False
+
+    @classmethod
+    async def open(
+        cls,
+        archive: Archive,
+        *,
+        notebook_path: str | os.PathLike[str],
+        settings: Settings | None = None,
+        model: Model | None = None,
+        kernel: KernelBridge | None = None,
+        tools: ToolRegistry | None = None,
+        approver: Approver | None = None,
+        owner: str | None = None,
+        resume: bool = True,
+    ) -> CoworkSession:
+        """A session for the notebook: its latest active session resumed, else a lazy one.
+
+        Raises :class:`LeaseHeldError` when that session is written by another
+        live process (open again with ``resume=False`` to start a new one).
+        """
+        path = _absolute(notebook_path)
+        settings = settings or Settings.load(path.parent)
+        session = cls(
+            archive,
+            notebook_path=path,
+            settings=settings,
+            model=model or _default_model(settings),
+            kernel=kernel or _default_kernel(),
+            tools=tools or _default_tools(),
+            policy=ApprovalPolicy.from_settings(settings, approver=approver),
+            owner=owner or default_owner(),
+        )
+        if resume:
+            latest = await archive.latest_active_session(str(path))
+            if latest is not None:
+                await session.resume(latest.id)
+        return session
+
+    # -- what fronts read -----------------------------------------------------
+
+    @property
+    def session_id(self) -> str | None:
+        """The archived session's id; ``None`` until the first message."""
+        return self._state.session_id
+
+    @property
+    def info(self) -> SessionInfo | None:
+        """The session's archive row as of the last turn (``None`` while lazy)."""
+        return self._info
+
+    @property
+    def state(self) -> SessionState:
+        """The session state sent with every request."""
+        return self._state
+
+    @property
+    def window(self) -> ContextWindow:
+        """The context window (read-only use: tests, panels, benchmarks)."""
+        return self._window
+
+    @property
+    def busy(self) -> bool:
+        """Whether a turn is running."""
+        return self._running
+
+    def state_event(self) -> StateChanged:
+        """A snapshot of the session for a panel."""
+        info, state = self._info, self._state
+        return StateChanged(
+            session_id=state.session_id,
+            title=info.title if info else "",
+            turn_count=info.turn_count if info else 0,
+            input_tokens=state.input_tokens,
+            output_tokens=state.output_tokens,
+            cost_usd=state.cost_usd,
+            state_yaml=state.to_yaml(),
+        )
+
+    def set_model(self, model: Model | str) -> None:
+        """Use another model from the next request on (a name builds the default adapter)."""
+        if isinstance(model, str):
+            model = _default_model(self.settings.replace(model=model))
+        self.model = model
+
+    def set_approval(self, mode: ApprovalMode) -> None:
+        """Switch the approval mode (``ask``, ``auto``, ``read-only``)."""
+        self.policy.mode = mode
+
+    # -- a turn ---------------------------------------------------------------
+
+    async def send(self, text: str, *, images: Sequence[ImageBlock] = ()) -> AsyncIterator[Event]:
+        """Send the person's message; yield the turn's events, ending in TurnDone or TurnError."""
+        if self._running:
+            raise LoomError(
+                "A turn is already running in this session; wait for it or interrupt it first."
+            )
+        self._running, self._interrupt_requested = True, False
+        try:
+            async for event in self._turn(text, images):
+                yield event
+        finally:
+            self._running = False
+
+    def interrupt(self) -> bool:
+        """Stop the running turn; ``send`` then ends with ``TurnDone(stop_reason="interrupted")``.
+
+        Call on the session's loop. Returns whether a turn was running.
+        """
+        if not self._running:
+            return False
+        self._interrupt_requested = True
+        if self._step is not None:
+            self._step.cancel()
+        return True
+
+    async def _turn(self, text: str, images: Sequence[ImageBlock]) -> AsyncIterator[Event]:
+        if self._lease_error is not None:
+            yield TurnError(str(self._lease_error), "LeaseHeldError")
+            return
+        try:
+            sid = await self._ensure_session()
+            blocks: tuple[ContentBlock, ...] = (TextBlock(text), *images)
+            first = await self._append("user", text, blocks)
+        except LoomError as error:
+            yield TurnError(str(error), type(error).__name__)
+            return
+        self._state = self._state.with_user_message(first, text)
+        yield TurnStarted(sid, first)
+        log = _TurnLog(first=first, last=first)
+        loop = AgentLoop(
+            model=self.model, registry=self.tools, policy=self.policy, settings=self.settings
+        )
+        agent = loop.run(self._request, self._tool_context(sid))
+        try:
+            async for event in self._steps(agent):
+                async for public in self._record(event, log):
+                    yield public
+        except _Interrupted:
+            await asyncio.shield(self._abandon(log))
+            async for public in self._finish(log, LoopEnded("interrupted", _INTERRUPTED)):
+                yield public
+        except ArchiveError as error:
+            yield TurnError(_archive_failed(error), type(error).__name__, first, log.last)
+        except (asyncio.CancelledError, GeneratorExit):
+            await asyncio.shield(self._abandon(log))
+            raise
+
+    async def _steps(self, agent: AsyncIterator[AgentEvent]) -> AsyncIterator[AgentEvent]:
+        """The agent's events, each pulled in its own task so ``interrupt`` can cancel it."""
+        try:
+            while True:
+                self._step = asyncio.ensure_future(agent.__anext__())
+                try:
+                    event = await self._step
+                except StopAsyncIteration:
+                    return
+                except asyncio.CancelledError:
+                    if self._interrupt_requested:
+                        raise _Interrupted from None
+                    raise
+                finally:
+                    self._step = None
+                yield event
+        finally:
+            await agent.aclose()  # type: ignore[attr-defined]
+
+    async def _record(self, event: AgentEvent, log: _TurnLog) -> AsyncIterator[Event]:
+        """Archive a record event (write-through) and yield what fronts should see."""
+        if isinstance(event, ModelCallDone):
+            yield await self._record_message(event, log)
+        elif isinstance(event, ModelCallFailed):
+            await self._record_failure(event, log)
+        elif isinstance(event, ToolCallDone):
+            yield await self._record_tool(event, log)
+        elif isinstance(event, LoopEnded | LoopFailed):
+            async for public in self._finish(log, event):
+                yield public
+        else:
+            if isinstance(event, TextDelta):
+                log.partial.append(event.text)
+            yield event
+
+    async def _record_message(self, event: ModelCallDone, log: _TurnLog) -> UsageEvent:
+        text = blocks_text(event.blocks)
+        log.last = await self._append("assistant", text, event.blocks)
+        log.partial.clear()
+        log.texts.append(text)
+        cost = _cost(event.model, event.usage)
+        log.usage, log.cost = log.usage + event.usage, log.cost + cost
+        await self.archive.record_model_call(
+            self._sid,
+            model=event.model,
+            usage=event.usage,
+            stop_reason=event.stop_reason,
+            latency_ms=event.latency_ms,
+            cost_usd=cost,
+            turn_number=log.last,
+        )
+        return UsageEvent(event.usage, cost, event.model)
+
+    async def _record_failure(self, event: ModelCallFailed, log: _TurnLog) -> None:
+        if event.partial_text:
+            blocks = (TextBlock(event.partial_text),)
+            log.last = await self._append("assistant", event.partial_text, blocks, "partial")
+            log.texts.append(event.partial_text)
+        log.partial.clear()
+        await self.archive.record_model_call(
+            self._sid,
+            model=event.model,
+            usage=Usage(),
+            stop_reason=None,
+            latency_ms=event.latency_ms,
+            error=f"{type(event.error).__name__}: {event.error}",
+            turn_number=log.last,
+        )
+
+    async def _record_tool(self, event: ToolCallDone, log: _TurnLog) -> ToolFinished:
+        call, output = event.call, event.output
+        result = ToolResultBlock(call.id, output.content, output.is_error)
+        log.last = await self._append(
+            "tool", output.text_content, (result,), tool_call=call, is_error=output.is_error
+        )
+        self._state = self._state.with_tool_result(
+            log.last,
+            call.name,
+            is_error=output.is_error,
+            text=output.text_content,
+            effects=output.effects,
+        )
+        summary = output.summary or _first_line(output.text_content)
+        return ToolFinished(call.id, call.name, summary, output.is_error, log.last)
+
+    async def _finish(self, log: _TurnLog, end: LoopEnded | LoopFailed) -> AsyncIterator[Event]:
+        await self._refresh()
+        yield self.state_event()
+        if isinstance(end, LoopFailed):
+            error = end.error
+            yield TurnError(str(error), type(error).__name__, log.first, log.last)
+            return
+        text = "\n".join(t for t in log.texts if t)
+        reason: TurnEndReason = end.reason
+        yield TurnDone(reason, log.first, log.last, text, log.usage, log.cost, end.message)
+
+    async def _abandon(self, log: _TurnLog) -> None:
+        """Archive what an interrupted turn leaves: its partial answer and unfinished calls."""
+        partial = "".join(log.partial)
+        if partial:
+            blocks = (TextBlock(partial),)
+            log.last = await self._append("assistant", partial, blocks, "interrupted")
+            log.texts.append(partial)
+            log.partial.clear()
+        log.last = await self._repair_dangling(log.last)
+        await self._refresh()
+
+    # -- archive writes (the only ones) ---------------------------------------
+
+    async def _append(
+        self,
+        role: TurnRole,
+        content: str,
+        blocks: Sequence[ContentBlock],
+        status: TurnStatus = "complete",
+        *,
+        tool_call: ToolUseBlock | None = None,
+        is_error: bool = False,
+    ) -> int:
+        """Archive one turn, then put it in the window; returns its number."""
+        tokens = turn_tokens(content, blocks)
+        number = await self.archive.append_turn(
+            self._sid,
+            role=role,
+            content=content,
+            blocks=blocks,
+            tool_name=tool_call.name if tool_call else None,
+            tool_call_id=tool_call.id if tool_call else None,
+            tool_input=dict(tool_call.input) if tool_call else None,
+            is_error=is_error,
+            token_count=tokens,
+            status=status,
+        )
+        turn = Turn(
+            session_id=self._sid,
+            turn_number=number,
+            role=role,
+            content=content,
+            blocks=tuple(blocks),
+            tool_name=tool_call.name if tool_call else None,
+            tool_call_id=tool_call.id if tool_call else None,
+            tool_input=dict(tool_call.input) if tool_call else None,
+            is_error=is_error,
+            token_count=tokens,
+            status=status,
+        )
+        self._window.append(turn)
+        return number
+
+    async def _repair_dangling(self, last: int) -> int:
+        """Give every unanswered tool call of the last assistant turn an ``interrupted`` result."""
+        for call in self._window.dangling_tool_calls():
+            result = ToolResultBlock(call.id, (TextBlock(INTERRUPTED_RESULT),), True)
+            last = await self._append(
+                "tool", INTERRUPTED_RESULT, (result,), "interrupted", tool_call=call, is_error=True
+            )
+            self._state = self._state.with_tool_result(
+                last, call.name, is_error=True, text=INTERRUPTED_RESULT
+            )
+        return last
+
+    async def _refresh(self) -> None:
+        """Re-read the session row, fold totals and open tasks into the state, persist it."""
+        sid = self._sid
+        info = await self.archive.get_session(sid)
+        tasks = [
+            OpenTask(t.id, t.goal, t.status)
+            for t in await self.archive.list_tasks(sid)
+            if t.status not in _FINISHED_TASK
+        ]
+        self._state = self._state.with_totals(
+            turn_count=info.turn_count,
+            input_tokens=info.input_tokens + info.cache_creation_tokens + info.cache_read_tokens,
+            output_tokens=info.output_tokens,
+            cost_usd=info.cost_usd,
+        ).with_tasks(tasks)
+        await self.archive.update_session(sid, session_state=self._state.to_json())
+        self._info = await self.archive.get_session(sid)
+
+    # -- sessions -------------------------------------------------------------
+
+    async def resume(self, session_id: str) -> SessionInfo:
+        """Switch to an archived session: lease, state and window back, dangling calls repaired."""
+        info = await self.archive.get_session(session_id)
+        await self._release()
+        await self._take(session_id)
+        if info.status != "active":
+            await self.archive.reopen_session(session_id)
+        restored = SessionState.from_json(info.session_state)
+        self._state = _with_identity(restored, session_id, self.notebook_path, self.model.name)
+        budget = self._window.config.budget_tokens
+        self._window.reset(await load_window_turns(self.archive, session_id, budget))
+        await self._repair_dangling(0)
+        await self._refresh()
+        assert self._info is not None
+        return self._info
+
+    async def new(self) -> None:
+        """Leave the current session; the next message starts a new one."""
+        await self._release()
+        self._go_lazy()
+
+    async def fork(self, at_turn: int | None = None) -> SessionInfo:
+        """Copy turns ``1..at_turn`` (all by default) into a new session and switch to it."""
+        if self.session_id is None:
+            raise LoomError("There is no conversation to fork yet: send a message first.")
+        new_id = await self.archive.fork_session(self.session_id, at_turn)
+        return await self.resume(new_id)
+
+    async def end(self) -> None:
+        """Mark the current session closed in the archive, then go lazy."""
+        if self.session_id is not None:
+            await self.archive.close_session(self.session_id)
+        await self.new()
+
+    async def close(self) -> None:
+        """Stop the heartbeat and release the lease (the session stays active in the archive)."""
+        await self._release()
+
+    async def _ensure_session(self) -> str:
+        if self.session_id is None:
+            sid = await self.archive.create_session(
+                notebook_path=str(self.notebook_path), model=self.model.name
+            )
+            await self._take(sid)
+            self._state = _with_identity(SessionState(), sid, self.notebook_path, self.model.name)
+            self._window.reset([])
+        return self._sid
+
+    async def _take(self, session_id: str) -> None:
+        stale = self.settings.lease_stale_seconds
+        await self.archive.acquire_lease(session_id, self.owner, stale_after=stale)
+        self._lease_error = None
+        self._heartbeat = asyncio.ensure_future(self._beat(session_id, stale / 3))
+
+    async def _beat(self, session_id: str, every: float) -> None:
+        while True:
+            await asyncio.sleep(every)
+            try:
+                await self.archive.heartbeat(session_id, self.owner)
+            except LeaseHeldError as error:
+                self._lease_error = error
+                return
+            except ArchiveError:
+                continue  # busy or transient: the next beat tries again
+
+    async def _release(self) -> None:
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+            await asyncio.gather(self._heartbeat, return_exceptions=True)
+            self._heartbeat = None
+        sid = self.session_id
+        if sid is not None and self._lease_error is None:
+            await self.archive.update_session(sid, session_state=self._state.to_json())
+            await self.archive.release_lease(sid, self.owner)
+
+    def _go_lazy(self) -> None:
+        self._state = SessionState(notebook=str(self.notebook_path), model=self.model.name)
+        self._info, self._lease_error = None, None
+        self._window.reset([])
+
+    # -- helpers --------------------------------------------------------------
+
+    @property
+    def _sid(self) -> str:
+        sid = self.session_id
+        if sid is None:
+            raise LoomError("No session yet: send a message first.")
+        return sid
+
+    def _request(self) -> ModelRequest:
+        return self._window.build(
+            model=self.model.name,
+            state_text=self._state_block(),
+            max_tokens=self.settings.max_output_tokens,
+        )
+
+    def _state_block(self) -> str:
+        cached = self._state_text
+        if cached is None or cached[0] is not self._state:
+            text = f"<session_state>\n{self._state.to_yaml()}</session_state>"
+            self._state_text = cached = (self._state, text)
+        return cached[1]
+
+    def _tool_context(self, session_id: str) -> ToolContext:
+        return ToolContext(
+            notebook_dir=self.notebook_path.parent,
+            settings=self.settings,
+            kernel=self.kernel,
+            notebook_path=self.notebook_path,
+            archive=self.archive,
+            session_id=session_id,
+            session_summary=self._summary,
+        )
+
+    async def _summary(self) -> str:
+        return self._state.to_yaml()
+
+
+def _absolute(path: str | os.PathLike[str]) -> Path:
+    # A sync helper: pathlib's absolute() touches the filesystem (cwd), fine outside the loop.
+    return Path(path).expanduser().absolute()
+
+
+def default_owner() -> str:
+    """A lease owner naming this process: ``host:pid:random``."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+_INTERRUPTED = "Interrupted. The partial answer is archived; send a message to continue."
+
+
+def _with_identity(state: SessionState, sid: str, notebook: Path, model: str) -> SessionState:
+    from dataclasses import replace
+
+    return replace(state, session_id=sid, notebook=str(notebook), model=model)
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")[:100]
+
+
+def _archive_failed(error: ArchiveError) -> str:
+    return (
+        f"The turn stopped because the archive could not be written: {error} "
+        "Everything before this point is saved; fix the problem and send the message again."
+    )
+
+
+def _cost(model: str, usage: Usage) -> float:
+    try:
+        from loom_jupyter.models.pricing import cost_usd
+    except ImportError:  # the price table is optional: the ledger then records 0.0
+        return 0.0
+    return cost_usd(model, usage)
+
+
+def _default_model(settings: Settings) -> Model:
+    from loom_jupyter.models.anthropic import AnthropicModel
+
+    return AnthropicModel.from_settings(settings)
+
+
+def _default_kernel() -> KernelBridge:
+    from loom_jupyter.tools.local_kernel import LocalKernel
+
+    return LocalKernel()
+
+
+def _default_tools() -> ToolRegistry:
+    from loom_jupyter.tools.registry import default_registry
+
+    return default_registry()

@@ -1,0 +1,291 @@
+"""SessionState: what the session has done so far, extracted mechanically.
+
+No model is asked to summarise anything. The state is folded, turn by turn,
+from facts the engine already has: the user's messages (focus and explicit
+decisions), tool results (errors and their fixes) and the typed effects tools
+report (files touched, variables changed). It rides in every request as a
+small YAML block (pruned to about 1,000 tokens) and is persisted as JSON on
+the session row, so a resumed session has it back without replaying turns.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from loom_jupyter.tokens import text_tokens as estimate_tokens
+from loom_jupyter.tools.base import FileEffect, VariableEffect
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+__all__ = [
+    "STATE_TOKEN_BUDGET",
+    "Decision",
+    "FileTouch",
+    "OpenTask",
+    "PendingError",
+    "ResolvedError",
+    "SessionState",
+    "VariableChange",
+    "extract_decisions",
+]
+
+STATE_TOKEN_BUDGET = 1_000
+MAX_FILES = 20
+MAX_VARIABLES = 20
+MAX_DECISIONS = 10
+MAX_RESOLVED = 5
+FOCUS_CHARS = 100
+DECISION_CHARS = 160
+ERROR_CHARS = 120
+
+# An explicit constraint or preference: "always ...", "never ...", "don't ...",
+# "must ...", "prefer ...", "avoid ...", or an imperative "use X" / "use X instead".
+_DECISION = re.compile(
+    r"\b(always|never|don'?t|do not|must|mustn'?t|prefer|avoid|make sure|from now on|stick to)\b"
+    r"|^(please |let'?s |we |you should |only )?use\s+\S"
+    r"|\buse\s+\S+\s+(instead|rather|only)\b",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"(?<=[.!;])\s+|\n+")
+
+
+@dataclass(frozen=True)
+class FileTouch:
+    """A file a tool read, wrote, edited, listed or searched."""
+
+    path: str
+    action: str
+    turn: int
+
+
+@dataclass(frozen=True)
+class VariableChange:
+    """A user-namespace variable that ``run_python`` created or changed."""
+
+    name: str
+    type_name: str
+    shape: str | None
+    turn: int
+
+
+@dataclass(frozen=True)
+class Decision:
+    """An explicit constraint or preference the user stated."""
+
+    text: str
+    turn: int
+
+
+@dataclass(frozen=True)
+class PendingError:
+    """A tool's latest failure, not yet followed by a success."""
+
+    tool: str
+    error: str
+    turn: int
+
+
+@dataclass(frozen=True)
+class ResolvedError:
+    """A tool failed, then later succeeded."""
+
+    tool: str
+    error: str
+    failed_turn: int
+    fixed_turn: int
+
+
+@dataclass(frozen=True)
+class OpenTask:
+    """A delegated task that has not finished."""
+
+    id: str
+    goal: str
+    status: str
+
+
+@dataclass(frozen=True)
+class SessionState:
+    """The mechanically extracted state of one session (immutable; ``with_*`` return copies)."""
+
+    session_id: str | None = None
+    notebook: str = ""
+    model: str = ""
+    turn_count: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    focus: str = ""
+    files: tuple[FileTouch, ...] = ()
+    variables: tuple[VariableChange, ...] = ()
+    decisions: tuple[Decision, ...] = ()
+    errors_resolved: tuple[ResolvedError, ...] = ()
+    pending_errors: tuple[PendingError, ...] = field(default=(), repr=False)
+    open_tasks: tuple[OpenTask, ...] = ()
+
+    def with_user_message(self, turn: int, text: str) -> SessionState:
+        """Fold in a user message: focus and explicit decisions."""
+        decisions = list(self.decisions)
+        for sentence in extract_decisions(text):
+            decisions = [d for d in decisions if _norm(d.text) != _norm(sentence)]
+            decisions.append(Decision(sentence, turn))
+        focus = _first_line(text)[:FOCUS_CHARS]
+        return replace(self, focus=focus, decisions=tuple(decisions[-MAX_DECISIONS:]))
+
+    def with_tool_result(
+        self,
+        turn: int,
+        tool: str,
+        *,
+        is_error: bool,
+        text: str = "",
+        effects: Iterable[FileEffect | VariableEffect] = (),
+    ) -> SessionState:
+        """Fold in one tool result: its effects, and errors it raised or resolved."""
+        state = self._with_effects(turn, effects)
+        pending = [p for p in state.pending_errors if p.tool != tool]
+        failed = next((p for p in state.pending_errors if p.tool == tool), None)
+        if is_error:
+            pending.append(PendingError(tool, _first_line(text)[:ERROR_CHARS], turn))
+            return replace(state, pending_errors=tuple(pending))
+        resolved = state.errors_resolved
+        if failed is not None:
+            fix = ResolvedError(tool, failed.error, failed.turn, turn)
+            resolved = (*resolved, fix)[-MAX_RESOLVED:]
+        return replace(state, pending_errors=tuple(pending), errors_resolved=resolved)
+
+    def with_totals(
+        self, *, turn_count: int, input_tokens: int, output_tokens: int, cost_usd: float
+    ) -> SessionState:
+        """Update the session counters (from the archive's session row)."""
+        return replace(
+            self,
+            turn_count=turn_count,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cost_usd=cost_usd,
+        )
+
+    def with_tasks(self, tasks: Sequence[OpenTask]) -> SessionState:
+        """Replace the open delegated tasks."""
+        return replace(self, open_tasks=tuple(tasks))
+
+    def _with_effects(
+        self, turn: int, effects: Iterable[FileEffect | VariableEffect]
+    ) -> SessionState:
+        files, variables = list(self.files), list(self.variables)
+        for effect in effects:
+            if isinstance(effect, FileEffect):
+                files = [f for f in files if f.path != effect.path]
+                files.append(FileTouch(effect.path, effect.action, turn))
+            else:
+                variables = [v for v in variables if v.name != effect.name]
+                variables.append(VariableChange(effect.name, effect.type_name, effect.shape, turn))
+        return replace(
+            self, files=tuple(files[-MAX_FILES:]), variables=tuple(variables[-MAX_VARIABLES:])
+        )
+
+    def to_json(self) -> str:
+        """The form persisted on the session row."""
+        return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str | None) -> SessionState:
+        """Parse :meth:`to_json` output; ``None``, empty or unreadable text gives a fresh state."""
+        try:
+            data = json.loads(text) if text else {}
+        except json.JSONDecodeError:
+            return cls()
+        return _state_from_dict(data) if isinstance(data, dict) else cls()
+
+    def to_yaml(self, *, max_tokens: int = STATE_TOKEN_BUDGET) -> str:
+        """The YAML block sent with every request, pruned to about ``max_tokens``."""
+        sections = _sections(self)
+        text = _dump(sections)
+        # Prune the least important, oldest entries first until it fits.
+        for key in ("files_touched", "variables", "errors_resolved", "open_tasks", "key_decisions"):
+            while estimate_tokens(text) > max_tokens and sections.get(key):
+                sections[key] = sections[key][1:]
+                text = _dump(sections)
+        return text
+
+
+def extract_decisions(text: str) -> list[str]:
+    """The sentences of a user message that state a constraint or preference."""
+    found: list[str] = []
+    for raw in _SENTENCE_END.split(text):
+        sentence = " ".join(raw.split())
+        if not sentence or sentence.endswith("?") or not _DECISION.search(sentence):
+            continue
+        found.append(sentence[:DECISION_CHARS])
+    return found
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split()).rstrip(".!;")
+
+
+_NESTED: dict[str, type[Any]] = {
+    "files": FileTouch,
+    "variables": VariableChange,
+    "decisions": Decision,
+    "errors_resolved": ResolvedError,
+    "pending_errors": PendingError,
+    "open_tasks": OpenTask,
+}
+
+
+def _sections(state: SessionState) -> dict[str, Any]:
+    session = {
+        "id": state.session_id,
+        "notebook": state.notebook,
+        "model": state.model,
+        "turns": state.turn_count,
+        "tokens": {"input": state.input_tokens, "output": state.output_tokens},
+        "cost_usd": round(state.cost_usd, 4),
+    }
+    return {
+        "session": session,
+        "current_focus": state.focus,
+        "key_decisions": [f"turn {d.turn}: {d.text}" for d in state.decisions],
+        "files_touched": [f"{f.path} ({f.action}, turn {f.turn})" for f in state.files],
+        "variables": [_variable_line(v) for v in state.variables],
+        "errors_resolved": [_resolved_line(e) for e in state.errors_resolved],
+        "open_tasks": [f"{t.id} [{t.status}]: {t.goal[:100]}" for t in state.open_tasks],
+    }
+
+
+def _variable_line(v: VariableChange) -> str:
+    shape = f" {v.shape}" if v.shape else ""
+    return f"{v.name}: {v.type_name}{shape} (turn {v.turn})"
+
+
+def _resolved_line(e: ResolvedError) -> str:
+    return f"{e.tool}: {e.error} (failed turn {e.failed_turn}, fixed turn {e.fixed_turn})"
+
+
+def _dump(sections: dict[str, Any]) -> str:
+    import yaml  # lazily: keeps `import loom_jupyter` light
+
+    present = {k: v for k, v in sections.items() if v or k == "session"}
+    body = yaml.safe_dump(present, sort_keys=False, allow_unicode=True, width=200)
+    return str(body)
+
+
+def _state_from_dict(data: dict[str, Any]) -> SessionState:
+    known = set(SessionState.__dataclass_fields__)
+    values: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in known:
+            continue
+        item_type = _NESTED.get(key)
+        values[key] = tuple(item_type(**item) for item in value) if item_type else value
+    return SessionState(**values)
