@@ -2,42 +2,64 @@
 
 Every statement goes through here, so every sqlite3 error is mapped once and
 statements from concurrent coroutines never interleave inside a transaction.
+Once SQLite reports the file damaged, every later call fails the same way, so
+nothing more is written into a corrupt file.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from loom_jupyter.archive.failures import map_sqlite_error
+from loom_jupyter.errors import ArchiveCorruptError, ArchiveError
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Iterable, Sequence
     from pathlib import Path
 
     import aiosqlite
 
 __all__ = ["Db", "Params", "Tx"]
 
-Params: TypeAlias = Sequence[Any]
+Params: TypeAlias = "Sequence[Any]"
+
+
+@dataclass
+class _Link:
+    conn: aiosqlite.Connection
+    path: Path
+    busy_timeout: float
+    damaged: ArchiveCorruptError | None = None
+
+    def failure(self, error: sqlite3.Error) -> ArchiveError:
+        mapped = map_sqlite_error(error, self.path, self.busy_timeout)
+        if isinstance(mapped, ArchiveCorruptError):
+            self.damaged = mapped
+        return mapped
 
 
 class Tx:
     """Runs statements on the connection; inside :meth:`Db.transaction` it is the transaction."""
 
-    def __init__(self, conn: aiosqlite.Connection, path: Path, busy_timeout: float) -> None:
-        self._conn = conn
-        self.path = path
-        self.busy_timeout = busy_timeout
+    def __init__(self, link: _Link) -> None:
+        self._link = link
+
+    @property
+    def path(self) -> Path:
+        """The archive file."""
+        return self._link.path
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
         """All rows of ``sql``."""
+        self._check()
         try:
-            return list(await self._conn.execute_fetchall(sql, params))
+            return list(await self._link.conn.execute_fetchall(sql, params))
         except sqlite3.Error as error:
-            raise map_sqlite_error(error, self.path, self.busy_timeout) from error
+            raise self._link.failure(error) from error
 
     async def fetchone(self, sql: str, params: Params = ()) -> sqlite3.Row | None:
         """The first row of ``sql``, or ``None``."""
@@ -46,29 +68,35 @@ class Tx:
 
     async def execute(self, sql: str, params: Params = ()) -> int:
         """Run one statement; returns the number of rows it changed."""
+        self._check()
         try:
-            cursor = await self._conn.execute(sql, params)
+            cursor = await self._link.conn.execute(sql, params)
             changed = cursor.rowcount
             await cursor.close()
         except sqlite3.Error as error:
-            raise map_sqlite_error(error, self.path, self.busy_timeout) from error
+            raise self._link.failure(error) from error
         return changed
 
     async def executemany(self, sql: str, rows: Iterable[Params]) -> None:
         """Run one statement for each of ``rows``."""
+        self._check()
         try:
-            await (await self._conn.executemany(sql, rows)).close()
+            await (await self._link.conn.executemany(sql, rows)).close()
         except sqlite3.Error as error:
-            raise map_sqlite_error(error, self.path, self.busy_timeout) from error
+            raise self._link.failure(error) from error
+
+    def _check(self) -> None:
+        if self._link.damaged is not None:
+            raise self._link.damaged
 
 
 class Db(Tx):
     """:class:`Tx` plus a lock: one statement or one transaction at a time."""
 
     def __init__(self, conn: aiosqlite.Connection, path: Path, busy_timeout: float) -> None:
-        super().__init__(conn, path, busy_timeout)
+        super().__init__(_Link(conn, path, busy_timeout))
         self._lock = asyncio.Lock()
-        self._tx = Tx(conn, path, busy_timeout)
+        self._tx = Tx(self._link)
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
         async with self._lock:
@@ -100,10 +128,10 @@ class Db(Tx):
 
     async def _rollback(self) -> None:
         # Shielded so a cancelled caller cannot leave the transaction open.
-        if self._conn.in_transaction:
-            await asyncio.shield(self._conn.execute("ROLLBACK"))
+        if self._link.conn.in_transaction:
+            await asyncio.shield(self._link.conn.execute("ROLLBACK"))
 
     async def close(self) -> None:
-        """Close the connection (waits for a running statement)."""
+        """Close the connection (waits for a running statement); safe to call twice."""
         async with self._lock:
-            await self._conn.close()
+            await self._link.conn.close()
