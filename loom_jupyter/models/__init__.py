@@ -1,4 +1,9 @@
-"""The model layer: the Model protocol, the Anthropic adapter and a scripted model."""
+"""The model layer: the Model protocol, the Anthropic adapter and a scripted model.
+
+``loom_jupyter.models.anthropic.AnthropicModel`` talks to the Messages API (the
+only module importing ``anthropic``, lazily); ``loom_jupyter.models.scripted``
+has ``ScriptedModel`` for tests; ``pricing.cost_usd`` prices a ``Usage``.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from loom_jupyter.models.base import (
     Model,
     ModelEvent,
     ModelRequest,
+    RetryNotice,
     StopReason,
     TextDelta,
     ToolInputDelta,
@@ -22,6 +28,7 @@ __all__ = [
     "Model",
     "ModelEvent",
     "ModelRequest",
+    "RetryNotice",
     "StopReason",
     "TextDelta",
     "ToolInputDelta",

@@ -18,6 +18,7 @@ __all__ = [
     "Model",
     "ModelEvent",
     "ModelRequest",
+    "RetryNotice",
     "StopReason",
     "TextDelta",
     "ToolInputDelta",
@@ -146,7 +147,34 @@ class MessageDone:
     kind: Literal["message_done"] = "message_done"
 
 
-ModelEvent: TypeAlias = "TextDelta | ToolUseStarted | ToolInputDelta | ToolUseReady | UsageUpdate | MessageDone"
+@dataclass(frozen=True)
+class RetryNotice:
+    """The request failed and will be sent again after ``wait_seconds``.
+
+    Retries are never silent: fronts should show :attr:`message`. Anything
+    streamed before this event belongs to the abandoned attempt (the
+    Anthropic adapter retries mid-stream only before any text or tool call
+    was yielded, so at most a ``UsageUpdate`` is superseded).
+    """
+
+    attempt: int
+    max_attempts: int
+    wait_seconds: float
+    reason: str
+    kind: Literal["retry"] = "retry"
+
+    @property
+    def message(self) -> str:
+        """One line for a person: ``Anthropic API overloaded (529); retrying in 2.0 s (1 of 2).``"""
+        wait = f"{self.wait_seconds:.1f} s"
+        count = f"{self.attempt} of {self.max_attempts}"
+        return f"Anthropic API {self.reason}; retrying in {wait} ({count})."
+
+
+ModelEvent: TypeAlias = (
+    "TextDelta | ToolUseStarted | ToolInputDelta | ToolUseReady | UsageUpdate"
+    " | RetryNotice | MessageDone"
+)
 
 
 @runtime_checkable
@@ -154,7 +182,8 @@ class Model(Protocol):
     """Anything that can answer a :class:`ModelRequest`.
 
     ``stream`` yields events ending with exactly one :class:`MessageDone`, or
-    raises a :class:`~loom_jupyter.errors.ModelError`. Cancelling the iteration
+    raises a :class:`~loom_jupyter.errors.ModelError`; a :class:`RetryNotice`
+    may come first when a failed attempt is retried. Cancelling the iteration
     (``aclose`` or task cancellation) must release the connection.
     """
 
