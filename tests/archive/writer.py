@@ -1,0 +1,28 @@
+"""A separate process that appends turns and prints each acknowledged turn number.
+
+Run as ``python writer.py ARCHIVE COUNT [LABEL]``; prints ``session <id>`` then
+``ack <n>`` after each ``append_turn`` returns (COUNT 0 means forever).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from loom_jupyter.archive import Archive
+
+
+async def main(path: str, count: int, label: str) -> None:
+    async with Archive.open(path, busy_timeout=10.0) as archive:
+        sid = await archive.create_session(notebook_path="/nb.ipynb", model=label)
+        print(f"session {sid}", flush=True)
+        n = 0
+        while count == 0 or n < count:
+            n = await archive.append_turn(
+                sid, role="user", content=f"{label} message {n + 1} " * 8, token_count=3
+            )
+            print(f"ack {n}", flush=True)
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1], int(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else "w"))
