@@ -1,0 +1,147 @@
+"""Tools over the user's kernel: ``run_python``, ``inspect_variables``, ``insert_cell``.
+
+They talk to the kernel only through :class:`~loom_jupyter.tools.base.KernelBridge`
+(``ctx.kernel``): the live IPython namespace in Jupyter, a
+:class:`~loom_jupyter.tools.local_kernel.LocalKernel` elsewhere.
+``read_notebook`` lives in :mod:`loom_jupyter.tools.notebook` and is re-exported.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from loom_jupyter.models.base import ToolSpec
+from loom_jupyter.tools.approval import ApprovalRequest
+from loom_jupyter.tools.base import ExecutionResult, ToolAccess, ToolContext, ToolOutput
+from loom_jupyter.tools.describe import variables_table
+from loom_jupyter.tools.notebook import ReadNotebook
+from loom_jupyter.tools.schema import object_schema
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from loom_jupyter.messages import ImageBlock, TextBlock
+
+__all__ = ["InsertCell", "InspectVariables", "ReadNotebook", "RunPython", "format_execution"]
+
+_MAX_IMAGES = 4  # figures attached per run; more would crowd the context
+
+
+def format_execution(result: ExecutionResult) -> str:
+    """The text the model reads for one run: output sections, then the error last."""
+    parts: list[str] = []
+    if result.stdout:
+        parts.append(f"[stdout]\n{result.stdout.rstrip()}")
+    if result.stderr:
+        parts.append(f"[stderr]\n{result.stderr.rstrip()}")
+    parts += [f"[display]\n{rich.rstrip()}" for rich in result.rich]
+    if result.result is not None:
+        parts.append(f"[result]\n{result.result}")
+    if result.images:
+        shown = min(len(result.images), _MAX_IMAGES)
+        parts.append(f"[{len(result.images)} figure(s); {shown} attached as images]")
+    if result.changed:
+        names = ", ".join(
+            f"{v.name} ({v.type_name}{' ' + v.shape if v.shape else ''})" for v in result.changed
+        )
+        parts.append(f"[variables created or changed] {names}")
+    if result.error:
+        parts.append(f"[error]\n{result.error}")
+    head = f"In [{result.execution_count}]" if result.execution_count is not None else "Ran"
+    body = "\n".join(parts) if parts else "(no output)"
+    return f"{head}:\n{body}"
+
+
+def _error_line(error: str) -> str:
+    lines = [line for line in error.strip().splitlines() if line.strip()]
+    return lines[-1][:100] if lines else "error"
+
+
+class RunPython:
+    """``run_python``: run code in the person's namespace (pinned name and input)."""
+
+    access: ClassVar[ToolAccess] = "write"
+    spec: ClassVar[ToolSpec] = ToolSpec(
+        name="run_python",
+        description=(
+            "Run Python code in the notebook's live namespace (the person's variables are there; "
+            "what you define stays). Returns stdout, stderr, the value of a final expression, "
+            "matplotlib figures as images, and the traceback if it raised. Keep runs short."
+        ),
+        input_schema=object_schema(
+            {"code": {"type": "string", "minLength": 1, "description": "Python source to run."}},
+            required=("code",),
+        ),
+    )
+
+    def approval_request(self, args: Mapping[str, Any], ctx: ToolContext | None) -> ApprovalRequest:
+        """Shows the code."""
+        code = str(args["code"])
+        lines = code.count("\n") + 1
+        return ApprovalRequest("run_python", f"run Python code ({lines} lines)", code)
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        """Run the code; an exception in it is an ``is_error`` result with its traceback."""
+        result = await ctx.kernel.run_code(args["code"])
+        images = result.images[:_MAX_IMAGES]
+        content: tuple[TextBlock | ImageBlock, ...] = (
+            ToolOutput.text(format_execution(result)).content + images
+        )
+        summary = f"error: {_error_line(result.error)}" if result.error else "ran Python code"
+        return ToolOutput(content, is_error=result.error is not None, summary=summary).with_effects(
+            *result.changed
+        )
+
+
+class InspectVariables:
+    """``inspect_variables``: list the namespace, or describe one variable."""
+
+    access: ClassVar[ToolAccess] = "read"
+    spec: ClassVar[ToolSpec] = ToolSpec(
+        name="inspect_variables",
+        description=(
+            "Without `name`: a table of the person's variables (name, type, shape, preview). "
+            "With `name`: details of that variable (for a DataFrame its dtypes, head and "
+            "describe(); for an array its stats). Reads only; runs no code of yours."
+        ),
+        input_schema=object_schema({"name": {"type": "string", "minLength": 1}}),
+    )
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        """The table, or the description of ``name``."""
+        name = args.get("name")
+        if name is None:
+            infos = list(await ctx.kernel.list_variables())
+            return ToolOutput.text(variables_table(infos), summary=f"{len(infos)} variables")
+        text = await ctx.kernel.describe_variable(name)
+        return ToolOutput.text(text, summary=f"inspected {name}")
+
+
+class InsertCell:
+    """``insert_cell``: propose a new cell in the notebook for the person."""
+
+    access: ClassVar[ToolAccess] = "write"
+    spec: ClassVar[ToolSpec] = ToolSpec(
+        name="insert_cell",
+        description=(
+            "Propose a new code cell in the person's notebook (below the current one), e.g. to "
+            "leave them reusable code. Set run to true to also execute it."
+        ),
+        input_schema=object_schema(
+            {
+                "source": {"type": "string", "minLength": 1},
+                "run": {"type": "boolean", "default": False},
+            },
+            required=("source",),
+        ),
+    )
+
+    def approval_request(self, args: Mapping[str, Any], ctx: ToolContext | None) -> ApprovalRequest:
+        """Shows the cell's source."""
+        verb = "insert and run" if args.get("run") else "insert"
+        return ApprovalRequest("insert_cell", f"{verb} a notebook cell", str(args["source"]))
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        """Hand the cell to the kernel bridge and report what it said."""
+        message = await ctx.kernel.insert_cell(args["source"], run=bool(args.get("run", False)))
+        return ToolOutput.text(message, summary="proposed a cell")

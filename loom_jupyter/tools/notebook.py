@@ -1,0 +1,148 @@
+"""``read_notebook``: the notebook's cells from disk plus the kernel's recent inputs.
+
+The ``.ipynb`` file is plain JSON, read with :mod:`json` (nbformat is not a
+runtime dependency). What is on disk is what was last saved; the kernel's
+history shows what actually ran since.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from loom_jupyter.errors import ToolError
+from loom_jupyter.models.base import ToolSpec
+from loom_jupyter.tools.base import FileEffect, ToolAccess, ToolContext, ToolOutput
+from loom_jupyter.tools.schema import object_schema
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from pathlib import Path
+
+__all__ = ["ReadNotebook", "render_cells"]
+
+_OUTPUT_CHARS = 600  # per output; the notebook's outputs can be huge
+_SOURCE_CHARS = 4000  # per cell source
+_HISTORY_CHARS = 1500  # per history entry
+
+
+class ReadNotebook:
+    """``read_notebook``: numbered cells (source + trimmed outputs) and the kernel history."""
+
+    access: ClassVar[ToolAccess] = "read"
+    spec: ClassVar[ToolSpec] = ToolSpec(
+        name="read_notebook",
+        description=(
+            "Read the person's notebook as last saved: numbered cells with their source and "
+            "trimmed outputs (start_cell/end_cell for a range, 1-based), plus the code this kernel "
+            "ran most recently (`history` entries), which may be newer than the saved file."
+        ),
+        input_schema=object_schema(
+            {
+                "start_cell": {"type": "integer", "minimum": 1},
+                "end_cell": {"type": "integer", "minimum": 1},
+                "include_outputs": {"type": "boolean", "default": True},
+                "history": {"type": "integer", "minimum": 0, "maximum": 100, "default": 10},
+            }
+        ),
+    )
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        """The cells in range, then the kernel's recent inputs."""
+        parts = [_notebook_part(ctx, args)]
+        limit = int(args.get("history", 10))
+        if limit:
+            parts.append(_history_part(await ctx.kernel.input_history(limit)))
+        output = ToolOutput.text("\n\n".join(parts), summary="read the notebook")
+        if ctx.notebook_path is None:
+            return output
+        return output.with_effects(FileEffect(_shown(ctx, ctx.notebook_path), "read"))
+
+
+def _shown(ctx: ToolContext, path: Path) -> str:
+    try:
+        return path.resolve().relative_to(ctx.notebook_dir.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _notebook_part(ctx: ToolContext, args: Mapping[str, Any]) -> str:
+    path = ctx.notebook_path
+    if path is None:
+        return "No notebook file is known for this session (running outside a notebook)."
+    if not path.is_file():
+        return f"The notebook file {path.name} is not saved on disk yet."
+    cells = _load_cells(path)
+    start = int(args.get("start_cell", 1))
+    end = int(args.get("end_cell", len(cells)))
+    if end < start:
+        raise ToolError(f"end_cell ({end}) is before start_cell ({start}).")
+    body = render_cells(cells, start, end, outputs=bool(args.get("include_outputs", True)))
+    span = f"{len(cells)} cells; showing {start}-{min(end, len(cells))}"
+    return f"Notebook {path.name} ({span}):\n{body}"
+
+
+def _load_cells(path: Path) -> list[Mapping[str, Any]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ToolError(
+            f"{path.name} could not be read as a notebook ({type(exc).__name__}: {exc}). "
+            "Use read_file to look at it as text."
+        ) from exc
+    cells = data.get("cells") if isinstance(data, dict) else None
+    if not isinstance(cells, list):
+        raise ToolError(f"{path.name} has no cell list; it is not an nbformat 4 notebook.")
+    return [c for c in cells if isinstance(c, dict)]
+
+
+def render_cells(cells: Sequence[Mapping[str, Any]], start: int, end: int, *, outputs: bool) -> str:
+    """Cells ``start..end`` (1-based, inclusive) as numbered text."""
+    rendered = [
+        _render_cell(i, cell, outputs) for i, cell in enumerate(cells, 1) if start <= i <= end
+    ]
+    return "\n".join(rendered) if rendered else "(no cells in that range)"
+
+
+def _render_cell(number: int, cell: Mapping[str, Any], outputs: bool) -> str:
+    kind = str(cell.get("cell_type", "code"))
+    count = cell.get("execution_count")
+    label = f"[cell {number}] {kind}" + (f", In [{count}]" if count is not None else "")
+    source = _cut(_joined(cell.get("source", "")), _SOURCE_CHARS)
+    lines = [label, source if source.strip() else "(empty)"]
+    if outputs and kind == "code":
+        lines += [_render_output(o) for o in cell.get("outputs", []) if isinstance(o, dict)]
+    return "\n".join(lines)
+
+
+def _render_output(output: Mapping[str, Any]) -> str:
+    kind = output.get("output_type")
+    if kind == "stream":
+        text = _joined(output.get("text", ""))
+        return f"  -> {output.get('name', 'stdout')}: {_cut(text, _OUTPUT_CHARS)}"
+    if kind == "error":
+        return f"  -> error: {output.get('ename', 'Error')}: {output.get('evalue', '')}"
+    data = output.get("data", {})
+    if not isinstance(data, dict):
+        return "  -> (output)"
+    if "text/plain" in data:
+        text = _cut(_joined(data["text/plain"]), _OUTPUT_CHARS)
+        return f"  -> {text}" + (" [+ image]" if "image/png" in data else "")
+    kinds = ", ".join(sorted(data)) or "empty"
+    return f"  -> ({kinds} output)"
+
+
+def _history_part(history: Sequence[tuple[int, str]]) -> str:
+    if not history:
+        return "Kernel history: nothing has run in this kernel yet."
+    rows = [f"In [{count}]: {_cut(source, _HISTORY_CHARS)}" for count, source in history]
+    return f"Kernel history (last {len(history)} runs, oldest first):\n" + "\n".join(rows)
+
+
+def _joined(value: Any) -> str:
+    return "".join(value) if isinstance(value, list) else str(value)
+
+
+def _cut(text: str, limit: int) -> str:
+    text = text.rstrip()
+    return text if len(text) <= limit else text[:limit] + f" [... {len(text) - limit:,} chars cut]"

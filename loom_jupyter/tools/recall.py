@@ -1,0 +1,274 @@
+"""``conversation_recall``: the agent's way back into the archive.
+
+The context window holds only recent turns; everything older is in the
+notebook's SQLite archive. Actions (pinned): ``search`` (ranked hits with one
+turn of context on each side), ``range`` (turns start..end), ``tool_calls``
+(past calls of a tool: input and result preview) and ``summary`` (the session
+state block and usage figures). Output stays within
+``settings.recall_output_tokens`` (see :mod:`loom_jupyter.tools.recall_render`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from loom_jupyter.errors import ToolError
+from loom_jupyter.models.base import ToolSpec
+from loom_jupyter.tools.base import ToolAccess, ToolContext, ToolOutput
+from loom_jupyter.tools.recall_render import RecallEntry, entry_from_turn, render_within_budget
+from loom_jupyter.tools.schema import object_schema
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from loom_jupyter.archive import Archive, SearchHit, ToolCall
+    from loom_jupyter.tools.recall_render import Rendered
+
+__all__ = ["ConversationRecall"]
+
+_CHARS_PER_TOKEN = 4
+_RANGE_DEFAULT = 10  # turns shown when only one end of a range is given
+_RANGE_MAX = 200
+
+
+class ConversationRecall:
+    """``conversation_recall`` over the session's archive (pinned name and input)."""
+
+    access: ClassVar[ToolAccess] = "read"
+    spec: ClassVar[ToolSpec] = ToolSpec(
+        name="conversation_recall",
+        description=(
+            "Look back in this conversation's full archive (older turns are not in your context). "
+            "action=search: ranked matches for `query` with one turn of context each side "
+            "(all_sessions=true searches every session of this notebook); action=range: turns "
+            "start_turn..end_turn verbatim; action=tool_calls: past calls of `tool_name` (or of "
+            "any tool) with input and result; action=summary: session state and usage. "
+            "Output is compact ([Turn 12] user: ...) and cut to a budget, saying what was cut."
+        ),
+        input_schema=object_schema(
+            {
+                "action": {"type": "string", "enum": ["search", "range", "tool_calls", "summary"]},
+                "query": {"type": "string"},
+                "start_turn": {"type": "integer", "minimum": 1},
+                "end_turn": {"type": "integer", "minimum": 1},
+                "tool_name": {"type": "string"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 50},
+                "all_sessions": {"type": "boolean", "default": False},
+            },
+            required=("action",),
+        ),
+    )
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        """Dispatch on ``action``."""
+        action = args["action"]
+        if action == "summary":
+            return await _summary(ctx)
+        archive, session_id = _require_archive(ctx)
+        if action == "search":
+            return await _search(archive, session_id, args, ctx)
+        if action == "range":
+            return await _range(archive, session_id, args, ctx)
+        return await _tool_calls(archive, session_id, args, ctx)
+
+
+def _require_archive(ctx: ToolContext) -> tuple[Archive, str]:
+    if ctx.archive is None or ctx.session_id is None:
+        raise ToolError(
+            "There is no conversation archive for this session yet, so there is nothing to recall."
+        )
+    return ctx.archive, ctx.session_id
+
+
+def _budget(ctx: ToolContext) -> int:
+    return ctx.settings.recall_output_tokens * _CHARS_PER_TOKEN
+
+
+def _footer(rendered: Rendered, dropped_what: str) -> str:
+    notes: list[str] = []
+    if rendered.shortened_tool:
+        notes.append(f"{rendered.shortened_tool} tool result(s) shortened")
+    if rendered.shortened_text:
+        notes.append(f"{rendered.shortened_text} message(s) shortened")
+    if rendered.dropped_groups:
+        notes.append(f"{rendered.dropped_groups} {dropped_what} not shown")
+    if not notes:
+        return ""
+    return (
+        "\n\n[Cut to fit the recall budget: " + "; ".join(notes) + ". Fetch a turn in full "
+        "with action=range, start_turn=N, end_turn=N.]"
+    )
+
+
+# --- search -----------------------------------------------------------------
+
+
+async def _search(
+    archive: Archive, session_id: str, args: Mapping[str, Any], ctx: ToolContext
+) -> ToolOutput:
+    query = str(args.get("query") or "").strip()
+    if not query:
+        raise ToolError("action=search needs a `query` (words to look for).")
+    all_sessions = bool(args.get("all_sessions", False))
+    hits = await archive.search(
+        session_id, query, int(args.get("limit", 8)), all_sessions=all_sessions
+    )
+    if not hits:
+        where = "any session of this notebook" if all_sessions else "this conversation"
+        return ToolOutput.text(f"No matches for {query!r} in {where}.", summary="no matches")
+    groups = await _hit_groups(archive, session_id, hits)
+    rendered = render_within_budget(groups, _budget(ctx))
+    head = f"{len(hits)} match(es) for {query!r}, best first, with one turn of context:\n\n"
+    text = head + rendered.text + _footer(rendered, "lower-ranked match group(s)")
+    return ToolOutput.text(text, summary=f"recall search: {len(hits)} matches")
+
+
+@dataclass
+class _Window:
+    """Turns lo..hi of one session around one or more hits (internal, built then read)."""
+
+    session_id: str
+    lo: int
+    hi: int
+    matched: set[int]
+
+    def touches(self, other: _Window) -> bool:
+        return (
+            self.session_id == other.session_id
+            and other.lo <= self.hi + 1
+            and other.hi >= self.lo - 1
+        )
+
+    def absorb(self, other: _Window) -> None:
+        self.lo, self.hi = min(self.lo, other.lo), max(self.hi, other.hi)
+        self.matched |= other.matched
+
+
+def _windows(hits: Sequence[SearchHit]) -> list[_Window]:
+    """Per hit (best first) turns hit-1..hit+1; overlapping or adjacent windows are merged
+    into the better-ranked one, so no turn is shown twice."""
+    windows: list[_Window] = []
+    for hit in hits:
+        new = _Window(
+            hit.session_id, max(1, hit.turn_number - 1), hit.turn_number + 1, {hit.turn_number}
+        )
+        touching = [w for w in windows if w.touches(new)]
+        if not touching:
+            windows.append(new)
+            continue
+        keep = touching[0]
+        keep.absorb(new)
+        for other in touching[1:]:
+            keep.absorb(other)
+            windows.remove(other)
+    return windows
+
+
+async def _hit_groups(
+    archive: Archive, session_id: str, hits: Sequence[SearchHit]
+) -> list[list[RecallEntry]]:
+    groups: list[list[RecallEntry]] = []
+    for window in _windows(hits):
+        sid = window.session_id
+        tag = "" if sid == session_id else f"Session {sid[:8]}"
+        turns = await archive.get_turns(sid, window.lo, window.hi)
+        groups.append(
+            [
+                entry_from_turn(t, session_tag=tag, match=t.turn_number in window.matched)
+                for t in turns
+            ]
+        )
+    return [g for g in groups if g]
+
+
+# --- range ------------------------------------------------------------------
+
+
+def _range_bounds(args: Mapping[str, Any], last: int) -> tuple[int, int]:
+    given_start: int | None = args.get("start_turn")
+    given_end: int | None = args.get("end_turn")
+    if given_end is not None:
+        start = given_start if given_start is not None else max(1, given_end - _RANGE_DEFAULT + 1)
+        end = given_end
+    elif given_start is not None:
+        start, end = given_start, given_start + _RANGE_DEFAULT - 1
+    else:
+        raise ToolError(
+            f"action=range needs start_turn and/or end_turn (this conversation has {last} turns)."
+        )
+    if end < start:
+        raise ToolError(f"end_turn ({end}) is before start_turn ({start}).")
+    if start > last:
+        raise ToolError(f"This conversation has {last} turns; start_turn {start} is past the end.")
+    return start, min(end, last, start + _RANGE_MAX - 1)
+
+
+async def _range(
+    archive: Archive, session_id: str, args: Mapping[str, Any], ctx: ToolContext
+) -> ToolOutput:
+    start, end = _range_bounds(args, await archive.last_turn_number(session_id))
+    turns = await archive.get_turns(session_id, start, end)
+    groups = [[entry_from_turn(t)] for t in turns]  # one group per turn: drops cut from the end
+    rendered = render_within_budget(groups, _budget(ctx))
+    shown_end = end - rendered.dropped_groups
+    text = f"Turns {start}-{shown_end}:\n\n{rendered.text}" + _footer(rendered, "turn(s)")
+    if rendered.dropped_groups:
+        rest = shown_end + 1
+        text += f"\n[Turns {rest}-{end} did not fit: continue with start_turn={rest}.]"
+    return ToolOutput.text(text, summary=f"recall turns {start}-{shown_end}")
+
+
+# --- tool calls ---------------------------------------------------------------
+
+
+async def _tool_calls(
+    archive: Archive, session_id: str, args: Mapping[str, Any], ctx: ToolContext
+) -> ToolOutput:
+    name = args.get("tool_name")
+    calls = await archive.tool_calls(session_id, tool_name=name, limit=int(args.get("limit", 10)))
+    what = f"{name} calls" if name else "tool calls"
+    if not calls:
+        return ToolOutput.text(f"No past {what} in this conversation.", summary=f"no {what}")
+    groups = [[_call_entry(call)] for call in calls]
+    rendered = render_within_budget(groups, _budget(ctx))
+    head = f"{len(calls)} most recent {what}, newest first:\n\n"
+    text = head + rendered.text + _footer(rendered, "older call(s)")
+    return ToolOutput.text(text, summary=f"recall {len(calls)} {what}")
+
+
+def _call_entry(call: ToolCall) -> RecallEntry:
+    arguments = json.dumps(dict(call.tool_input or {}), ensure_ascii=False, default=str)
+    status = " (error)" if call.is_error else ""
+    label = f"{call.tool_name}{status} input={arguments[:600]}"
+    return RecallEntry(call.turn_number, "tool", label, f"\n{call.content.strip()}")
+
+
+# --- summary ------------------------------------------------------------------
+
+
+async def _summary(ctx: ToolContext) -> ToolOutput:
+    parts: list[str] = []
+    if ctx.session_summary is not None:
+        parts.append(await ctx.session_summary())
+    if ctx.archive is not None and ctx.session_id is not None:
+        parts.append(await _stats(ctx.archive, ctx.session_id))
+    if not parts:
+        raise ToolError("There is no session state or archive yet; nothing to summarise.")
+    text = "\n\n".join(p.strip() for p in parts if p.strip())
+    return ToolOutput.text(text[: _budget(ctx)], summary="recall summary")
+
+
+async def _stats(archive: Archive, session_id: str) -> str:
+    info = await archive.get_session(session_id)
+    usage = await archive.usage_totals(session_id)
+    lines = [
+        "Archive stats:",
+        f"  session: {info.id} ({info.title or 'untitled'}), started {info.created_at}",
+        f"  turns archived: {await archive.last_turn_number(session_id)}",
+        f"  model requests: {usage.calls}; tokens in {usage.input_tokens:,}, "
+        f"out {usage.output_tokens:,}, cache read {usage.cache_read_tokens:,}, "
+        f"cache write {usage.cache_creation_tokens:,}; cost ${usage.cost_usd:.4f}",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,137 @@
+"""``shell``: run a command in the notebook's folder, with a timeout and an output cap.
+
+The command runs in its own process group so a timeout (or an interrupted
+turn) kills everything it started, not just the shell. Output is collected
+head+tail in bounded memory; secret environment values are redacted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import os
+import signal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from loom_jupyter.models.base import ToolSpec
+from loom_jupyter.tools.approval import ApprovalRequest
+from loom_jupyter.tools.base import ToolAccess, ToolContext, ToolOutput
+from loom_jupyter.tools.output import HeadTail, redact, secret_values
+from loom_jupyter.tools.schema import object_schema
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+__all__ = ["Shell", "ShellResult", "run_command"]
+
+_DRAIN_SECONDS = 2.0  # how long to wait for the pipe after the process ended or was killed
+_CHUNK = 65536
+
+
+@dataclass(frozen=True)
+class ShellResult:
+    """The outcome of one command: its captured output and how it ended."""
+
+    output: str
+    returncode: int | None
+    timed_out: bool
+
+
+async def run_command(command: str, *, cwd: str, timeout: float, max_chars: int) -> ShellResult:
+    """Run ``command`` with ``/bin/sh`` in ``cwd``; stdout and stderr are merged in order."""
+    proc = await asyncio.create_subprocess_shell(
+        command,
+        cwd=cwd,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True,  # its own process group, killed as a whole
+    )
+    buffer = HeadTail(max_chars)
+    assert proc.stdout is not None
+    pump = asyncio.create_task(_pump(proc.stdout, buffer))
+    timed_out = False
+    try:
+        await asyncio.wait_for(proc.wait(), timeout)
+    except asyncio.TimeoutError:
+        timed_out = True
+    finally:
+        if proc.returncode is None:  # timed out, or the turn was cancelled
+            _kill_group(proc.pid)
+            await proc.wait()
+        await _drain(pump)
+    return ShellResult(buffer.text(), proc.returncode, timed_out)
+
+
+async def _pump(stream: asyncio.StreamReader, buffer: HeadTail) -> None:
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    while chunk := await stream.read(_CHUNK):
+        buffer.add(decoder.decode(chunk))
+    buffer.add(decoder.decode(b"", final=True))
+
+
+async def _drain(pump: asyncio.Task[None]) -> None:
+    """Wait briefly for the rest of the output; a detached grandchild may keep the pipe open."""
+    try:
+        await asyncio.wait_for(asyncio.shield(pump), _DRAIN_SECONDS)
+    except asyncio.TimeoutError:
+        pump.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await pump
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _ending(result: ShellResult, timeout: float) -> str:
+    if result.timed_out:
+        return (
+            f"[timed out after {timeout:g} s: the command and everything it started were killed. "
+            "Run long jobs in the background with output to a file, or split the work.]"
+        )
+    code = result.returncode
+    if code is not None and code < 0:
+        return f"[killed by signal {-code}]"
+    return f"[exit code {code}]"
+
+
+class Shell:
+    """``shell``: run a shell command in the notebook's folder."""
+
+    access: ClassVar[ToolAccess] = "write"
+    spec: ClassVar[ToolSpec] = ToolSpec(
+        name="shell",
+        description=(
+            "Run a shell command (/bin/sh) in the notebook's folder. stdout and stderr are merged; "
+            "the exit code is reported. Commands are killed after a timeout; there is no stdin."
+        ),
+        input_schema=object_schema(
+            {"command": {"type": "string", "minLength": 1}}, required=("command",)
+        ),
+    )
+
+    def approval_request(self, args: Mapping[str, Any], ctx: ToolContext | None) -> ApprovalRequest:
+        """Shows the command and where it runs."""
+        command = str(args["command"])
+        first = command.strip().splitlines()[0] if command.strip() else command
+        where = f"\n(in {ctx.notebook_dir})" if ctx is not None else ""
+        return ApprovalRequest("shell", f"run `{first[:80]}`", command + where)
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        """Run the command; a non-zero exit or a timeout is an ``is_error`` result."""
+        timeout = ctx.settings.shell_timeout_seconds
+        result = await run_command(
+            args["command"],
+            cwd=str(ctx.notebook_dir),
+            timeout=timeout,
+            max_chars=ctx.settings.tool_output_max_chars,
+        )
+        ending = _ending(result, timeout)
+        body = result.output.rstrip() or "(no output)"
+        text = redact(f"$ {args['command']}\n{body}\n{ending}", secret_values())
+        failed = result.timed_out or result.returncode != 0
+        return ToolOutput.text(text, summary=ending.strip("[]")[:100], is_error=failed)
