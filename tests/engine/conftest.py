@@ -1,0 +1,92 @@
+"""Engine fixtures: a real archive in a temp dir, a LocalKernel, and session factories."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from loom_jupyter.archive import Archive, archive_path_for
+from loom_jupyter.conversation import CoworkSession
+from loom_jupyter.settings import Settings
+from loom_jupyter.tools.local_kernel import LocalKernel
+from loom_jupyter.tools.registry import ToolRegistry, default_registry
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from loom_jupyter.events import Event
+    from loom_jupyter.models.base import Model
+    from loom_jupyter.tools.approval import Approver
+
+OpenSession = Callable[..., Awaitable[CoworkSession]]
+
+
+@pytest.fixture
+def notebook(tmp_path: Path) -> Path:
+    path = tmp_path / "analysis.ipynb"
+    path.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    return path
+
+
+@pytest.fixture
+async def archive(notebook: Path) -> AsyncIterator[Archive]:
+    async with Archive.open(archive_path_for(notebook)) as opened:
+        yield opened
+
+
+@pytest.fixture
+def kernel() -> LocalKernel:
+    return LocalKernel()
+
+
+@pytest.fixture
+def registry() -> ToolRegistry:
+    return default_registry()
+
+
+@pytest.fixture
+async def open_session(
+    archive: Archive, notebook: Path, kernel: LocalKernel, registry: ToolRegistry
+) -> AsyncIterator[OpenSession]:
+    """``await open_session(model, approver=..., owner=..., **settings)``; closed at teardown."""
+    opened: list[CoworkSession] = []
+
+    async def factory(
+        model: Model,
+        *,
+        approver: Approver | None = None,
+        owner: str | None = None,
+        resume: bool = True,
+        tools: ToolRegistry | None = None,
+        **settings: Any,
+    ) -> CoworkSession:
+        settings.setdefault("approval", "auto")
+        session = await CoworkSession.open(
+            archive,
+            notebook_path=notebook,
+            settings=Settings(**settings),
+            model=model,
+            kernel=kernel,
+            tools=tools or registry,
+            approver=approver,
+            owner=owner,
+            resume=resume,
+        )
+        opened.append(session)
+        return session
+
+    yield factory
+    for session in opened:
+        await session.close()
+
+
+async def collect(session: CoworkSession, text: str, **kwargs: Any) -> list[Event]:
+    """Every event of one turn."""
+    return [event async for event in session.send(text, **kwargs)]
+
+
+def kinds(events: list[Event]) -> list[str]:
+    return [event.kind for event in events]
