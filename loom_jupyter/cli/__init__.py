@@ -1,0 +1,124 @@
+"""``loom-jupyter``: read a notebook's conversation archive from the terminal.
+
+Works without Jupyter or a kernel: it opens ``<dir>/.loom/<notebook>.sqlite``
+directly. Exit status 0 on success, 2 when the notebook, archive or session
+is not there (or the arguments are wrong), 1 when the archive cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import TYPE_CHECKING
+
+from loom_jupyter.cli.locate import UsageError
+from loom_jupyter.errors import LoomError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+__all__ = ["build_parser", "main"]
+
+_SESSION_HELP = "a list number from `sessions` (1 = latest), a session id or an id prefix"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``loom-jupyter``."""
+    parser = argparse.ArgumentParser(
+        prog="loom-jupyter",
+        description="Browse, search and export the conversations archived beside a notebook.",
+        epilog="Run `loom-jupyter COMMAND --help` for examples.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_sessions(commands)
+    _add_show(commands)
+    _add_search(commands)
+    _add_export(commands)
+    return parser
+
+
+def _command(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    about: str,
+    examples: str,
+) -> argparse.ArgumentParser:
+    sub = commands.add_parser(
+        name,
+        help=about,
+        description=about,
+        epilog=f"examples:\n{examples}\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub.add_argument(
+        "notebook", metavar="NOTEBOOK", help="the .ipynb file (or its .sqlite archive)"
+    )
+    return sub
+
+
+def _add_sessions(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    sub = _command(
+        commands,
+        "sessions",
+        "List the notebook's sessions, most recently active first.",
+        "  loom-jupyter sessions analysis.ipynb\n  loom-jupyter sessions analysis.ipynb --limit 5",
+    )
+    sub.add_argument("--limit", type=int, default=100, help="show at most N (default 100)")
+
+
+def _add_show(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    sub = _command(
+        commands,
+        "show",
+        "Print a session's turns verbatim.",
+        "  loom-jupyter show analysis.ipynb            # the latest session\n"
+        "  loom-jupyter show analysis.ipynb 2          # the second in `sessions`\n"
+        "  loom-jupyter show analysis.ipynb 3f9a --range 10:20",
+    )
+    sub.add_argument("session", nargs="?", metavar="SESSION", help=f"{_SESSION_HELP}")
+    sub.add_argument("--range", metavar="A:B", help="only turns A..B (A:, :B or one number N)")
+
+
+def _add_search(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    sub = _command(
+        commands,
+        "search",
+        "Full-text search of a session (best matches first).",
+        "  loom-jupyter search analysis.ipynb 'merge the sales tables'\n"
+        "  loom-jupyter search analysis.ipynb outlier --all-sessions --limit 20",
+    )
+    sub.add_argument("query", metavar="QUERY", help="any words; punctuation is ignored")
+    sub.add_argument("--session", metavar="SESSION", help=f"{_SESSION_HELP} (default: latest)")
+    sub.add_argument("--all-sessions", action="store_true", help="search every session")
+    sub.add_argument("--limit", type=int, default=10, help="at most N hits (default 10)")
+
+
+def _add_export(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    sub = _command(
+        commands,
+        "export",
+        "Write a whole session as Markdown or JSON.",
+        "  loom-jupyter export analysis.ipynb --format md -o session.md\n"
+        "  loom-jupyter export analysis.ipynb 2 --format json | jq '.turns | length'",
+    )
+    sub.add_argument("session", nargs="?", metavar="SESSION", help=f"{_SESSION_HELP}")
+    sub.add_argument("--format", choices=("md", "json"), default="md", help="default: md")
+    sub.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``loom-jupyter``; returns the exit status."""
+    from loom_jupyter.cli.commands import run_command
+
+    args = build_parser().parse_args(argv)
+    try:
+        output = asyncio.run(run_command(args))
+    except UsageError as error:
+        print(f"loom-jupyter: {error}", file=sys.stderr)
+        return 2
+    except LoomError as error:
+        print(f"loom-jupyter: {error}", file=sys.stderr)
+        return 1
+    print(output)
+    return 0

@@ -1,0 +1,110 @@
+"""The four subcommands; each returns its output text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from loom_jupyter.archive import Archive
+from loom_jupyter.cli.export import export_session
+from loom_jupyter.cli.locate import UsageError, find_archive, pick_session
+from loom_jupyter.cli.render import clock, money, session_header, snippet, table, turn_text
+
+if TYPE_CHECKING:
+    import argparse
+
+    from loom_jupyter.archive import SessionInfo
+
+__all__ = ["run_command"]
+
+
+async def run_command(args: argparse.Namespace) -> str:
+    """Run the subcommand ``args.command`` against the notebook's archive."""
+    async with Archive.open(find_archive(args.notebook)) as archive:
+        if args.command == "sessions":
+            return await _sessions(archive, args)
+        if args.command == "show":
+            return await _show(archive, args)
+        if args.command == "search":
+            return await _search(archive, args)
+        return await _export(archive, args)
+
+
+async def _sessions(archive: Archive, args: argparse.Namespace) -> str:
+    sessions = await archive.list_sessions(limit=args.limit)
+    if not sessions:
+        return f"No sessions yet in {archive.path}."
+    rows = [_session_row(number, info) for number, info in enumerate(sessions, 1)]
+    headers = ("#", "ID", "STATUS", "TURNS", "TOKENS", "COST", "LAST ACTIVE (UTC)", "TITLE")
+    return table(headers, rows, "<<<>>><<")
+
+
+def _session_row(number: int, info: SessionInfo) -> list[str]:
+    tokens = info.input_tokens + info.output_tokens + info.cache_creation_tokens
+    tokens += info.cache_read_tokens
+    return [
+        str(number),
+        info.id[:8],
+        info.status,
+        str(info.turn_count),
+        f"{tokens:,}",
+        money(info.cost_usd),
+        clock(info.last_active_at),
+        info.title or "(untitled)",
+    ]
+
+
+async def _show(archive: Archive, args: argparse.Namespace) -> str:
+    info = await pick_session(archive, args.session)
+    start, end = _parse_range(args.range)
+    turns = await archive.get_turns(info.id, start, end)
+    body = "\n\n".join(turn_text(turn) for turn in turns) or "(no turns in that range)"
+    return f"{session_header(info)}\n\n{body}"
+
+
+def _parse_range(text: str | None) -> tuple[int | None, int | None]:
+    if text is None:
+        return None, None
+    first, sep, last = text.partition(":")
+    try:
+        start = int(first) if first else None
+        end = (int(last) if last else None) if sep else start
+    except ValueError:
+        raise UsageError(f"Bad --range {text!r}: use A:B, A: or :B with turn numbers.") from None
+    return start, end
+
+
+async def _search(archive: Archive, args: argparse.Namespace) -> str:
+    info = await pick_session(archive, args.session)
+    hits = await archive.search(info.id, args.query, args.limit, all_sessions=args.all_sessions)
+    if not hits:
+        scope = "any session" if args.all_sessions else f"session {info.id[:8]}"
+        return f"No turns in {scope} match {args.query!r}."
+    rows = [
+        [
+            h.session_id[:8],
+            str(h.turn_number),
+            h.role,
+            clock(h.created_at),
+            snippet(h.content, args.query),
+        ]
+        for h in hits
+    ]
+    return table(("SESSION", "TURN", "ROLE", "WHEN (UTC)", "TEXT"), rows, "<><<<")
+
+
+async def _export(archive: Archive, args: argparse.Namespace) -> str:
+    info = await pick_session(archive, args.session)
+    text = export_session(info, await archive.get_turns(info.id), args.format)
+    if args.output is None:
+        return text.rstrip("\n")
+    target = _write(Path(args.output), text)
+    return f"Wrote {len(text):,} characters ({info.turn_count} turns) to {target}."
+
+
+def _write(target: Path, text: str) -> Path:
+    try:
+        target.write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise UsageError(f"Cannot write {target}: {error.strerror or error}.") from error
+    return target

@@ -1,0 +1,87 @@
+"""Exporting one session as Markdown or JSON."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import TYPE_CHECKING, Any, Literal
+
+from loom_jupyter.cli.render import clock, money
+from loom_jupyter.messages import ToolUseBlock, block_to_api
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from loom_jupyter.archive import SessionInfo
+    from loom_jupyter.messages import Turn
+
+__all__ = ["ExportFormat", "export_session"]
+
+ExportFormat = Literal["md", "json"]
+
+
+def export_session(info: SessionInfo, turns: Sequence[Turn], fmt: ExportFormat) -> str:
+    """The whole session in ``fmt``."""
+    return _json(info, turns) if fmt == "json" else _markdown(info, turns)
+
+
+def _json(info: SessionInfo, turns: Sequence[Turn]) -> str:
+    payload = {
+        "session": dataclasses.asdict(info),
+        "turns": [_turn_dict(turn) for turn in turns],
+    }
+    return json.dumps(payload, ensure_ascii=False, indent=2) + "\n"
+
+
+def _turn_dict(turn: Turn) -> dict[str, object]:
+    data = dataclasses.asdict(turn)
+    data.pop("id", None)
+    data["blocks"] = [block_to_api(block) for block in turn.blocks]
+    data["tool_input"] = None if turn.tool_input is None else dict(turn.tool_input)
+    return data
+
+
+def _markdown(info: SessionInfo, turns: Sequence[Turn]) -> str:
+    lines = [
+        f"# {info.title or 'Untitled session'}",
+        "",
+        f"- Session: `{info.id}` ({info.status})",
+        f"- Notebook: `{info.notebook_path}`",
+        f"- Model: {info.model}",
+        f"- Started: {clock(info.created_at)} UTC; last active {clock(info.last_active_at)} UTC",
+        f"- Tokens in/out: {info.input_tokens:,}/{info.output_tokens:,}; "
+        f"cost {money(info.cost_usd)}",
+        "",
+    ]
+    for turn in turns:
+        lines += _markdown_turn(turn)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _markdown_turn(turn: Turn) -> list[str]:
+    title = turn.role.capitalize()
+    if turn.role == "tool":
+        title = f"Tool `{turn.tool_name}`" + (" (error)" if turn.is_error else "")
+    status = "" if turn.status == "complete" else f" ({turn.status})"
+    lines = [f"## {turn.turn_number}. {title}{status}", f"*{clock(turn.created_at)} UTC*", ""]
+    if turn.role == "tool":
+        if turn.tool_input is not None:
+            lines += ["Input:", "", _fence(_pretty(turn.tool_input), "json"), ""]
+        lines += [_fence(turn.content), ""]
+        return lines
+    lines += [turn.content, ""] if turn.content else []
+    for block in turn.blocks:
+        if isinstance(block, ToolUseBlock):
+            lines += [f"Calls `{block.name}`:", "", _fence(_pretty(block.input), "json"), ""]
+    return lines
+
+
+def _pretty(data: Mapping[str, Any]) -> str:
+    return json.dumps(dict(data), indent=2, ensure_ascii=False, default=str)
+
+
+def _fence(text: str, language: str = "") -> str:
+    fence = "```"
+    while fence in text:  # a longer fence than any run of backticks inside
+        fence += "`"
+    return f"{fence}{language}\n{text}\n{fence}"
