@@ -1,0 +1,256 @@
+"""File tools on real files: the jail, binary and oversized refusals, edits."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+from loom_jupyter.tools.base import FileEffect
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from tests.tools.conftest import Caller
+
+
+async def test_read_file_numbers_lines_and_reports_the_read(
+    notebook_dir: Path, call: Caller
+) -> None:
+    (notebook_dir / "notes.txt").write_text("alpha\nbeta\ngamma\n")
+    out = await call("read_file", path="notes.txt")
+    assert not out.is_error
+    assert "notes.txt (lines 1-3 of 3)" in out.text_content
+    assert "     2\tbeta" in out.text_content
+    assert out.effects == (FileEffect("notes.txt", "read"),)
+
+
+async def test_read_file_line_range(notebook_dir: Path, call: Caller) -> None:
+    (notebook_dir / "n.txt").write_text("".join(f"line {i}\n" for i in range(1, 101)))
+    out = await call("read_file", path="n.txt", start_line=40, end_line=42)
+    assert out.text_content.splitlines()[1:] == [
+        "    40\tline 40",
+        "    41\tline 41",
+        "    42\tline 42",
+    ]
+    past = await call("read_file", path="n.txt", start_line=500)
+    assert past.is_error
+    assert "fewer than 500 lines" in past.text_content
+
+
+async def test_dotdot_escape_is_refused_naming_the_folder(
+    tmp_path: Path, real_dir: str, call: Caller
+) -> None:
+    (tmp_path / "secret.txt").write_text("top secret")
+    out = await call("read_file", path="../secret.txt")
+    assert out.is_error
+    assert "outside the notebook folder" in out.text_content
+    assert real_dir in out.text_content
+    assert "top secret" not in out.text_content
+
+
+async def test_absolute_path_outside_is_refused(tmp_path: Path, call: Caller) -> None:
+    outside = tmp_path / "elsewhere.txt"
+    outside.write_text("nope")
+    out = await call("read_file", path=str(outside))
+    assert out.is_error
+    assert "outside the notebook folder" in out.text_content
+
+
+async def test_absolute_path_inside_is_allowed(notebook_dir: Path, call: Caller) -> None:
+    (notebook_dir / "in.txt").write_text("fine")
+    out = await call("read_file", path=str(notebook_dir / "in.txt"))
+    assert not out.is_error
+    assert "fine" in out.text_content
+
+
+async def test_symlink_to_outside_is_refused_for_read_and_write(
+    notebook_dir: Path, tmp_path: Path, call: Caller
+) -> None:
+    target = tmp_path / "outside.txt"
+    target.write_text("outside data")
+    (notebook_dir / "link.txt").symlink_to(target)
+    (notebook_dir / "linkdir").symlink_to(tmp_path)
+    read = await call("read_file", path="link.txt")
+    assert read.is_error
+    assert "symlink" in read.text_content
+    assert "outside data" not in read.text_content
+    write = await call("write_file", path="linkdir/new.txt", content="x")
+    assert write.is_error
+    assert not (tmp_path / "new.txt").exists()
+    edit = await call("edit_file", path="link.txt", old_string="outside", new_string="inside")
+    assert edit.is_error
+    assert target.read_text() == "outside data"
+
+
+async def test_symlink_inside_the_folder_is_fine(notebook_dir: Path, call: Caller) -> None:
+    (notebook_dir / "data").mkdir()
+    (notebook_dir / "data" / "real.csv").write_text("a,b\n1,2\n")
+    (notebook_dir / "alias.csv").symlink_to(notebook_dir / "data" / "real.csv")
+    out = await call("read_file", path="alias.csv")
+    assert not out.is_error
+    assert "1,2" in out.text_content
+    assert out.effects == (FileEffect("data/real.csv", "read"),)
+
+
+async def test_binary_files_are_refused(notebook_dir: Path, call: Caller) -> None:
+    (notebook_dir / "blob.bin").write_bytes(b"PK\x03\x04\x00\x00binary")
+    (notebook_dir / "latin.txt").write_bytes("caf\xe9".encode("latin-1"))
+    nul = await call("read_file", path="blob.bin")
+    assert nul.is_error
+    assert "binary file" in nul.text_content
+    undecodable = await call("read_file", path="latin.txt")
+    assert undecodable.is_error
+    assert "not UTF-8" in undecodable.text_content
+
+
+async def test_oversized_file_is_refused_with_size_and_a_line_range_works(
+    notebook_dir: Path, call: Caller
+) -> None:
+    call.ctx = dataclasses.replace(
+        call.ctx, settings=call.ctx.settings.replace(max_file_bytes=1000)
+    )
+    (notebook_dir / "big.log").write_text("".join(f"event {i}\n" for i in range(500)))
+    out = await call("read_file", path="big.log")
+    assert out.is_error
+    assert "over the 1,000-byte limit" in out.text_content
+    assert "start_line" in out.text_content
+    part = await call("read_file", path="big.log", start_line=100, end_line=101)
+    assert not part.is_error
+    assert "event 99" in part.text_content
+    assert "event 100" in part.text_content
+
+
+async def test_read_file_stops_at_the_output_budget_and_says_where_to_continue(
+    notebook_dir: Path, call: Caller
+) -> None:
+    call.ctx = dataclasses.replace(
+        call.ctx, settings=call.ctx.settings.replace(tool_output_max_chars=2000)
+    )
+    (notebook_dir / "long.txt").write_text(
+        "".join(f"row {i:04d} " + "x" * 40 + "\n" for i in range(200))
+    )
+    out = await call("read_file", path="long.txt")
+    assert not out.is_error
+    assert "continue with start_line=" in out.text_content
+    assert len(out.text_content) <= 2000
+
+
+async def test_missing_file_and_folder_messages(notebook_dir: Path, call: Caller) -> None:
+    missing = await call("read_file", path="nope.txt")
+    assert missing.is_error
+    assert "does not exist" in missing.text_content
+    (notebook_dir / "sub").mkdir()
+    folder = await call("read_file", path="sub")
+    assert folder.is_error
+    assert "is a folder" in folder.text_content
+
+
+async def test_write_file_creates_parents_and_reports(notebook_dir: Path, call: Caller) -> None:
+    out = await call("write_file", path="out/report.md", content="# Report\nok\n")
+    assert not out.is_error
+    assert "Created out/report.md (2 lines" in out.text_content
+    assert (notebook_dir / "out" / "report.md").read_text() == "# Report\nok\n"
+    assert out.effects == (FileEffect("out/report.md", "write"),)
+    again = await call("write_file", path="out/report.md", content="new")
+    assert "Overwrote" in again.text_content
+
+
+async def test_write_into_the_archive_folder_is_refused(notebook_dir: Path, call: Caller) -> None:
+    out = await call("write_file", path=".loom/x.sqlite", content="boom")
+    assert out.is_error
+    assert "archive folder" in out.text_content
+    assert not (notebook_dir / ".loom").exists()
+
+
+async def test_edit_file_replaces_a_unique_string(notebook_dir: Path, call: Caller) -> None:
+    path = notebook_dir / "script.py"
+    path.write_text("a = 1\nb = 2\nc = 3\n")
+    out = await call("edit_file", path="script.py", old_string="b = 2", new_string="b = 20")
+    assert not out.is_error
+    assert "at line 2" in out.text_content
+    assert path.read_text() == "a = 1\nb = 20\nc = 3\n"
+    assert out.effects == (FileEffect("script.py", "edit"),)
+
+
+async def test_edit_file_with_no_match_or_two_matches_explains(
+    notebook_dir: Path, call: Caller
+) -> None:
+    path = notebook_dir / "dup.py"
+    path.write_text("x = 1\nprint(x)\nx = 1\n")
+    none = await call("edit_file", path="dup.py", old_string="y = 1", new_string="y = 2")
+    assert none.is_error
+    assert "not found" in none.text_content
+    assert "whitespace" in none.text_content
+    two = await call("edit_file", path="dup.py", old_string="x = 1", new_string="x = 2")
+    assert two.is_error
+    assert "occurs 2 times" in two.text_content
+    assert "lines 1, 3" in two.text_content
+    assert path.read_text() == "x = 1\nprint(x)\nx = 1\n"
+    every = await call(
+        "edit_file", path="dup.py", old_string="x = 1", new_string="x = 2", replace_all=True
+    )
+    assert not every.is_error
+    assert path.read_text() == "x = 2\nprint(x)\nx = 2\n"
+
+
+async def test_list_files_skips_hidden_and_archive_folders(
+    notebook_dir: Path, call: Caller
+) -> None:
+    (notebook_dir / ".loom").mkdir()
+    (notebook_dir / ".loom" / "a.sqlite").write_text("")
+    (notebook_dir / ".git").mkdir()
+    (notebook_dir / "data").mkdir()
+    (notebook_dir / "data" / "sales.csv").write_text("a\n" * 600)
+    (notebook_dir / "analysis.ipynb").write_text("{}")
+    (notebook_dir / ".env").write_text("SECRET=1")
+    top = await call("list_files")
+    lines = top.text_content.splitlines()
+    assert lines[0] == ".:"
+    assert "analysis.ipynb  2 B" in lines
+    assert "data/" in lines
+    assert not any(".loom" in line or ".git" in line or ".env" in line for line in lines)
+    everything = await call("list_files", include_hidden=True)
+    assert ".loom/" in everything.text_content.splitlines()
+
+
+async def test_list_files_pattern_searches_recursively(notebook_dir: Path, call: Caller) -> None:
+    (notebook_dir / "data" / "raw").mkdir(parents=True)
+    (notebook_dir / "data" / "raw" / "a.csv").write_text("1")
+    (notebook_dir / "data" / "b.csv").write_text("2")
+    (notebook_dir / "c.txt").write_text("3")
+    by_name = await call("list_files", pattern="*.csv")
+    assert "data/raw/a.csv" in by_name.text_content
+    assert "data/b.csv" in by_name.text_content
+    assert "c.txt" not in by_name.text_content
+    by_path = await call("list_files", pattern="data/*.csv")
+    assert "data/b.csv" in by_path.text_content
+    limited = await call("list_files", recursive=True, limit=2)
+    assert "more entries not shown" in limited.text_content
+
+
+async def test_search_files_substring_regex_and_skips(notebook_dir: Path, call: Caller) -> None:
+    (notebook_dir / "a.py").write_text("import pandas as pd\ndf = pd.read_csv('x')\n")
+    (notebook_dir / "b.md").write_text("We use PANDAS here\n")
+    (notebook_dir / "c.bin").write_bytes(b"pandas\x00\x01")
+    (notebook_dir / ".hidden").mkdir()
+    (notebook_dir / ".hidden" / "d.py").write_text("pandas\n")
+    out = await call("search_files", pattern="pandas")
+    assert "a.py:1: import pandas as pd" in out.text_content
+    assert "b.md" not in out.text_content
+    assert ".hidden" not in out.text_content
+    assert "1 binary, oversized or linked files skipped" in out.text_content
+    folded = await call("search_files", pattern="pandas", ignore_case=True, glob="*.md")
+    assert "b.md:1: We use PANDAS here" in folded.text_content
+    assert "a.py" not in folded.text_content
+    regex = await call("search_files", pattern=r"read_\w+\(", regex=True)
+    assert "a.py:2:" in regex.text_content
+    bad = await call("search_files", pattern="(", regex=True)
+    assert bad.is_error
+    assert "invalid regular expression" in bad.text_content
+
+
+async def test_search_files_caps_matches(notebook_dir: Path, call: Caller) -> None:
+    (notebook_dir / "many.txt").write_text("hit\n" * 50)
+    out = await call("search_files", pattern="hit", limit=5)
+    assert out.text_content.count("many.txt:") == 5
+    assert "first 5" in out.text_content

@@ -1,0 +1,190 @@
+"""The registry: stable specs, and every tool problem becomes an is_error result."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import pytest
+
+from loom_jupyter.errors import ToolError
+from loom_jupyter.messages import ToolUseBlock
+from loom_jupyter.models.base import ToolSpec
+from loom_jupyter.tools.base import ToolAccess, ToolContext, ToolOutput
+from loom_jupyter.tools.registry import ToolRegistry, default_registry
+from loom_jupyter.tools.schema import object_schema
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from tests.tools.conftest import Caller
+
+PINNED = (
+    "conversation_recall",
+    "inspect_variables",
+    "read_notebook",
+    "read_file",
+    "list_files",
+    "search_files",
+    "run_python",
+    "insert_cell",
+    "write_file",
+    "edit_file",
+    "shell",
+)
+
+
+class Echo:
+    """A tiny tool whose behaviour is chosen by its input."""
+
+    access: ClassVar[ToolAccess] = "read"
+    spec: ClassVar[ToolSpec] = ToolSpec(
+        "echo",
+        "Echo text, or fail on purpose.",
+        object_schema(
+            {
+                "text": {"type": "string"},
+                "mode": {"type": "string", "enum": ["ok", "tool_error", "crash"]},
+                "count": {"type": "integer"},
+            },
+            required=("text",),
+        ),
+    )
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        mode = args.get("mode", "ok")
+        if mode == "tool_error":
+            raise ToolError("the echo chamber is closed; try again later")
+        if mode == "crash":
+            return {"not": "an output"}["missing"]  # type: ignore[return-value]
+        return ToolOutput.text(args["text"] * int(args.get("count", 1)))
+
+
+@pytest.fixture
+def echo_call(ctx: ToolContext) -> Caller:
+    from tests.tools.conftest import Caller
+
+    return Caller(ToolRegistry([Echo()]), ctx)
+
+
+def test_default_registry_has_the_pinned_tools_in_a_stable_order() -> None:
+    first, second = default_registry(), default_registry()
+    assert first.names() == PINNED
+    as_json = [json.dumps(dataclasses.asdict(s), sort_keys=False) for s in first.specs()]
+    assert as_json == [json.dumps(dataclasses.asdict(s), sort_keys=False) for s in second.specs()]
+    assert first.access("read_file") == "read"
+    assert first.access("shell") == "write"
+    assert first.access("nope") is None
+
+
+def test_pinned_inputs_of_recall_and_run_python() -> None:
+    registry = default_registry()
+    recall = registry.get("conversation_recall")
+    run = registry.get("run_python")
+    assert recall is not None
+    assert run is not None
+    props = recall.spec.input_schema["properties"]
+    assert props["action"]["enum"] == ["search", "range", "tool_calls", "summary"]
+    assert {"query", "start_turn", "end_turn", "tool_name", "limit"} <= set(props)
+    assert run.spec.input_schema["required"] == ["code"]
+    assert set(run.spec.input_schema["properties"]) == {"code"}
+
+
+def test_a_duplicate_name_is_refused() -> None:
+    with pytest.raises(ValueError, match="already registered"):
+        ToolRegistry([Echo(), Echo()])
+
+
+async def test_extra_tools_come_after_the_built_ins() -> None:
+    registry = default_registry(extra=(Echo(),))
+    assert registry.names()[-1] == "echo"
+    assert "echo" in registry
+
+
+async def test_unknown_tool_lists_the_available_ones(echo_call: Caller) -> None:
+    out = await echo_call("frobnicate", text="x")
+    assert out.is_error
+    assert "Unknown tool 'frobnicate'" in out.text_content
+    assert "echo" in out.text_content
+
+
+async def test_missing_required_key_is_explained(echo_call: Caller) -> None:
+    out = await echo_call("echo")
+    assert out.is_error
+    assert "missing required key 'text'" in out.text_content
+    assert "call it again" in out.text_content
+
+
+async def test_wrong_type_enum_and_unknown_key_are_explained(echo_call: Caller) -> None:
+    out = await echo_call("echo", text=5, mode="loud", count="3", colour="red")
+    assert out.is_error
+    message = out.text_content
+    assert "text must be a string, got an integer (5)" in message
+    assert "mode must be one of 'ok', 'tool_error', 'crash'; got 'loud'" in message
+    assert "count must be an integer, got a string ('3')" in message
+    assert "unknown key 'colour'" in message
+
+
+async def test_booleans_are_not_integers(echo_call: Caller) -> None:
+    out = await echo_call("echo", text="a", count=True)
+    assert out.is_error
+    assert "count must be an integer, got a boolean (true)" in out.text_content
+
+
+async def test_tool_error_becomes_its_message(echo_call: Caller) -> None:
+    out = await echo_call("echo", text="a", mode="tool_error")
+    assert out.is_error
+    assert out.text_content == "the echo chamber is closed; try again later"
+
+
+async def test_unexpected_exception_names_type_and_message_without_traceback(
+    echo_call: Caller,
+) -> None:
+    out = await echo_call("echo", text="a", mode="crash")
+    assert out.is_error
+    assert "echo failed unexpectedly: KeyError: 'missing'" in out.text_content
+    assert "Traceback" not in out.text_content
+
+
+async def test_long_output_is_cut_to_head_and_tail(echo_call: Caller) -> None:
+    echo_call.ctx = dataclasses.replace(
+        echo_call.ctx, settings=echo_call.ctx.settings.replace(tool_output_max_chars=1000)
+    )
+    out = await echo_call("echo", text="0123456789", count=1000)
+    text = out.text_content
+    assert len(text) <= 1000
+    assert text.startswith("0123456789")
+    assert text.rstrip().endswith("789")
+    assert "characters cut" in text
+    assert "of 10,000 characters" in text
+
+
+async def test_secret_env_values_are_redacted(
+    echo_call: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = "sk-ant-test-abcdefghijklmnop"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    out = await echo_call("echo", text=f"the key is {key}!")
+    assert key not in out.text_content
+    assert "the key is [REDACTED]!" in out.text_content
+
+
+async def test_run_with_a_policy_denies_before_running(ctx: ToolContext, notebook_dir: Any) -> None:
+    from loom_jupyter.tools.approval import ApprovalPolicy
+
+    registry = default_registry()
+    policy = ApprovalPolicy("read-only")
+    call = ToolUseBlock("t1", "write_file", {"path": "a.txt", "content": "x"})
+    out = await registry.run(call, ctx, policy=policy)
+    assert out.is_error
+    assert "read-only" in out.text_content
+    assert not (notebook_dir / "a.txt").exists()
+    read = await registry.run(ToolUseBlock("t2", "list_files", {}), ctx, policy=policy)
+    assert not read.is_error
+
+
+def test_check_call_returns_the_tool_for_a_valid_call() -> None:
+    registry = ToolRegistry([Echo()])
+    checked = registry.check_call(ToolUseBlock("t", "echo", {"text": "hi"}))
+    assert isinstance(checked, Echo)
