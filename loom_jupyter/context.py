@@ -173,30 +173,35 @@ class ContextWindow:
 
     def _move(self, fixed: int) -> None:
         self.moves += 1
-        self._cut_old_results()
-        target = int(self.config.budget_tokens * self.config.refill_ratio)
+        keep = self.config.keep_full_turns
+        if len(self._turns) > keep:
+            self._cut_through(self._turns[-keep - 1].turn_number)
+        self._drop_exchanges(fixed, int(self.config.budget_tokens * self.config.refill_ratio))
+        if fixed + self._total > self.config.budget_tokens:
+            # Last resort within one long exchange: shorten every result the model has
+            # already seen, keeping only the newest step's results whole.
+            calls = [t.turn_number for t in self._turns if t.role == "assistant"]
+            self._cut_through(max(calls, default=0))
+        if fixed + self._total > self.config.budget_tokens:
+            raise ContextBudgetError(self._too_big_message(fixed))
+
+    def _drop_exchanges(self, fixed: int, target: int) -> None:
+        """Drop whole exchanges from the front (never the newest) until ``target`` is met."""
         current = max((i for i, t in enumerate(self._turns) if t.role == "user"), default=0)
         while fixed + self._total > target and current > 0:
-            step = next(
-                (i for i in range(1, current + 1) if self._turns[i].role == "user"), current
-            )
+            step = next(i for i in range(1, current + 1) if self._turns[i].role == "user")
             for turn in self._turns[:step]:
                 self._forget(turn)
             del self._turns[:step]
             current -= step
-        if fixed + self._total > self.config.budget_tokens:
-            raise ContextBudgetError(self._too_big_message(fixed))
 
-    def _cut_old_results(self) -> None:
-        keep = self.config.keep_full_turns
-        if len(self._turns) <= keep:
+    def _cut_through(self, turn_number: int) -> None:
+        """Show tool results up to ``turn_number`` as previews from now on (never undone)."""
+        if turn_number <= self.cut_through:
             return
-        new_cut = self._turns[-keep - 1].turn_number
-        if new_cut <= self.cut_through:
-            return
-        old_cut, self.cut_through = self.cut_through, new_cut
+        old, self.cut_through = self.cut_through, turn_number
         for turn in self._turns:
-            if turn.role == "tool" and old_cut < turn.turn_number <= new_cut:
+            if turn.role == "tool" and old < turn.turn_number <= turn_number:
                 self._forget(turn)
                 self._account(turn)
 

@@ -23,7 +23,7 @@ _REFERENCE = re.compile(
     r"as (we|i|you) (discussed|said|agreed|mentioned|decided|planned)"
     r"|(we|you|i) (discussed|agreed|talked about|decided|went over|settled on|looked at)"
     r"|as discussed|as agreed|as before|like before|like last time|same as before"
-    r"|last time|earlier|previously|before that"
+    r"|last time|earlier(?! than)|previously|before that"
     r"|you (said|mentioned|suggested|told me|showed|wrote|made)"
     r"|i (said|mentioned|told you|asked)( you)?"
     r"|remember (the|that|when|what|how|our|my|which)"
@@ -32,7 +32,6 @@ _REFERENCE = re.compile(
     r"|that (error|bug|issue|exception|traceback|warning|plot|chart|figure|function"
     r"|query|approach|fix|idea|table|model|trick|snippet|number|result)"
     r"|those (errors|plots|charts|results|numbers|changes|files)"
-    r"|again"
     r"|go back to|back to the"
     r")\b",
     re.IGNORECASE,

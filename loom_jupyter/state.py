@@ -50,7 +50,7 @@ _DECISION = re.compile(
     r"|\buse\s+\S+\s+(instead|rather|only)\b",
     re.IGNORECASE,
 )
-_SENTENCE_END = re.compile(r"(?<=[.!;])\s+|\n+")
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+")
 
 
 @dataclass(frozen=True)
