@@ -187,11 +187,34 @@ def create_tasks(db: sqlite3.Connection) -> None:
     )
 
 
+def track_turns_by_trigger(db: sqlite3.Connection) -> None:
+    """Version 5: a session's turn count, activity time and title follow its turns.
+
+    With this trigger an append is a single INSERT statement (atomic on its
+    own), and no code path can add a turn without updating its session.
+    """
+    _run(
+        db,
+        """
+        CREATE TRIGGER turns_track_session AFTER INSERT ON conversation_turns BEGIN
+            UPDATE cowork_sessions SET
+                turn_count = max(turn_count, new.turn_number),
+                last_active_at = max(last_active_at, new.created_at),
+                title = CASE WHEN title = '' AND new.role = 'user' THEN substr(trim(
+                    replace(replace(replace(new.content, char(13), ' '), char(10), ' '),
+                            char(9), ' ')), 1, 100) ELSE title END
+            WHERE id = new.session_id;
+        END;
+        """,
+    )
+
+
 MIGRATIONS: list[Migration] = [
     Migration("create_sessions_and_turns", create_sessions_and_turns),
     Migration("create_turns_fts", create_turns_fts),
     Migration("create_model_calls", create_model_calls),
     Migration("create_tasks", create_tasks),
+    Migration("track_turns_by_trigger", track_turns_by_trigger),
 ]
 """Every schema step, oldest first; a file's ``user_version`` counts those applied."""
 

@@ -53,8 +53,12 @@ def turn_from_row(row: sqlite3.Row) -> Turn:
     )
 
 
-def _title_from(role: str, content: str) -> str:
-    return " ".join(content.split())[:100] if role == "user" else ""
+_APPEND = (
+    "INSERT INTO conversation_turns (session_id, turn_number, role, content, blocks, tool_name,"
+    " tool_call_id, tool_input, is_error, token_count, kernel_session, execution_count, status,"
+    " created_at) SELECT id, turn_count + 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+    " FROM cowork_sessions WHERE id = ? RETURNING turn_number"
+)
 
 
 class TurnsMixin:
@@ -84,40 +88,27 @@ class TurnsMixin:
         """
         _check_choice("role", role, _ROLES)
         _check_choice("status", status, _STATUSES)
-        now = utc_now()
-        async with self._db.transaction() as tx:
-            row = await tx.fetchone(
-                "UPDATE cowork_sessions SET turn_count = turn_count + 1, last_active_at = ?,"
-                " title = CASE WHEN title = '' THEN ? ELSE title END"
-                " WHERE id = ? RETURNING turn_count",
-                [now, _title_from(role, content), session_id],
-            )
-            if row is None:
-                raise no_such_session(tx, session_id)
-            number = int(row[0])
-            await tx.execute(
-                "INSERT INTO conversation_turns (session_id, turn_number, role, content, blocks,"
-                " tool_name, tool_call_id, tool_input, is_error, token_count, kernel_session,"
-                " execution_count, status, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    session_id,
-                    number,
-                    role,
-                    content,
-                    blocks_to_json(blocks) if blocks else None,
-                    tool_name,
-                    tool_call_id,
-                    _json_or_none(tool_input),
-                    int(is_error),
-                    int(token_count),
-                    kernel_session,
-                    execution_count,
-                    status,
-                    now,
-                ],
-            )
-        return number
+        values = [
+            role,
+            content,
+            blocks_to_json(blocks) if blocks else None,
+            tool_name,
+            tool_call_id,
+            _json_or_none(tool_input),
+            int(is_error),
+            int(token_count),
+            kernel_session,
+            execution_count,
+            status,
+            utc_now(),
+            session_id,
+        ]
+        # One statement is one transaction: numbered, inserted, indexed (FTS trigger) and
+        # counted in the session (track trigger) atomically, committed before it returns.
+        row = await self._db.fetchone(_APPEND, values)
+        if row is None:
+            raise no_such_session(self._db, session_id)
+        return int(row[0])
 
     async def get_turn(self, session_id: str, turn_number: int) -> Turn:
         """One turn; raises :class:`TurnNotFoundError` (or ``SessionNotFoundError``)."""

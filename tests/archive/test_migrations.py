@@ -68,6 +68,7 @@ async def test_upgrade_from_version_1_keeps_the_data(tmp_path: Path) -> None:
         hits = await archive.search("s1", "median", limit=5)  # FTS built from old rows
         assert {h.turn_number for h in hits} == {1, 2}
         assert await archive.append_turn("s1", role="user", content="thanks") == 3
+        assert (await archive.get_session("s1")).turn_count == 3
         await archive.create_task("s1", goal="new tables work")
     with sqlite3.connect(path) as check:
         assert schema_version(check) == len(MIGRATIONS)
