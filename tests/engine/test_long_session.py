@@ -1,0 +1,126 @@
+"""A 300-turn session: the constraint from turn 3 survives in state and through recall."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from loom_jupyter.events import ToolFinished, TurnDone
+from loom_jupyter.messages import TextBlock, ToolResultBlock
+from loom_jupyter.models.scripted import ScriptedModel, ScriptedReply, text, tool_call
+
+from .checks import assert_valid_request
+from .conftest import collect
+
+if TYPE_CHECKING:
+    from loom_jupyter.archive import Archive
+    from loom_jupyter.models.base import ModelRequest
+
+    from .conftest import OpenSession
+
+CONSTRAINT = "Always use polars, never pandas."
+QUESTION = "Load the March file like we agreed earlier. Which dataframe library was it?"
+BUDGET = 12_000
+RESERVE = 2_000
+
+
+def human_text(request: ModelRequest) -> str | None:
+    """The person's new message, when this request starts a turn (after state and hint)."""
+    blocks = request.messages[-1].content
+    texts = [b.text for b in blocks if isinstance(b, TextBlock)]
+    rest = [t for t in texts if not t.startswith(("<session_state>", "<recall_hint>"))]
+    return rest[-1] if rest else None
+
+
+def last_result(request: ModelRequest) -> ToolResultBlock:
+    return next(b for b in request.messages[-2].content if isinstance(b, ToolResultBlock))
+
+
+def analyst(request: ModelRequest) -> ScriptedReply:
+    """A scripted model that works like an analyst and recalls when asked about the past."""
+    said = human_text(request)
+    if said is None:
+        result = last_result(request).text
+        if "[Turn" in result:
+            return text(f"From the archive: {result[:400]}")
+        return text("The numbers are above; revenue grew in most weeks.")
+    if "Which dataframe library" in said:
+        return tool_call("conversation_recall", {"action": "search", "query": "dataframe library"})
+    if said.startswith("Step"):
+        code = "for i in range(60):\n    print(f'week {i}: revenue {i * 1013 % 977}')"
+        return tool_call("run_python", {"code": code})
+    return text("Noted.")
+
+
+async def test_a_constraint_from_turn_3_is_kept_and_recalled_at_turn_300(
+    open_session: OpenSession, archive: Archive
+) -> None:
+    model = ScriptedModel(analyst)
+    session = await open_session(model, context_budget_tokens=BUDGET, output_reserve_tokens=RESERVE)
+    await collect(session, "Let's analyse the sales files in data/.")
+    await collect(session, CONSTRAINT + " The dataframe library matters to me.")
+    step = 0
+    while (session.info.turn_count if session.info else 0) < 296:
+        step += 1
+        await collect(session, f"Step {step}: summarise weekly revenue for region {step % 7}.")
+
+    events = await collect(session, QUESTION)
+    recall = next(e for e in events if isinstance(e, ToolFinished))
+    done = events[-1]
+    assert isinstance(done, TurnDone)
+    assert done.last_turn >= 300
+
+    assert session.state.decisions[0].text == CONSTRAINT
+    assert session.state.decisions[0].turn == 3
+    assert session.window.first_turn > 3  # turn 3 is long out of the window...
+    final = model.requests[-2]  # ...yet the request that asked recall had the state and a hint
+    ephemeral = final.messages[-1].text
+    assert f"turn 3: {CONSTRAINT}" in ephemeral
+    assert "<recall_hint>" in ephemeral
+    assert all(CONSTRAINT not in m.text for m in final.messages[:-1])
+
+    assert session.session_id is not None
+    result = await archive.get_turn(session.session_id, recall.turn_number)
+    assert result.tool_name == "conversation_recall"
+    assert not result.is_error
+    assert "[Turn 3]" in result.content
+    assert "polars" in result.content
+    assert "polars" in done.text
+
+    for request in model.requests:
+        assert_valid_request(request, budget=BUDGET - RESERVE)
+    assert session.window.moves >= 3
+
+
+async def test_every_recall_action_through_the_loop(
+    open_session: OpenSession, archive: Archive
+) -> None:
+    model = ScriptedModel(
+        [
+            tool_call("run_python", {"code": "print('weekly revenue 12345')"}),
+            text("Printed."),
+            tool_call("conversation_recall", {"action": "search", "query": "revenue"}),
+            tool_call("conversation_recall", {"action": "range", "start_turn": 1, "end_turn": 2}),
+            tool_call("conversation_recall", {"action": "tool_calls", "tool_name": "run_python"}),
+            tool_call("conversation_recall", {"action": "summary"}),
+            tool_call("conversation_recall", {"action": "range"}),
+            text("Recalled everything."),
+        ]
+    )
+    session = await open_session(model)
+    await collect(session, CONSTRAINT + " Print the weekly revenue.")
+    events = await collect(session, "What did we do so far?")
+    finished = [e for e in events if isinstance(e, ToolFinished)]
+    assert [f.is_error for f in finished] == [False, False, False, False, True]
+    assert session.session_id is not None
+    texts = [(await archive.get_turn(session.session_id, f.turn_number)).content for f in finished]
+    search, ranged, calls, summary, bad = texts
+    assert "[Turn 3]" in search
+    assert "12345" in search
+    assert "[Turn 1]" in ranged
+    assert CONSTRAINT in ranged
+    assert "[Turn 3]" not in ranged
+    assert "print('weekly revenue 12345')" in calls
+    assert CONSTRAINT in summary  # the session state block
+    assert "start_turn" in bad  # says what is missing
+    for request in model.requests:
+        assert_valid_request(request)
