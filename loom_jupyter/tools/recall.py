@@ -11,13 +11,19 @@ state block and usage figures). Output stays within
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from loom_jupyter.errors import ToolError
 from loom_jupyter.models.base import ToolSpec
 from loom_jupyter.tools.base import ToolAccess, ToolContext, ToolOutput
-from loom_jupyter.tools.recall_render import RecallEntry, entry_from_turn, render_within_budget
+from loom_jupyter.tools.recall_render import (
+    RecallEntry,
+    entry_from_turn,
+    render_within_budget,
+    shorten_text,
+)
 from loom_jupyter.tools.schema import object_schema
 
 if TYPE_CHECKING:
@@ -31,6 +37,9 @@ __all__ = ["ConversationRecall"]
 _CHARS_PER_TOKEN = 4
 _RANGE_DEFAULT = 10  # turns shown when only one end of a range is given
 _RANGE_MAX = 200
+_RESULT_PREVIEW = 1500  # characters of each past tool result in action=tool_calls
+_INPUT_PREVIEW = 600
+_NOTES_RESERVE = 400  # characters kept for the header line and the "what was cut" notes
 
 
 class ConversationRecall:
@@ -83,7 +92,8 @@ def _require_archive(ctx: ToolContext) -> tuple[Archive, str]:
 
 
 def _budget(ctx: ToolContext) -> int:
-    return ctx.settings.recall_output_tokens * _CHARS_PER_TOKEN
+    """Characters for the rendered turns; the header and cut notes fit in the reserve."""
+    return max(ctx.settings.recall_output_tokens * _CHARS_PER_TOKEN - _NOTES_RESERVE, 200)
 
 
 def _footer(rendered: Rendered, dropped_what: str) -> str:
@@ -112,17 +122,19 @@ async def _search(
     if not query:
         raise ToolError("action=search needs a `query` (words to look for).")
     all_sessions = bool(args.get("all_sessions", False))
-    hits = await archive.search(
-        session_id, query, int(args.get("limit", 8)), all_sessions=all_sessions
-    )
+    limit = int(args.get("limit", 10))
+    hits = await archive.search(session_id, query, limit, all_sessions=all_sessions)
     if not hits:
         where = "any session of this notebook" if all_sessions else "this conversation"
         return ToolOutput.text(f"No matches for {query!r} in {where}.", summary="no matches")
-    groups = await _hit_groups(archive, session_id, hits)
+    groups = await _hit_groups(archive, session_id, hits, _query_words(query))
     rendered = render_within_budget(groups, _budget(ctx))
-    head = f"{len(hits)} match(es) for {query!r}, best first, with one turn of context:\n\n"
-    text = head + rendered.text + _footer(rendered, "lower-ranked match group(s)")
-    return ToolOutput.text(text, summary=f"recall search: {len(hits)} matches")
+    head = (
+        f"{len(hits)} ranked hit(s) for {query!r}, best first, with one turn of context each "
+        "side; (match) marks turns containing a query word:\n\n"
+    )
+    text = head + rendered.text + _footer(rendered, "lower-ranked hit group(s)")
+    return ToolOutput.text(text, summary=f"recall search: {len(hits)} hits")
 
 
 @dataclass
@@ -132,18 +144,13 @@ class _Window:
     session_id: str
     lo: int
     hi: int
-    matched: set[int]
 
     def touches(self, other: _Window) -> bool:
-        return (
-            self.session_id == other.session_id
-            and other.lo <= self.hi + 1
-            and other.hi >= self.lo - 1
-        )
+        same = self.session_id == other.session_id
+        return same and other.lo <= self.hi + 1 and other.hi >= self.lo - 1
 
     def absorb(self, other: _Window) -> None:
         self.lo, self.hi = min(self.lo, other.lo), max(self.hi, other.hi)
-        self.matched |= other.matched
 
 
 def _windows(hits: Sequence[SearchHit]) -> list[_Window]:
@@ -151,9 +158,7 @@ def _windows(hits: Sequence[SearchHit]) -> list[_Window]:
     into the better-ranked one, so no turn is shown twice."""
     windows: list[_Window] = []
     for hit in hits:
-        new = _Window(
-            hit.session_id, max(1, hit.turn_number - 1), hit.turn_number + 1, {hit.turn_number}
-        )
+        new = _Window(hit.session_id, max(1, hit.turn_number - 1), hit.turn_number + 1)
         touching = [w for w in windows if w.touches(new)]
         if not touching:
             windows.append(new)
@@ -166,21 +171,30 @@ def _windows(hits: Sequence[SearchHit]) -> list[_Window]:
     return windows
 
 
+def _query_words(query: str) -> frozenset[str]:
+    return frozenset(w for w in re.findall(r"\w+", query.lower()) if len(w) > 2 or w.isdigit())
+
+
+def _mentions(text: str, words: frozenset[str]) -> bool:
+    """Whether ``text`` holds a query word. The archive also ranks the neighbours of
+    matching turns, so "(match)" marks only the turns with literal evidence."""
+    return not words.isdisjoint(re.findall(r"\w+", text.lower()))
+
+
 async def _hit_groups(
-    archive: Archive, session_id: str, hits: Sequence[SearchHit]
+    archive: Archive, session_id: str, hits: Sequence[SearchHit], words: frozenset[str]
 ) -> list[list[RecallEntry]]:
     groups: list[list[RecallEntry]] = []
     for window in _windows(hits):
         sid = window.session_id
         tag = "" if sid == session_id else f"Session {sid[:8]}"
         turns = await archive.get_turns(sid, window.lo, window.hi)
-        groups.append(
-            [
-                entry_from_turn(t, session_tag=tag, match=t.turn_number in window.matched)
-                for t in turns
-            ]
-        )
-    return [g for g in groups if g]
+        entries = [
+            entry_from_turn(t, session_tag=tag, match=_mentions(t.content, words)) for t in turns
+        ]
+        if entries:
+            groups.append(entries)
+    return groups
 
 
 # --- range ------------------------------------------------------------------
@@ -241,8 +255,10 @@ async def _tool_calls(
 def _call_entry(call: ToolCall) -> RecallEntry:
     arguments = json.dumps(dict(call.tool_input or {}), ensure_ascii=False, default=str)
     status = " (error)" if call.is_error else ""
-    label = f"{call.tool_name}{status} input={arguments[:600]}"
-    return RecallEntry(call.turn_number, "tool", label, f"\n{call.content.strip()}")
+    result = shorten_text(call.content.strip(), _RESULT_PREVIEW)
+    text = f"input={shorten_text(arguments, _INPUT_PREVIEW)}\nresult: {result}"
+    cut = max(len(call.content.strip()) - len(result), 0)
+    return RecallEntry(call.turn_number, "tool", f"{call.tool_name}{status}", text, cut=cut)
 
 
 # --- summary ------------------------------------------------------------------

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from loom_jupyter.messages import Turn
 
-__all__ = ["RecallEntry", "Rendered", "entry_from_turn", "render_within_budget"]
+__all__ = ["RecallEntry", "Rendered", "entry_from_turn", "render_within_budget", "shorten_text"]
 
 # Successive caps (characters) tried when shortening; the last is a bare preview.
 _TOOL_CAPS = (3000, 1200, 400, 160)
@@ -76,11 +76,31 @@ def _preview_input(data: object) -> str:
 
 
 def _shorten(entry: RecallEntry, cap: int) -> RecallEntry:
+    """Keep about two thirds of ``cap`` from the start and one third from the end."""
     if len(entry.text) <= cap:
         return entry
-    head, tail = entry.text[: cap * 2 // 3], entry.text[-(cap // 3) :]
+    head, tail = _head(entry.text, cap * 2 // 3), _tail(entry.text, cap // 3)
     cut = len(entry.text) - len(head) - len(tail)
     return replace(entry, text=f"{head} [...] {tail}", cut=entry.cut + cut)
+
+
+def _head(text: str, size: int) -> str:
+    """The first ``size`` characters, ending at a line break when one is near."""
+    head = text[:size]
+    newline = head.rfind("\n")
+    return head[:newline] if newline > size * 2 // 3 else head
+
+
+def _tail(text: str, size: int) -> str:
+    """The last ``size`` characters, starting at a line break when one is near."""
+    tail = text[-size:]
+    newline = tail.find("\n")
+    return tail[newline + 1 :] if 0 <= newline < size // 3 else tail
+
+
+def shorten_text(text: str, cap: int) -> str:
+    """``text`` cut to about ``cap`` characters (head and tail kept, at line breaks)."""
+    return _shorten(RecallEntry(0, "", "", text), cap).text
 
 
 def _render(groups: Sequence[Sequence[RecallEntry]]) -> str:
