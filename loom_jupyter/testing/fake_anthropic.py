@@ -58,6 +58,9 @@ Entries:
     timeout), then the connection is cut.
 ``{"fault": "truncate", "after_deltas": 2}``
     The stream ends cleanly but without ``message_delta`` / ``message_stop``.
+``{"fault": "hang", "seconds": 30}``
+    No answer at all (not even headers) for ``seconds``, then the connection
+    is cut: a request timeout before the stream starts.
 
 Any entry may carry ``"times": n`` to repeat it. Mid-stream faults also take
 ``"text"`` (the partial answer they stream). Without ``"stream": true`` a
@@ -238,7 +241,7 @@ class FakeAnthropic:
     def start(self) -> FakeAnthropic:
         """Serve in a background thread."""
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name="fake-anthropic", daemon=True
+            target=self._server.serve_forever, args=(0.02,), name="fake-anthropic", daemon=True
         )
         self._thread.start()
         return self
@@ -383,6 +386,10 @@ class _Handler(BaseHTTPRequestHandler):
         self._end_chunks()
 
     def _stream_fault(self, fault: StreamFault, body: Json) -> None:
+        if fault.kind == "hang":
+            self.state.stopping.wait(fault.seconds)
+            self._drop()
+            return
         if not body.get("stream"):
             self._json_fault(fault)
             return

@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 Json: TypeAlias = dict[str, Any]
-StreamFaultKind = Literal["sse_error", "drop", "stall", "truncate"]
+StreamFaultKind = Literal["sse_error", "drop", "stall", "truncate", "hang"]
 
 ERROR_TYPES: Mapping[int, str] = {
     400: "invalid_request_error",
@@ -118,7 +118,7 @@ def parse_entry(item: str | Json | Entry) -> Entry:
         return _reply(item)
     if fault == "http":
         return _http_fault(item)
-    if fault in ("sse_error", "drop", "stall", "truncate"):
+    if fault in ("sse_error", "drop", "stall", "truncate", "hang"):
         return _stream_fault(fault, item)
     raise ValueError(f"unknown fault {fault!r}")
 

@@ -1,0 +1,118 @@
+"""Map the ``anthropic`` SDK's message-stream events to our model events.
+
+Duck-typed on the SDK's event objects (``.type`` and friends), so this module
+never imports ``anthropic``. Only text and tool_use blocks are surfaced;
+other block types (thinking, server tools) are skipped.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any, get_args
+
+from loom_jupyter.messages import TextBlock, ToolUseBlock
+from loom_jupyter.models.base import (
+    MessageDone,
+    ModelEvent,
+    StopReason,
+    TextDelta,
+    ToolInputDelta,
+    ToolUseReady,
+    ToolUseStarted,
+    Usage,
+    UsageUpdate,
+)
+
+__all__ = ["IncompleteStreamError", "StreamMapper", "usage_from_sdk"]
+
+log = logging.getLogger(__name__)
+_STOP_REASONS: frozenset[str] = frozenset(get_args(StopReason))
+
+
+class IncompleteStreamError(Exception):
+    """The stream ended without ``message_stop`` (or without a stop reason)."""
+
+
+def usage_from_sdk(usage: Any) -> Usage:
+    """Our :class:`Usage` from the SDK's usage object (missing cache counts are 0)."""
+    return Usage(
+        int(usage.input_tokens or 0),
+        int(usage.output_tokens or 0),
+        int(getattr(usage, "cache_creation_input_tokens", None) or 0),
+        int(getattr(usage, "cache_read_input_tokens", None) or 0),
+    )
+
+
+@dataclass
+class StreamMapper:
+    """Turns one SDK stream's events into ours; remembers whether content was shown."""
+
+    request_id: str | None = None
+    shown: bool = False
+    done: MessageDone | None = None
+    _tool_ids: dict[int, str] = field(default_factory=dict)
+
+    def map(self, event: Any, snapshot: Any) -> ModelEvent | None:
+        """Our event for one SDK event (``None`` when it has no counterpart)."""
+        kind = event.type
+        if kind == "content_block_delta":
+            return self._delta(event)
+        if kind == "content_block_start":
+            return self._block_start(event)
+        if kind == "content_block_stop":
+            return self._block_stop(event)
+        if kind == "message_start":
+            return UsageUpdate(usage_from_sdk(event.message.usage))
+        if kind == "message_delta":
+            return UsageUpdate(usage_from_sdk(snapshot.usage))
+        if kind == "message_stop":
+            self.done = self._message_done(event.message)
+            return None
+        return None
+
+    def finish(self) -> MessageDone:
+        """The final event; raises :class:`IncompleteStreamError` if the stream never finished."""
+        if self.done is None:
+            raise IncompleteStreamError("the stream ended without message_stop")
+        return self.done
+
+    def _delta(self, event: Any) -> ModelEvent | None:
+        delta = event.delta
+        if delta.type == "text_delta":
+            self.shown = True
+            return TextDelta(delta.text)
+        if delta.type == "input_json_delta" and event.index in self._tool_ids:
+            return ToolInputDelta(self._tool_ids[event.index], delta.partial_json)
+        return None
+
+    def _block_start(self, event: Any) -> ModelEvent | None:
+        block = event.content_block
+        if block.type != "tool_use":
+            return None
+        self.shown = True
+        self._tool_ids[event.index] = block.id
+        return ToolUseStarted(block.id, block.name)
+
+    def _block_stop(self, event: Any) -> ModelEvent | None:
+        block = getattr(event, "content_block", None)
+        if block is None or block.type != "tool_use":
+            return None
+        return ToolUseReady(ToolUseBlock(block.id, block.name, dict(block.input or {})))
+
+    def _message_done(self, message: Any) -> MessageDone:
+        reason = message.stop_reason
+        if reason is None:
+            raise IncompleteStreamError("the stream ended without a stop reason")
+        if reason not in _STOP_REASONS:
+            log.warning("unknown stop_reason %r from the API; treating it as end_turn", reason)
+            reason = "end_turn"
+        content = tuple(_block(b) for b in message.content if b.type in ("text", "tool_use"))
+        usage = usage_from_sdk(message.usage)
+        return MessageDone(content, reason, usage, str(message.model), self.request_id)
+
+
+def _block(block: Any) -> TextBlock | ToolUseBlock:
+    if block.type == "text":
+        return TextBlock(block.text)
+    return ToolUseBlock(block.id, block.name, dict(block.input or {}))
