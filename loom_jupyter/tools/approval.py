@@ -156,6 +156,15 @@ class ApprovalPolicy:
             return ApprovalDecision(True, answer="always")
         return await self._ask(self.describe(tool, call, ctx))
 
+    def will_ask(self, tool: Tool) -> bool:
+        """Whether :meth:`check` would ask the approver about ``tool`` right now."""
+        return (
+            tool.access == "write"
+            and self.mode == "ask"
+            and self.approver is not None
+            and tool.spec.name not in self._always
+        )
+
     def describe(
         self, tool: Tool, call: ToolUseBlock, ctx: ToolContext | None = None
     ) -> ApprovalRequest:

@@ -7,6 +7,7 @@ and are re-exported here.
 
 from __future__ import annotations
 
+import asyncio
 import fnmatch
 import os
 import re
@@ -146,7 +147,9 @@ class ListFiles:
         entries = _walk(real, recursive=recursive, hidden=hidden)
         if pattern is not None:
             entries = (e for e in entries if _matches(e, pattern, real))
-        text = _render_entries(ctx, real, entries, int(args.get("limit", 200)))
+        # Walking a big tree blocks; a worker thread keeps the event loop (and the UI) live.
+        limit = int(args.get("limit", 200))
+        text = await asyncio.to_thread(_render_entries, ctx, real, entries, limit)
         return ToolOutput.text(text, summary=f"listed {shown}").with_effects(
             FileEffect(shown, "list")
         )
@@ -247,9 +250,11 @@ class SearchFiles:
         real = resolve_path(ctx, args.get("path", "."))
         shown = display_path(ctx, real)
         matcher = _matcher(args["pattern"], bool(args.get("regex")), bool(args.get("ignore_case")))
-        files = [real] if real.is_file() else _text_candidates(real, args.get("glob"))
-        hits, skipped = _search(ctx, files, matcher, int(args.get("limit", 100)))
-        text = _render_hits(args["pattern"], shown, hits, skipped, int(args.get("limit", 100)))
+        limit = int(args.get("limit", 100))
+        hits, skipped = await asyncio.to_thread(
+            _search_below, ctx, real, args.get("glob"), matcher, limit
+        )
+        text = _render_hits(args["pattern"], shown, hits, skipped, limit)
         return ToolOutput.text(text, summary=f"searched {shown}").with_effects(
             FileEffect(shown, "search")
         )
@@ -270,6 +275,13 @@ def _text_candidates(top: Path, glob: str | None) -> list[Path]:
         raise ToolError(f"{top.name} does not exist. Use list_files to see what is there.")
     entries = _walk(top, recursive=True, hidden=False)
     return [e.path for e in entries if not e.is_dir and (glob is None or _matches(e, glob, top))]
+
+
+def _search_below(
+    ctx: ToolContext, real: Path, glob: str | None, matcher: re.Pattern[str], limit: int
+) -> tuple[list[str], int]:
+    files = [real] if real.is_file() else _text_candidates(real, glob)
+    return _search(ctx, files, matcher, limit)
 
 
 def _search(

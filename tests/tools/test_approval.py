@@ -186,3 +186,13 @@ async def test_a_request_that_cannot_be_described_falls_back_to_the_raw_input(
     call = ToolUseBlock("w", "write_file", {"path": "../../etc/x", "content": "x"})
     await ApprovalPolicy("ask", approver=person).check(tool("write_file"), call, ctx)
     assert '"path": "../../etc/x"' in person.seen[0].detail
+
+
+def test_will_ask_matches_what_check_does() -> None:
+    policy = ApprovalPolicy("ask", approver=Person())
+    assert policy.will_ask(tool("shell"))
+    assert not policy.will_ask(tool("read_file"))
+    policy.allow_always("shell")
+    assert not policy.will_ask(tool("shell"))
+    assert not ApprovalPolicy("ask").will_ask(tool("run_python"))  # nobody to ask: denied instead
+    assert not ApprovalPolicy("auto", approver=Person()).will_ask(tool("run_python"))
