@@ -1,0 +1,257 @@
+"""Archive benchmark: append latency, search, and the recent window / resume, by archive size.
+
+Run ``python benchmarks/archive_bench.py`` (about a minute) or ``--quick`` (CI, a few
+seconds). Archives are built in a temp dir with bulk inserts (one transaction,
+``executemany``; the FTS triggers index every row). Each archive holds one large
+"main" session (half the turns) plus 500-turn sessions of the same notebook;
+search, window and resume run against the main session, so a flat row across
+sizes means the cost does not grow with the session or the archive.
+
+Goals: append p99 <= 2 ms; search median <= 5 ms at 100k turns; window and resume
+<= 100 ms at 100k turns and flat in archive size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import re
+import sqlite3
+import statistics
+import sys
+import sysconfig
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from loom_jupyter.archive import Archive
+
+NOTEBOOK = "/data/projects/sales/analysis.ipynb"
+WINDOW_BUDGET = 60_000  # tokens
+OTHER_SESSION_TURNS = 500
+
+_DOCSTRING = re.compile(r'"""(.+?)"""', re.DOTALL)
+_CODE = (
+    "df = pd.read_csv('sales.csv', parse_dates=['date'])",
+    "monthly = df.groupby(df.date.dt.to_period('M'))['revenue'].sum()",
+    "fig, ax = plt.subplots(figsize=(8, 4)); monthly.plot(ax=ax)",
+    "model = GradientBoostingRegressor(n_estimators=300).fit(X_train, y_train)",
+    "df.merge(customers, on='customer_id', how='left').isna().mean()",
+    "KeyError: 'Revenue'\n  File \"<cell>\", line 3, in <module>",
+)
+_ROLES = ("user", "assistant", "tool", "assistant")
+
+
+def prose_corpus(limit_files: int = 400) -> list[str]:
+    """Real technical English: paragraphs of the standard library's docstrings."""
+    paragraphs: list[str] = []
+    library = Path(sysconfig.get_paths()["stdlib"])
+    for source in sorted(library.glob("*.py"))[:limit_files]:
+        text = source.read_text(encoding="utf-8", errors="replace")
+        for doc in _DOCSTRING.findall(text):
+            paragraphs += [" ".join(p.split()) for p in doc.split("\n\n") if len(p) > 60]
+    return paragraphs
+
+
+class TextMaker:
+    """Varied turn texts drawn from a real prose corpus, sometimes with code."""
+
+    def __init__(self, rng: random.Random, corpus: list[str]) -> None:
+        self.rng = rng
+        self.corpus = corpus
+
+    def turn(self) -> str:
+        """One plausible turn: one to four paragraphs, sometimes code or a traceback."""
+        parts = [self.rng.choice(self.corpus) for _ in range(self.rng.randint(1, 4))]
+        if self.rng.random() < 0.3:
+            parts.append(self.rng.choice(_CODE))
+        return "\n\n".join(parts)
+
+    def query(self) -> str:
+        """Two to four words someone might recall from an earlier turn."""
+        words = list(re.findall(r"[A-Za-z]{4,}", self.rng.choice(self.corpus)))
+        picked = self.rng.sample(words, min(len(words), self.rng.randint(2, 4)))
+        return " ".join(picked) or "revenue"
+
+
+def _turn_rows(session_id: str, count: int, maker: TextMaker) -> list[tuple[object, ...]]:
+    stamp = "2026-01-01T00:00:00.000000+00:00"
+    rows: list[tuple[object, ...]] = []
+    for number in range(1, count + 1):
+        role = _ROLES[number % 4]
+        tool = "run_python" if role == "tool" else None
+        tokens = maker.rng.randint(40, 900)
+        rows.append((session_id, number, role, maker.turn(), tool, tokens, stamp))
+    return rows
+
+
+def build_archive(path: Path, turns: int, maker: TextMaker) -> str:
+    """Fill ``path`` (schema already created) with ``turns`` turns; returns the main session."""
+    main_turns = turns // 2
+    sizes = [main_turns] + [OTHER_SESSION_TURNS] * ((turns - main_turns) // OTHER_SESSION_TURNS)
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("BEGIN")
+    ids = []
+    for index, size in enumerate(sizes):
+        sid = uuid.uuid4().hex
+        ids.append(sid)
+        stamp = f"2026-01-01T00:00:{index % 60:02d}.{index:06d}+00:00"
+        db.execute(
+            "INSERT INTO cowork_sessions (id, notebook_path, title, model, created_at,"
+            " last_active_at, turn_count) VALUES (?, ?, ?, 'claude-sonnet', ?, ?, ?)",
+            (sid, NOTEBOOK, f"session {index}", stamp, stamp, size),
+        )
+        db.executemany(
+            "INSERT INTO conversation_turns (session_id, turn_number, role, content, tool_name,"
+            " token_count, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            _turn_rows(sid, size, maker),
+        )
+    # The main session is the most recently active one, as after a long project.
+    db.execute(
+        "UPDATE cowork_sessions SET last_active_at = '2027-01-01T00:00:00.000000+00:00'"
+        " WHERE id = ?",
+        (ids[0],),
+    )
+    db.execute("COMMIT")
+    db.execute("PRAGMA optimize")
+    db.close()
+    return ids[0]
+
+
+def _ms(seconds: list[float]) -> list[float]:
+    return [s * 1000 for s in seconds]
+
+
+def pct(values: list[float], q: float) -> float:
+    """The q-th percentile (0..100), nearest-rank."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered)) - 1))]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the result table."""
+
+    what: str
+    size: str
+    median: float
+    tail_label: str
+    tail: float
+    goal: str
+
+    def line(self) -> str:
+        return (
+            f"{self.what:<34} {self.size:>10} {self.median:>10.3f} "
+            f"{self.tail_label:>4} {self.tail:>10.3f}   {self.goal}"
+        )
+
+
+async def bench_append(folder: Path, count: int, maker: TextMaker) -> Row:
+    """Latency of ``append_turn`` (commit included) on a fresh archive."""
+    texts = [maker.turn() for _ in range(count)]
+    async with Archive.open(folder / "append.sqlite") as archive:
+        sid = await archive.create_session(notebook_path=NOTEBOOK, model="claude-sonnet")
+        times = []
+        for i, text in enumerate(texts):
+            start = time.perf_counter()
+            await archive.append_turn(sid, role=_ROLES[i % 4], content=text, token_count=200)
+            times.append(time.perf_counter() - start)
+    ms = _ms(times)
+    return Row(
+        "append_turn", f"{count} appends", statistics.median(ms), "p99", pct(ms, 99), "p99 <= 2 ms"
+    )
+
+
+async def bench_size(folder: Path, turns: int, queries: int, maker: TextMaker) -> list[Row]:
+    """Search, window and resume on an archive of ``turns`` turns."""
+    path = folder / f"a{turns}.sqlite"
+    async with Archive.open(path):
+        pass
+    main = build_archive(path, turns, maker)
+    label = f"{turns // 1000}k turns"
+    rows = []
+    async with Archive.open(path) as archive:
+        for scope, wide in (("search (one session)", False), ("search (all sessions)", True)):
+            times = []
+            for query in [maker.query() for _ in range(queries)]:
+                start = time.perf_counter()
+                await archive.search(main, query, limit=10, all_sessions=wide)
+                times.append(time.perf_counter() - start)
+            ms = _ms(times)
+            rows.append(
+                Row(scope, label, statistics.median(ms), "p95", pct(ms, 95), "median <= 5 ms @100k")
+            )
+        times = []
+        for _ in range(20):
+            start = time.perf_counter()
+            window = await archive.recent_turns(main, token_budget=WINDOW_BUDGET)
+            times.append(time.perf_counter() - start)
+        ms = _ms(times)
+        rows.append(
+            Row(
+                f"recent window ({len(window)} turns)",
+                label,
+                statistics.median(ms),
+                "p95",
+                pct(ms, 95),
+                "<= 100 ms, flat",
+            )
+        )
+    times = []
+    for _ in range(10):
+        start = time.perf_counter()
+        async with Archive.open(path) as archive:
+            latest = await archive.latest_active_session(NOTEBOOK)
+            assert latest is not None
+            assert latest.id == main
+            await archive.recent_turns(latest.id, token_budget=WINDOW_BUDGET)
+        times.append(time.perf_counter() - start)
+    ms = _ms(times)
+    rows.append(
+        Row(
+            "resume (open + latest + window)",
+            label,
+            statistics.median(ms),
+            "p95",
+            pct(ms, 95),
+            "<= 100 ms, flat",
+        )
+    )
+    return rows
+
+
+async def main(quick: bool) -> None:
+    sizes = (1_000, 10_000) if quick else (1_000, 10_000, 100_000)
+    appends, queries = (300, 30) if quick else (3_000, 200)
+    started = time.perf_counter()
+    maker = TextMaker(random.Random(7), prose_corpus())
+    with tempfile.TemporaryDirectory(prefix="loom-bench-") as tmp:
+        folder = Path(tmp)
+        append = await bench_append(folder, appends, maker)
+        by_size = [await bench_size(folder, size, queries, maker) for size in sizes]
+    # Same operation on consecutive lines, small archive first, to show (non-)growth.
+    rows = [append, *(per_size[i] for i in range(len(by_size[0])) for per_size in by_size)]
+    print(
+        f"corpus: {len(maker.corpus)} stdlib docstring paragraphs; window budget "
+        f"{WINDOW_BUDGET:,} tokens; other sessions {OTHER_SESSION_TURNS} turns each"
+    )
+    print(
+        f"archive benchmark ({'quick' if quick else 'full'}; SQLite {sqlite3.sqlite_version}, "
+        f"Python {sys.version.split()[0]}); times in ms"
+    )
+    print(f"{'operation':<34} {'size':>10} {'median':>10} {'':>4} {'tail':>10}   goal")
+    print("-" * 96)
+    for row in rows:
+        print(row.line())
+    print(f"\ntotal {time.perf_counter() - started:.1f} s")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes for CI (a few seconds)")
+    asyncio.run(main(parser.parse_args().quick))
