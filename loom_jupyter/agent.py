@@ -17,7 +17,6 @@ an ``is_error`` result and the loop goes on.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
@@ -48,7 +47,6 @@ __all__ = [
 ]
 
 _CONTINUE: frozenset[str] = frozenset({"tool_use", "pause_turn"})
-_BACKOFF_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -71,7 +69,6 @@ class ModelCallFailed:
     partial_text: str
     model: str
     latency_ms: float
-    will_retry: bool
     kind: Literal["model_call_failed"] = "model_call_failed"
 
 
@@ -153,39 +150,26 @@ class AgentLoop:
     # -- the model ----------------------------------------------------------
 
     async def _call_model(self, request: ModelRequest) -> AsyncIterator[AgentEvent]:
-        """Stream one request, retrying a retryable failure that came before any output."""
-        attempt = 0
-        while True:
-            streamed: list[str] = []
-            started = time.monotonic()
-            try:
-                async with aclosing(self.model.stream(request)) as stream:
-                    async for event in stream:
-                        if isinstance(event, model_events.TextDelta):
-                            streamed.append(event.text)
-                            yield TextDelta(event.text)
-                        elif isinstance(event, model_events.MessageDone):
-                            yield _done(event, request, _ms(started))
-                            return
-                raise StreamInterruptedError(
-                    "The model's answer stream ended without finishing; send the message again."
-                )
-            except ModelError as error:
-                retry = error.retryable and not streamed and attempt < self.settings.max_retries
-                text = "".join(streamed)
-                yield ModelCallFailed(error, text, request.model, _ms(started), retry)
-                if not retry:
-                    yield LoopFailed(error)
-                    return
-                attempt += 1
-                delay = self._retry_delay(error, attempt)
-                yield Notice(f"{_error_line(error)} Retrying in {delay:.1f} s.", "warning")
-                await asyncio.sleep(delay)
-
-    def _retry_delay(self, error: ModelError, attempt: int) -> float:
-        suggested = getattr(error, "retry_after", None)
-        delay = suggested if suggested is not None else _BACKOFF_SECONDS * 2 ** (attempt - 1)
-        return float(min(delay, self.settings.retry_after_cap_seconds))
+        """Stream one request. Retrying is the model layer's job; its notices are relayed."""
+        streamed: list[str] = []
+        started = time.monotonic()
+        try:
+            async with aclosing(self.model.stream(request)) as stream:
+                async for event in stream:
+                    if isinstance(event, model_events.TextDelta):
+                        streamed.append(event.text)
+                        yield TextDelta(event.text)
+                    elif isinstance(event, model_events.RetryNotice):
+                        yield Notice(_retry_line(event), "warning")
+                    elif isinstance(event, model_events.MessageDone):
+                        yield _done(event, request, _ms(started))
+                        return
+            raise StreamInterruptedError(
+                "The model's answer stream ended without finishing; send the message again."
+            )
+        except ModelError as error:
+            yield ModelCallFailed(error, "".join(streamed), request.model, _ms(started))
+            yield LoopFailed(error)
 
     # -- tools ----------------------------------------------------------------
 
@@ -270,8 +254,11 @@ def _iteration_message(limit: int) -> str:
     )
 
 
-def _error_line(error: ModelError) -> str:
-    return f"{type(error).__name__}: {error}"
+def _retry_line(notice: model_events.RetryNotice) -> str:
+    return (
+        f"{notice.reason} Retrying in {notice.wait_seconds:.1f} s "
+        f"(attempt {notice.attempt} of {notice.max_attempts})."
+    )
 
 
 def _ms(started: float) -> float:

@@ -608,17 +608,15 @@ def _archive_failed(error: ArchiveError) -> str:
 
 
 def _cost(model: str, usage: Usage) -> float:
-    try:
-        from loom_jupyter.models.pricing import cost_usd
-    except ImportError:  # the price table is optional: the ledger then records 0.0
-        return 0.0
+    from loom_jupyter.models.pricing import cost_usd
+
     return cost_usd(model, usage)
 
 
 def _default_model(settings: Settings) -> Model:
     from loom_jupyter.models.anthropic import AnthropicModel
 
-    return AnthropicModel.from_settings(settings)
+    return AnthropicModel(settings)
 
 
 def _default_kernel() -> KernelBridge:

@@ -10,7 +10,9 @@ import pytest
 
 from loom_jupyter.archive import Archive, archive_path_for
 from loom_jupyter.conversation import CoworkSession
+from loom_jupyter.models.anthropic import AnthropicModel
 from loom_jupyter.settings import Settings
+from loom_jupyter.testing.fake_anthropic import FakeAnthropic, Responder
 from loom_jupyter.tools.local_kernel import LocalKernel
 from loom_jupyter.tools.registry import ToolRegistry, default_registry
 
@@ -90,3 +92,45 @@ async def collect(session: CoworkSession, text: str, **kwargs: Any) -> list[Even
 
 def kinds(events: list[Event]) -> list[str]:
     return [event.kind for event in events]
+
+
+class FakeApi:
+    """Starts fake Messages API servers and AnthropicModels (real SDK, strict) pointed at them."""
+
+    def __init__(self) -> None:
+        self.servers: list[FakeAnthropic] = []
+        self.clients: list[Any] = []
+
+    def model(
+        self,
+        script: list[Any] | None = None,
+        *,
+        responder: Responder | None = None,
+        **settings: Any,
+    ) -> tuple[AnthropicModel, FakeAnthropic]:
+        import anthropic
+
+        server = FakeAnthropic(script or [], responder=responder, default="error").start()
+        self.servers.append(server)
+        client = anthropic.AsyncAnthropic(
+            api_key="sk-ant-engine-tests-0000000000",
+            base_url=server.base_url,
+            _strict_response_validation=True,
+        )
+        self.clients.append(client)
+        values: dict[str, Any] = {"retry_after_cap_seconds": 0.05, **settings}
+        model = AnthropicModel(Settings(**values), client=client, retry_backoff_seconds=0.01)
+        return model, server
+
+    async def close(self) -> None:
+        for client in self.clients:
+            await client.close()
+        for server in self.servers:
+            server.stop()
+
+
+@pytest.fixture
+async def fake_api() -> AsyncIterator[FakeApi]:
+    api = FakeApi()
+    yield api
+    await api.close()

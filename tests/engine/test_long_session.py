@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import json
+from typing import TYPE_CHECKING, Any
+
+import pytest
 
 from loom_jupyter.events import ToolFinished, TurnDone
 from loom_jupyter.messages import TextBlock, ToolResultBlock
@@ -10,12 +13,13 @@ from loom_jupyter.models.scripted import ScriptedModel, ScriptedReply, text, too
 
 from .checks import assert_valid_request
 from .conftest import collect
+from .test_fake_api import assert_valid_wire
 
 if TYPE_CHECKING:
     from loom_jupyter.archive import Archive
-    from loom_jupyter.models.base import ModelRequest
+    from loom_jupyter.models.base import Model, ModelRequest
 
-    from .conftest import OpenSession
+    from .conftest import FakeApi, OpenSession
 
 CONSTRAINT = "Always use polars, never pandas."
 QUESTION = "Load the March file like we agreed earlier. Which dataframe library was it?"
@@ -23,38 +27,78 @@ BUDGET = 12_000
 RESERVE = 2_000
 
 
-def human_text(request: ModelRequest) -> str | None:
-    """The person's new message, when this request starts a turn (after state and hint)."""
-    blocks = request.messages[-1].content
-    texts = [b.text for b in blocks if isinstance(b, TextBlock)]
+Plan = tuple[str, Any]  # ("text", answer) or ("tool", (name, input))
+
+
+def analyst(said: str | None, last_result: str) -> Plan:
+    """A model that works like an analyst and recalls when asked about the past.
+
+    ``said`` is the person's new message (None when continuing after tool
+    results); ``last_result`` the text of the newest tool result.
+    """
+    if said is None:
+        if "[Turn" in last_result:
+            return ("text", f"From the archive: {last_result[:400]}")
+        return ("text", "The numbers are above; revenue grew in most weeks.")
+    if "Which dataframe library" in said:
+        return ("tool", ("conversation_recall", {"action": "search", "query": "dataframe library"}))
+    if said.startswith("Step"):
+        code = "for i in range(60):\n    print(f'week {i}: revenue {i * 1013 % 977}')"
+        return ("tool", ("run_python", {"code": code}))
+    return ("text", "Noted.")
+
+
+def person_said(texts: list[str]) -> str | None:
+    """The person's message among the final user message's texts (after state and hint)."""
     rest = [t for t in texts if not t.startswith(("<session_state>", "<recall_hint>"))]
     return rest[-1] if rest else None
 
 
-def last_result(request: ModelRequest) -> ToolResultBlock:
-    return next(b for b in request.messages[-2].content if isinstance(b, ToolResultBlock))
-
-
-def analyst(request: ModelRequest) -> ScriptedReply:
-    """A scripted model that works like an analyst and recalls when asked about the past."""
-    said = human_text(request)
+def scripted_analyst(request: ModelRequest) -> ScriptedReply:
+    texts = [b.text for b in request.messages[-1].content if isinstance(b, TextBlock)]
+    said = person_said(texts)
+    result = ""
     if said is None:
-        result = last_result(request).text
-        if "[Turn" in result:
-            return text(f"From the archive: {result[:400]}")
-        return text("The numbers are above; revenue grew in most weeks.")
-    if "Which dataframe library" in said:
-        return tool_call("conversation_recall", {"action": "search", "query": "dataframe library"})
-    if said.startswith("Step"):
-        code = "for i in range(60):\n    print(f'week {i}: revenue {i * 1013 % 977}')"
-        return tool_call("run_python", {"code": code})
-    return text("Noted.")
+        result = next(
+            b for b in request.messages[-2].content if isinstance(b, ToolResultBlock)
+        ).text
+    kind, value = analyst(said, result)
+    return text(value) if kind == "text" else tool_call(*value)
+
+
+def wire_analyst(body: dict[str, Any]) -> dict[str, Any]:
+    final = body["messages"][-1]["content"]
+    said = person_said([b["text"] for b in final if b["type"] == "text"])
+    result = ""
+    if said is None:
+        block = next(b for b in body["messages"][-2]["content"] if b["type"] == "tool_result")
+        result = "\n".join(part.get("text", "") for part in block["content"])
+    kind, value = analyst(said, result)
+    if kind == "text":
+        return {"content": [value]}
+    name, args = value
+    return {"content": [{"type": "tool_use", "name": name, "input": args}]}
+
+
+@pytest.fixture(params=["scripted", "fake_api"])
+def analyst_model(request: pytest.FixtureRequest, fake_api: FakeApi) -> tuple[Model, Any]:
+    """The analyst as a ScriptedModel, or behind the fake Messages API through the real SDK."""
+    if request.param == "scripted":
+        scripted = ScriptedModel(scripted_analyst)
+        return scripted, scripted
+    return fake_api.model(responder=wire_analyst)
+
+
+def requests_of(recorder: Any) -> list[ModelRequest | dict[str, Any]]:
+    if isinstance(recorder, ScriptedModel):
+        return list(recorder.requests)
+    return [r.body for r in recorder.message_requests]
 
 
 async def test_a_constraint_from_turn_3_is_kept_and_recalled_at_turn_300(
-    open_session: OpenSession, archive: Archive
+    open_session: OpenSession, archive: Archive, analyst_model: tuple[Model, Any]
 ) -> None:
-    model = ScriptedModel(analyst)
+    model, recorder = analyst_model
     session = await open_session(model, context_budget_tokens=BUDGET, output_reserve_tokens=RESERVE)
     await collect(session, "Let's analyse the sales files in data/.")
     await collect(session, CONSTRAINT + " The dataframe library matters to me.")
@@ -72,11 +116,12 @@ async def test_a_constraint_from_turn_3_is_kept_and_recalled_at_turn_300(
     assert session.state.decisions[0].text == CONSTRAINT
     assert session.state.decisions[0].turn == 3
     assert session.window.first_turn > 3  # turn 3 is long out of the window...
-    final = model.requests[-2]  # ...yet the request that asked recall had the state and a hint
-    ephemeral = final.messages[-1].text
+    # ...yet the request that asked recall had the state and a hint, after the history.
+    asked = requests_of(recorder)[-2]
+    history, ephemeral = split_final(asked)
     assert f"turn 3: {CONSTRAINT}" in ephemeral
     assert "<recall_hint>" in ephemeral
-    assert all(CONSTRAINT not in m.text for m in final.messages[:-1])
+    assert CONSTRAINT not in history
 
     assert session.session_id is not None
     result = await archive.get_turn(session.session_id, recall.turn_number)
@@ -86,9 +131,20 @@ async def test_a_constraint_from_turn_3_is_kept_and_recalled_at_turn_300(
     assert "polars" in result.content
     assert "polars" in done.text
 
-    for request in model.requests:
-        assert_valid_request(request, budget=BUDGET - RESERVE)
+    for sent in requests_of(recorder):
+        if isinstance(sent, dict):
+            assert_valid_wire(sent)
+        else:
+            assert_valid_request(sent, budget=BUDGET - RESERVE)
     assert session.window.moves >= 3
+
+
+def split_final(sent: ModelRequest | dict[str, Any]) -> tuple[str, str]:
+    """(all history text, the final user message's text) of a request or a wire body."""
+    if isinstance(sent, dict):
+        messages = [json.dumps(m) for m in sent["messages"]]
+        return "\n".join(messages[:-1]), messages[-1]
+    return "\n".join(m.text for m in sent.messages[:-1]), sent.messages[-1].text
 
 
 async def test_every_recall_action_through_the_loop(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from loom_jupyter.errors import ContextBudgetError, OverloadedError, RateLimitedError
+from loom_jupyter.errors import ContextBudgetError, OverloadedError
 from loom_jupyter.events import ApprovalNeeded, ToolFinished, TurnDone, TurnError
 from loom_jupyter.messages import TextBlock, ToolResultBlock, ToolUseBlock
 from loom_jupyter.models.base import ToolSpec
@@ -174,17 +174,6 @@ async def test_stop_reasons_end_the_turn_with_a_clear_message(open_session: Open
     assert full.stop_reason == "model_context_window_exceeded"
     for request in model.requests:
         assert_valid_request(request)
-
-
-async def test_a_model_error_before_any_output_is_retried(open_session: OpenSession) -> None:
-    model = ScriptedModel(
-        [fail(RateLimitedError("slow down", retry_after=0.01), after_deltas=0), text("hi")]
-    )
-    session = await open_session(model, max_retries=2)
-    events = await collect(session, "hello")
-    assert "notice" in kinds(events)
-    assert isinstance(events[-1], TurnDone)
-    assert events[-1].text == "hi"
 
 
 async def test_a_model_error_mid_stream_archives_the_partial_answer(
