@@ -17,8 +17,8 @@ import itertools
 from typing import TYPE_CHECKING, Any
 
 from loom_jupyter.errors import ToolError
-from loom_jupyter.jupyter.describe import describe_value, is_user_variable, namespace_variables
 from loom_jupyter.jupyter.execute import run_in_namespace
+from loom_jupyter.tools.describe import describe_value, is_user_variable, user_variables
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -58,7 +58,7 @@ class LiveKernelBridge:
 
     async def list_variables(self) -> Sequence[VariableInfo]:
         """The user's variables, summarised."""
-        return await self._main.call(lambda: namespace_variables(dict(self._shell.user_ns)))
+        return await self._main.call(lambda: user_variables(dict(self._shell.user_ns)))
 
     async def describe_variable(self, name: str) -> str:
         """Details of one variable; ToolError when the name is not defined."""
@@ -66,7 +66,7 @@ class LiveKernelBridge:
         def job() -> str:
             ns = self._shell.user_ns
             if name not in ns or not is_user_variable(name, ns[name]):
-                known = ", ".join(v.name for v in namespace_variables(dict(ns))[:30]) or "none"
+                known = ", ".join(v.name for v in user_variables(dict(ns))[:30]) or "none"
                 raise ToolError(f"no variable named {name!r} in the kernel (defined: {known})")
             return describe_value(name, ns[name])
 

@@ -17,14 +17,14 @@ import sys
 import traceback
 from typing import TYPE_CHECKING, Any
 
-from loom_jupyter.jupyter.describe import is_user_variable, shape_of
 from loom_jupyter.messages import ImageBlock
-from loom_jupyter.tools.base import ExecutionResult, VariableEffect
+from loom_jupyter.tools.base import ExecutionResult
+from loom_jupyter.tools.describe import changed_variables, snapshot
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
 
-__all__ = ["run_in_namespace", "snapshot", "variable_effects"]
+__all__ = ["run_in_namespace"]
 
 _REPR_LIMIT = 4000
 
@@ -58,7 +58,7 @@ def run_in_namespace(shell: Any, source: str, *, cell_id: int) -> ExecutionResul
         error=error,
         images=images + _new_figures(figures_before),
         rich=rich,
-        changed=variable_effects(before, shell.user_ns),
+        changed=changed_variables(before, shell.user_ns),
         execution_count=getattr(shell, "execution_count", None),
     )
 
@@ -142,19 +142,3 @@ def _new_figures(before: set[int]) -> tuple[ImageBlock, ...]:
         images.append(ImageBlock(base64.b64encode(buffer.getvalue()).decode("ascii")))
         pyplot.close(figure)
     return tuple(images)
-
-
-def snapshot(namespace: Mapping[str, Any]) -> dict[str, int]:
-    """Identity of every public value, to detect what the code created or rebound."""
-    return {name: id(value) for name, value in namespace.items() if is_user_variable(name, value)}
-
-
-def variable_effects(
-    before: Mapping[str, int], namespace: Mapping[str, Any]
-) -> tuple[VariableEffect, ...]:
-    """Variables created or rebound since ``before``."""
-    return tuple(
-        VariableEffect(name, type(value).__name__, shape_of(value))
-        for name, value in namespace.items()
-        if is_user_variable(name, value) and before.get(name) != id(value)
-    )

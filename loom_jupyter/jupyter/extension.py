@@ -28,10 +28,12 @@ def load(shell: Any) -> None:
     if id(shell) in _LOADED:
         print("loom is already loaded: `%cowork --help` lists what it can do.")
         return
-    from loom_jupyter.jupyter.magics import CoworkMagics
+    from loom_jupyter.jupyter.magics import CoworkMagics, keep_question_marks
 
     _LOADED[id(shell)] = None
     shell.register_magics(CoworkMagics(shell, lambda path: _cowork(shell, path)))
+    if keep_question_marks not in shell.input_transformers_cleanup:
+        shell.input_transformers_cleanup.append(keep_question_marks)
     try:
         cowork = _cowork(shell, None)
     except LoomError as exc:
@@ -42,6 +44,10 @@ def load(shell: Any) -> None:
 
 def unload(shell: Any) -> None:
     """Release the session and stop the engine thread."""
+    from loom_jupyter.jupyter.magics import keep_question_marks
+
+    if keep_question_marks in shell.input_transformers_cleanup:
+        shell.input_transformers_cleanup.remove(keep_question_marks)
     cowork = _LOADED.pop(id(shell), None)
     if cowork is not None:
         cowork.close()

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from loom_jupyter.jupyter.runtime import KernelCowork
 
-__all__ = ["USAGE", "CoworkMagics", "Parsed", "parse_line"]
+__all__ = ["USAGE", "CoworkMagics", "Parsed", "keep_question_marks", "parse_line"]
 
 
 def _usage() -> str:
@@ -83,6 +83,26 @@ def parse_line(line: str) -> Parsed:
         return Parsed("command", name=first, args=command.parser.parse_argstring(rest))
     except (UsageError, ValueError):
         return Parsed("prompt", text)
+
+
+def keep_question_marks(lines: list[str]) -> list[str]:
+    """Input transformer: ``%cowork is df sorted?`` is a prompt, not IPython help.
+
+    IPython reads a trailing ``?`` as "show help for the last word". Runs
+    before that rule (``input_transformers_cleanup``) and turns such lines
+    into the magic call they would be anyway. ``%cowork?`` alone still shows help.
+    """
+    out = []
+    for line in lines:
+        body = line.lstrip()
+        indent = line[: len(line) - len(body)]
+        text = body.rstrip("\n")
+        if text.startswith("%cowork ") and text.rstrip().endswith("?"):
+            argument = text[len("%cowork ") :].strip()
+            ending = "\n" if line.endswith("\n") else ""
+            line = f"{indent}get_ipython().run_line_magic('cowork', {argument!r}){ending}"
+        out.append(line)
+    return out
 
 
 @magics_class

@@ -25,13 +25,13 @@ from loom_jupyter.jupyter.render import Renderer, make_renderer
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
 
-    from loom_jupyter.conversation import CoworkSession
-
     from loom_jupyter.archive import Archive
+    from loom_jupyter.conversation import CoworkSession
     from loom_jupyter.events import Event
     from loom_jupyter.jupyter.notebook_path import NotebookLocation
     from loom_jupyter.jupyter.panel import Panel
     from loom_jupyter.jupyter.panel_data import PanelData
+    from loom_jupyter.models.base import Model
     from loom_jupyter.tools.base import ExecutionResult
 
 __all__ = ["KernelCowork", "TurnOutcome", "missing_key_message"]
@@ -60,8 +60,11 @@ def missing_key_message() -> str | None:
 class KernelCowork:
     """The coworker of one kernel (one notebook)."""
 
-    def __init__(self, shell: Any, location: NotebookLocation) -> None:
+    def __init__(
+        self, shell: Any, location: NotebookLocation, *, model: Model | None = None
+    ) -> None:
         self.shell = shell
+        self._model = model  # None: the Anthropic adapter built from settings
         self.location = location
         self.engine = EngineThread()
         self.main = MainThreadQueue(_running_loop())
@@ -81,9 +84,8 @@ class KernelCowork:
         self.run(self._open())
 
     async def _open(self) -> None:
-        from loom_jupyter.conversation import CoworkSession
-
         from loom_jupyter.archive import Archive, archive_path_for
+        from loom_jupyter.conversation import CoworkSession
         from loom_jupyter.settings import Settings
 
         settings = Settings.load(self.location.directory)
@@ -95,6 +97,7 @@ class KernelCowork:
             "kernel": self.bridge,
             "approver": self.approver,
             "owner": self.owner,
+            "model": self._model,
         }
         try:
             self._session = await CoworkSession.open(self._archive, **options)

@@ -1,0 +1,167 @@
+"""How much the Jupyter front costs: %load_ext time, and one %cowork turn over a direct engine call.
+
+Prints a table of medians. Everything runs against the project's fake Messages
+API on 127.0.0.1 (no network).
+
+    python benchmarks/kernel_bench.py           # 5 kernels, 15 turns each way
+    python benchmarks/kernel_bench.py --quick   # a few seconds, for CI
+
+Measured inside the process that loads the extension (``time.perf_counter``
+around ``run_line_magic``), so kernel start-up and message round trips are
+not counted. The turn comparison runs in one kernel, alternating a
+``%cowork`` turn (engine thread + main-thread pump + rendering) and a direct
+``session.send`` drained on the engine loop (no rendering).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from jupyter_client.manager import start_new_kernel
+
+from loom_jupyter.testing import FakeAnthropic
+
+LOAD_CODE = (
+    "import time as _t\n_t0 = _t.perf_counter()\n"
+    "get_ipython().run_line_magic('load_ext', 'loom_jupyter')\n"
+    "print('LOADMS', (_t.perf_counter() - _t0) * 1000)\n"
+)
+TURN_CODE = """
+import asyncio, contextlib, io, time
+from loom_jupyter.jupyter.extension import current
+_cw = current(get_ipython())
+
+async def _direct(text):
+    async for _ in _cw.session.send(text):
+        pass
+
+def _bench(n):
+    magic, direct = [], []
+    for i in range(n):
+        t = time.perf_counter()
+        with contextlib.redirect_stdout(io.StringIO()):
+            get_ipython().run_line_magic('cowork', f'magic turn {i}')
+        magic.append((time.perf_counter() - t) * 1000)
+        t = time.perf_counter()
+        _cw.engine.run(_direct(f'direct turn {i}'))
+        direct.append((time.perf_counter() - t) * 1000)
+    return magic, direct
+"""
+
+
+def _env(base_url: str, notebook: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "LOOM_", "JPY_"))}
+    env.update(
+        JPY_SESSION_NAME=str(notebook),
+        ANTHROPIC_BASE_URL=base_url,
+        ANTHROPIC_API_KEY="bench-key",
+        LOOM_APPROVAL="auto",
+        MPLBACKEND="Agg",
+    )
+    return env
+
+
+def _kernel_output(kc: object, code: str) -> str:
+    chunks: list[str] = []
+
+    def hook(msg: dict[str, object]) -> None:
+        content = msg["content"]
+        if msg["msg_type"] == "stream":
+            chunks.append(str(content["text"]))  # type: ignore[index]
+        elif msg["msg_type"] == "error":
+            raise RuntimeError("\n".join(content["traceback"]))  # type: ignore[index]
+
+    kc.execute_interactive(code, output_hook=hook, timeout=120)  # type: ignore[attr-defined]
+    return "".join(chunks)
+
+
+def _load_ms(text: str) -> float:
+    return float(next(line for line in text.splitlines() if line.startswith("LOADMS")).split()[1])
+
+
+def kernel_loads(base_url: str, runs: int, folder: Path) -> list[float]:
+    """``%load_ext`` inside fresh ipykernels."""
+    times = []
+    for i in range(runs):
+        km, kc = start_new_kernel(kernel_name="python3", env=_env(base_url, folder / f"k{i}.ipynb"))
+        try:
+            times.append(_load_ms(_kernel_output(kc, LOAD_CODE)))
+        finally:
+            kc.stop_channels()
+            km.shutdown_kernel(now=True)
+    return times
+
+
+def ipython_loads(base_url: str, runs: int, folder: Path) -> list[float]:
+    """``%load_ext`` in fresh plain (terminal) IPython processes."""
+    times = []
+    for i in range(runs):
+        env = _env(base_url, folder / f"ip{i}.ipynb")
+        env.pop("JPY_SESSION_NAME")
+        work = folder / f"ip{i}"
+        work.mkdir()
+        out = subprocess.run(
+            [sys.executable, "-m", "IPython", "--quick", "--no-banner", "-c", LOAD_CODE],
+            env=env,
+            cwd=work,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        )
+        times.append(_load_ms(out.stdout))
+    return times
+
+
+def turns(base_url: str, runs: int, folder: Path) -> tuple[list[float], list[float]]:
+    """Alternate ``%cowork`` turns and direct engine turns in one kernel."""
+    km, kc = start_new_kernel(kernel_name="python3", env=_env(base_url, folder / "turns.ipynb"))
+    try:
+        _kernel_output(kc, "%load_ext loom_jupyter")
+        _kernel_output(kc, TURN_CODE)
+        text = _kernel_output(kc, f"print('RESULT', _bench({runs}))")
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    magic, direct = eval(text.split("RESULT", 1)[1].strip())  # our own repr of two float lists
+    return magic, direct
+
+
+def _row(name: str, values: list[float]) -> str:
+    med = statistics.median(values)
+    low, high = min(values), max(values)
+    return f"| {name:<44} | {med:>9.1f} | {low:>8.1f} | {high:>8.1f} | {len(values):>3} |"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="few runs, for CI")
+    args = parser.parse_args()
+    loads, turn_runs = (2, 3) if args.quick else (5, 15)
+    with FakeAnthropic() as fake, tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        kernel = kernel_loads(fake.base_url, loads, folder)
+        plain = ipython_loads(fake.base_url, loads, folder)
+        magic, direct = turns(fake.base_url, turn_runs, folder)
+    overhead = [m - d for m, d in zip(magic, direct, strict=True)]
+    print(
+        "| measure (ms)                                 |    median |      min |      max |   n |"
+    )
+    print(
+        "|----------------------------------------------|-----------|----------|----------|-----|"
+    )
+    print(_row("%load_ext loom_jupyter, fresh ipykernel", kernel))
+    print(_row("%load_ext loom_jupyter, plain IPython", plain))
+    print(_row("one %cowork turn (fake API, echo)", magic))
+    print(_row("one direct session.send turn (same kernel)", direct))
+    print(_row("%cowork overhead over the direct call", overhead))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,151 @@
+"""Real ipykernels driven through jupyter_client, talking to one fake Messages API per module."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from jupyter_client.manager import KernelManager, start_new_kernel
+
+from loom_jupyter.testing import FakeAnthropic
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from pathlib import Path
+
+    from jupyter_client.blocking.client import BlockingKernelClient
+
+TIMEOUT = 60.0
+
+
+@dataclass
+class Reply:
+    """Everything a cell produced on iopub, in order."""
+
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    status: str = ""
+
+    @property
+    def stdout(self) -> str:
+        return "".join(m["content"]["text"] for m in self.of("stream"))
+
+    def of(self, *kinds: str) -> list[dict[str, Any]]:
+        return [m for m in self.messages if m["msg_type"] in kinds]
+
+    def markdown(self) -> list[str]:
+        kinds = ("display_data", "update_display_data")
+        return [
+            m["content"]["data"]["text/markdown"]
+            for m in self.of(*kinds)
+            if "text/markdown" in m["content"]["data"]
+        ]
+
+    def text(self) -> str:
+        """Stream text plus the plain-text form of every display."""
+        parts = []
+        for m in self.messages:
+            if m["msg_type"] == "stream":
+                parts.append(m["content"]["text"])
+            elif m["msg_type"] in ("display_data", "update_display_data", "execute_result"):
+                parts.append(m["content"]["data"].get("text/plain", ""))
+            elif m["msg_type"] == "error":
+                parts.append("\n".join(m["content"]["traceback"]))
+        return "\n".join(parts)
+
+
+@dataclass
+class Kernel:
+    """A started kernel and its client."""
+
+    km: KernelManager
+    kc: BlockingKernelClient
+
+    def run(
+        self,
+        code: str,
+        *,
+        allow_stdin: bool = False,
+        on_message: Callable[[dict[str, Any]], None] | None = None,
+    ) -> Reply:
+        """Execute ``code`` and collect its iopub messages until the kernel is idle."""
+        msg_id = self.kc.execute(code, allow_stdin=allow_stdin)
+        reply = Reply()
+        deadline = time.monotonic() + TIMEOUT
+        while time.monotonic() < deadline:
+            msg = self.kc.get_iopub_msg(timeout=TIMEOUT)
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+                reply.status = self.kc.get_shell_msg(timeout=TIMEOUT)["content"]["status"]
+                return reply
+            reply.messages.append(msg)
+            if on_message is not None:
+                on_message(msg)
+        raise TimeoutError(f"cell did not finish: {code!r}")
+
+    def value(self, expression: str) -> str:
+        """The repr of an expression evaluated in the kernel."""
+        reply = self.run(expression)
+        results = reply.of("execute_result")
+        assert results, reply.text()
+        return str(results[0]["content"]["data"]["text/plain"])
+
+    def shutdown(self) -> None:
+        self.kc.stop_channels()
+        self.km.shutdown_kernel(now=False)
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeAnthropic]:
+    """One fake Messages API for the module; tests add their script entries."""
+    with FakeAnthropic() as server:
+        yield server
+
+
+@pytest.fixture
+def notebook(tmp_path: Path) -> Path:
+    """A notebook path in a fresh folder (the file itself need not exist)."""
+    return tmp_path / "nb.ipynb"
+
+
+@pytest.fixture
+def start_kernel(
+    fake: FakeAnthropic, notebook: Path, tmp_path: Path
+) -> Iterator[Callable[..., Kernel]]:
+    """Start kernels on ``notebook`` (shut down at the end of the test)."""
+    started: list[Kernel] = []
+
+    def start(*, api_key: str | None = "test-key", approval: str | None = "auto") -> Kernel:
+        env = {
+            k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "LOOM_", "JPY_"))
+        }
+        env.update(
+            JPY_SESSION_NAME=str(notebook),
+            ANTHROPIC_BASE_URL=fake.base_url,
+            XDG_CONFIG_HOME=str(tmp_path / "config"),
+            MPLBACKEND="Agg",
+        )
+        if api_key:
+            env["ANTHROPIC_API_KEY"] = api_key
+        if approval:
+            env["LOOM_APPROVAL"] = approval
+        km, kc = start_new_kernel(kernel_name="python3", env=env, cwd=str(notebook.parent))
+        kernel = Kernel(km, kc)
+        started.append(kernel)
+        return kernel
+
+    yield start
+    for kernel in started:
+        if kernel.km.is_alive():
+            kernel.shutdown()
+
+
+def archive_rows(notebook: Path, sql: str) -> list[tuple[Any, ...]]:
+    """Read the notebook's archive with plain sqlite3 (read-only)."""
+    path = notebook.parent / ".loom" / f"{notebook.name}.sqlite"
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+        return db.execute(sql).fetchall()

@@ -1,0 +1,178 @@
+"""%cowork in a real ipykernel (jupyter_client), against the fake Messages API."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .conftest import archive_rows
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from loom_jupyter.testing import FakeAnthropic
+
+    from .conftest import Kernel
+
+pytestmark = pytest.mark.kernel
+
+
+def _request_text(fake: FakeAnthropic, index: int = -1) -> str:
+    return json.dumps(fake.message_requests[index].body["messages"])
+
+
+def test_load_prints_a_banner_and_the_answer_streams(
+    start_kernel: Callable[..., Kernel], fake: FakeAnthropic, notebook: Path
+) -> None:
+    kernel = start_kernel()
+    loaded = kernel.run("%load_ext loom_jupyter")
+    assert loaded.status == "ok"
+    assert "nb.ipynb — new session" in loaded.stdout
+    assert "%cowork sessions" in loaded.stdout
+    assert kernel.value("'anthropic' in __import__('sys').modules") == "False"
+
+    status = kernel.run("%cowork status")
+    assert status.of("display_data")[0]["content"]["data"].get(
+        "application/vnd.jupyter.widget-view+json"
+    )
+
+    answer = " ".join(f"word{i}" for i in range(40))
+    fake.add({"content": [answer], "delay": 0.1})
+    turn = kernel.run("%cowork tell me something")
+    assert turn.status == "ok"
+    markdown = turn.markdown()
+    assert len(markdown) >= 3  # one display, then several in-place updates
+    assert markdown[-1] == answer
+    assert turn.of("update_display_data")
+    assert turn.of("comm_msg")  # the live panel's widgets moved while the cell ran
+    rows = archive_rows(
+        notebook, "SELECT role, content, status FROM conversation_turns ORDER BY turn_number"
+    )
+    assert rows == [("user", "tell me something", "complete"), ("assistant", answer, "complete")]
+
+
+def test_run_python_changes_the_user_namespace(
+    start_kernel: Callable[..., Kernel], fake: FakeAnthropic
+) -> None:
+    kernel = start_kernel()
+    kernel.run("%load_ext loom_jupyter")
+    fake.add(
+        {
+            "content": [
+                {
+                    "type": "tool_use",
+                    "name": "run_python",
+                    "input": {"code": "x = 41 + 1\nprint('x =', x)"},
+                }
+            ]
+        },
+        "I set x to 42.",
+    )
+    turn = kernel.run("%cowork please set x")
+    assert turn.status == "ok"
+    assert "run_python" in turn.text()
+    assert kernel.value("x") == "42"
+    last = fake.message_requests[-1].body["messages"]
+    results = [
+        b
+        for m in last
+        for b in m["content"]
+        if isinstance(b, dict) and b.get("type") == "tool_result"
+    ]
+    assert results
+    assert "x = 42" in json.dumps(results[-1])
+
+
+def test_interrupt_archives_the_partial_answer_and_the_next_turn_works(
+    start_kernel: Callable[..., Kernel], fake: FakeAnthropic, notebook: Path
+) -> None:
+    kernel = start_kernel()
+    kernel.run("%load_ext loom_jupyter")
+    fake.add({"content": [" ".join(["slowly"] * 300)], "delay": 0.2})
+    interrupted = False
+
+    def interrupt_once(msg: dict[str, Any]) -> None:
+        nonlocal interrupted
+        if not interrupted and msg["msg_type"] in ("display_data", "update_display_data"):
+            interrupted = True
+            kernel.km.interrupt_kernel()
+
+    turn = kernel.run("%cowork write a long essay", on_message=interrupt_once)
+    assert interrupted
+    assert turn.status == "ok"
+    assert "Interrupted" in turn.text()
+    statuses = archive_rows(
+        notebook, "SELECT role, status FROM conversation_turns ORDER BY turn_number"
+    )
+    assert ("assistant", "interrupted") in statuses
+
+    fake.add("Back again.")
+    again = kernel.run("%cowork are you there?")
+    assert again.status == "ok"
+    assert again.markdown(), again.text()
+    assert again.markdown()[-1] == "Back again."
+
+
+def test_a_new_kernel_resumes_the_session_with_its_turns(
+    start_kernel: Callable[..., Kernel], fake: FakeAnthropic
+) -> None:
+    first = start_kernel()
+    first.run("%load_ext loom_jupyter")
+    fake.add("Noted: PINEAPPLE.")
+    first.run("%cowork remember the word PINEAPPLE")
+    first.shutdown()  # a clean shutdown releases the lease at once
+
+    second = start_kernel()
+    banner = second.run("%load_ext loom_jupyter").stdout
+    assert "resumed “remember the word PINEAPPLE” (2 turns)" in banner
+    assert "another" not in banner.lower()
+    fake.add("It was PINEAPPLE.")
+    second.run("%cowork which word?")
+    request = _request_text(fake)
+    assert "remember the word PINEAPPLE" in request
+    assert "Noted: PINEAPPLE." in request
+
+
+def test_a_second_live_kernel_gets_the_lease_message(
+    start_kernel: Callable[..., Kernel], fake: FakeAnthropic
+) -> None:
+    first = start_kernel()
+    first.run("%load_ext loom_jupyter")
+    fake.add("Hello.")
+    first.run("%cowork hello")
+    second = start_kernel()
+    banner = second.run("%load_ext loom_jupyter").stdout
+    assert "This kernel starts a new session instead" in banner
+    assert "%cowork resume 1" in banner
+
+
+def test_missing_key_gives_a_clear_message_and_the_kernel_keeps_working(
+    start_kernel: Callable[..., Kernel],
+) -> None:
+    kernel = start_kernel(api_key=None)
+    assert kernel.run("%load_ext loom_jupyter").status == "ok"
+    turn = kernel.run("%cowork hello")
+    assert turn.status == "ok"
+    assert "ANTHROPIC_API_KEY" in turn.stdout
+    assert kernel.value("1 + 1") == "2"
+
+
+def test_without_stdin_a_write_tool_is_denied_and_the_turn_goes_on(
+    start_kernel: Callable[..., Kernel], fake: FakeAnthropic
+) -> None:
+    kernel = start_kernel(approval=None)  # policy "ask"
+    kernel.run("%load_ext loom_jupyter")
+    fake.add(
+        {"content": [{"type": "tool_use", "name": "run_python", "input": {"code": "y = 1"}}]},
+        "Understood, I will not run it.",
+    )
+    turn = kernel.run("%cowork set y", allow_stdin=False)
+    assert turn.status == "ok"
+    text = turn.text()
+    assert "LOOM_APPROVAL=auto" in text
+    assert "%cowork approval auto" in text
+    assert turn.markdown()[-1] == "Understood, I will not run it."
+    assert "NameError" in kernel.run("y").text()
