@@ -1,0 +1,162 @@
+"""Pricing, the wire form of a request, and failure messages as plain values."""
+
+from __future__ import annotations
+
+import pytest
+
+from loom_jupyter.errors import (
+    AuthenticationError,
+    ModelAPIError,
+    OverloadedError,
+    RequestTooLargeError,
+    StreamInterruptedError,
+)
+from loom_jupyter.messages import ImageBlock, Message, TextBlock
+from loom_jupyter.models.base import ModelRequest, RetryNotice, ToolSpec, Usage
+from loom_jupyter.models.failures import (
+    ErrorContext,
+    Failure,
+    describe,
+    redact,
+    safe_endpoint,
+    to_error,
+)
+from loom_jupyter.models.pricing import cost_usd, price_for
+from loom_jupyter.models.wire import request_params
+
+
+@pytest.mark.parametrize(
+    ("model", "expected"),
+    [
+        ("claude-sonnet-5-5", 3 + 15 + 3.75 + 0.3),
+        ("claude-opus-5-5", 5 + 25 + 6.25 + 0.5),
+        ("claude-haiku-5-5", 1 + 5 + 1.25 + 0.1),
+        ("claude-opus-4-1-20250805", 15 + 75 + 18.75 + 1.5),
+        ("anthropic.claude-sonnet-4-5-20250929-v1:0", 3 + 15 + 3.75 + 0.3),
+        ("claude-sonnet-9", 3 + 15 + 3.75 + 0.3),
+    ],
+)
+def test_cost_of_a_million_of_each_kind(model: str, expected: float) -> None:
+    usage = Usage(1_000_000, 1_000_000, 1_000_000, 1_000_000)
+    assert cost_usd(model, usage) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("model", ["scripted", "gpt-4o", "", "fake-model"])
+def test_unknown_models_cost_nothing(model: str) -> None:
+    assert price_for(model) is None
+    assert cost_usd(model, Usage(10, 10, 10, 10)) == 0.0
+
+
+def test_a_typical_turn_costs_cents() -> None:
+    usage = Usage(input_tokens=2_000, output_tokens=500, cache_read_input_tokens=20_000)
+    assert cost_usd("claude-sonnet-5-5", usage) == pytest.approx(0.006 + 0.0075 + 0.006)
+
+
+def _request(**options: object) -> ModelRequest:
+    messages = (
+        Message.user_text("first"),
+        Message("assistant", (TextBlock("answer"),)),
+        Message("user", (TextBlock("state"), ImageBlock("aGk="), TextBlock("question"))),
+    )
+    tools = (
+        ToolSpec("a", "tool a", {"type": "object"}),
+        ToolSpec("b", "tool b", {"type": "object"}),
+    )
+    return ModelRequest(model="m", system="sys", messages=messages, tools=tools, **options)  # type: ignore[arg-type]
+
+
+def test_wire_form_places_three_breakpoints() -> None:
+    params = request_params(_request(history_breakpoint=1))
+    assert params["system"] == [
+        {"type": "text", "text": "sys", "cache_control": {"type": "ephemeral"}}
+    ]
+    assert [t.get("cache_control") for t in params["tools"]] == [None, {"type": "ephemeral"}]
+    marked = [
+        (i, j)
+        for i, m in enumerate(params["messages"])
+        for j, b in enumerate(m["content"])
+        if "cache_control" in b
+    ]
+    assert marked == [(1, 0)]
+    assert params["messages"][2]["content"][1]["source"]["media_type"] == "image/png"
+
+
+def test_wire_form_without_caching_or_system() -> None:
+    params = request_params(
+        ModelRequest(model="m", system="", messages=(Message.user_text("x"),), cache_prefix=False)
+    )
+    assert "system" not in params
+    assert "tools" not in params
+    assert params["messages"] == [{"role": "user", "content": [{"type": "text", "text": "x"}]}]
+
+
+@pytest.mark.parametrize(
+    ("choice", "wire"),
+    [
+        ("auto", {"type": "auto"}),
+        ("any", {"type": "any"}),
+        ("none", {"type": "none"}),
+        ("b", {"type": "tool", "name": "b"}),
+    ],
+)
+def test_tool_choice(choice: str, wire: dict[str, str]) -> None:
+    assert request_params(_request(tool_choice=choice))["tool_choice"] == wire
+
+
+def test_only_api_metadata_is_sent() -> None:
+    params = request_params(_request(metadata={"user_id": "u1", "session": "local label"}))
+    assert params["metadata"] == {"user_id": "u1"}
+    assert "metadata" not in request_params(_request(metadata={"session": "s"}))
+
+
+def test_the_request_is_not_modified_by_building_its_wire_form() -> None:
+    req = _request(history_breakpoint=-1)
+    request_params(req)
+    request_params(req)
+    assert "cache_control" not in str(req)
+    assert req.messages[-1].to_api()["content"][-1] == {"type": "text", "text": "question"}
+
+
+CONTEXT = ErrorContext(model="claude-sonnet-5-5", secrets=("sk-ant-secret-value",))
+
+
+@pytest.mark.parametrize(
+    ("failure", "error_class"),
+    [
+        (Failure("status", 200, "authentication_error"), AuthenticationError),
+        (
+            Failure("status", 400, "invalid_request_error", "prompt is too long: 2M > 1M"),
+            RequestTooLargeError,
+        ),
+        (Failure("status", 529), OverloadedError),
+        (Failure("status", 200, "overloaded_error"), OverloadedError),
+        (Failure("status", 200, "weird_error"), StreamInterruptedError),
+        (Failure("status", 418, None), ModelAPIError),
+        (Failure("bad_response", detail="not JSON"), ModelAPIError),
+    ],
+)
+def test_classification(failure: Failure, error_class: type[Exception]) -> None:
+    assert type(to_error(failure, CONTEXT)) is error_class
+
+
+def test_secrets_are_redacted_and_short_strings_left_alone() -> None:
+    error = to_error(
+        Failure("status", 400, "invalid_request_error", "bad sk-ant-secret-value"), CONTEXT
+    )
+    assert "sk-ant-secret-value" not in str(error)
+    assert "[redacted]" in str(error)
+    assert redact("a short key", ["short"]) == "a short key"
+
+
+def test_safe_endpoint_drops_credentials_in_the_url() -> None:
+    assert (
+        safe_endpoint("https://user:pw@proxy.example.com:8443/anthropic/")
+        == "https://proxy.example.com:8443/anthropic"
+    )
+
+
+def test_retry_notice_message() -> None:
+    notice = RetryNotice(1, 2, 2.0, describe(Failure("status", 529)))
+    assert notice.message == "Anthropic API overloaded (529); retrying in 2.0 s (1 of 2)."
+    assert describe(Failure("connection")) == "connection failed"
+    assert describe(Failure("status", 200, "overloaded_error")) == "overloaded (mid-stream)"
