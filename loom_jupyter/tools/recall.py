@@ -10,6 +10,7 @@ state block and usage figures). Output stays within
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from dataclasses import dataclass
@@ -184,11 +185,12 @@ def _mentions(text: str, words: frozenset[str]) -> bool:
 async def _hit_groups(
     archive: Archive, session_id: str, hits: Sequence[SearchHit], words: frozenset[str]
 ) -> list[list[RecallEntry]]:
+    windows = _windows(hits)
+    fetched = await asyncio.gather(*(archive.get_turns(w.session_id, w.lo, w.hi) for w in windows))
     groups: list[list[RecallEntry]] = []
-    for window in _windows(hits):
+    for window, turns in zip(windows, fetched, strict=True):
         sid = window.session_id
         tag = "" if sid == session_id else f"Session {sid[:8]}"
-        turns = await archive.get_turns(sid, window.lo, window.hi)
         entries = [
             entry_from_turn(t, session_tag=tag, match=_mentions(t.content, words)) for t in turns
         ]
