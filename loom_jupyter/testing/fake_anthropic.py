@@ -287,6 +287,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def setup(self) -> None:
         super().setup()
+        # Small SSE writes must go out at once (Nagle + delayed ACK would add ~40 ms each).
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         with self.server.state.lock:
             self.server.state.connections.add(self.connection)
 
