@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 # Names IPython (and the interactive shell) put into the user namespace.
-_SHELL_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython", "open"})
+_SHELL_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
 _HIDDEN_TYPES = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)
 _DETAIL_CHARS = 6000
 
