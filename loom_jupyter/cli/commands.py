@@ -9,6 +9,7 @@ from loom_jupyter.archive import Archive
 from loom_jupyter.cli.export import export_session
 from loom_jupyter.cli.locate import UsageError, find_archive, pick_session
 from loom_jupyter.cli.render import clock, money, session_header, snippet, table, turn_text
+from loom_jupyter.settings import Settings
 
 if TYPE_CHECKING:
     import argparse
@@ -20,7 +21,10 @@ __all__ = ["run_command"]
 
 async def run_command(args: argparse.Namespace) -> str:
     """Run the subcommand ``args.command`` against the notebook's archive."""
-    async with Archive.open(find_archive(args.notebook)) as archive:
+    path = find_archive(args.notebook)
+    # The archive sits in <notebook dir>/.loom/, where loom.yaml settings are looked up.
+    busy_timeout = Settings.load(path.parent.parent).busy_timeout_seconds
+    async with Archive.open(path, busy_timeout=busy_timeout) as archive:
         if args.command == "sessions":
             return await _sessions(archive, args)
         if args.command == "show":

@@ -76,3 +76,15 @@ async def test_two_processes_write_different_sessions(tmp_path: Path) -> None:
             assert [t.turn_number for t in turns] == list(range(1, 201))
             assert all(t.content.startswith(f"{label} message {t.turn_number} ") for t in turns)
             assert [t.created_at for t in turns] == sorted(t.created_at for t in turns)
+
+
+async def test_two_processes_create_one_archive_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "fresh.sqlite"
+    writers = [_spawn(path, 50, label) for label in ("a", "b")]
+    for writer in writers:
+        _, err = writer.communicate(timeout=120)
+        assert writer.returncode == 0, err
+    assert _integrity(path) == "ok"
+    async with Archive.open(path) as archive:
+        sessions = await archive.list_sessions()
+        assert sorted(s.turn_count for s in sessions) == [50, 50]
