@@ -63,9 +63,11 @@ Entries:
     is cut: a request timeout before the stream starts.
 
 Any entry may carry ``"times": n`` to repeat it. Mid-stream faults also take
-``"text"`` (the partial answer they stream). Without ``"stream": true`` a
-stream fault answers like the matching HTTP failure (``sse_error``: status
-529 or 500; ``drop``/``stall``: the connection is cut).
+``"text"`` (the partial answer they stream), or ``"content": [BLOCK, ...]``
+to stream whole blocks first (say, a complete tool call) and fail after them.
+Without ``"stream": true`` a stream fault answers like the matching HTTP
+failure (``sse_error``: status 529 or 500; ``drop``/``stall``: the connection
+is cut).
 
 Example — a tool call, then the answer after the tool result comes back::
 

@@ -47,8 +47,12 @@ def stream_events(reply: Reply, *, message_id: str, model: str, usage: Json) -> 
 def partial_events(
     fault: StreamFault, *, message_id: str, model: str, usage: Json
 ) -> list[SseEvent]:
-    """The events sent before a stream fault: the start and ``after_deltas`` text deltas."""
+    """The events sent before a stream fault: the start, then whole blocks or text deltas."""
     events = _opening(message_id, model, usage)
+    if fault.content:
+        for index, block in enumerate(fault.content):
+            events.extend(_block_events(index, block))
+        return events
     pieces = text_pieces(fault.text)[: fault.after_deltas]
     if pieces:
         events.append(_start(0, {"type": "text", "text": ""}))

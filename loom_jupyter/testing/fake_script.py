@@ -80,7 +80,11 @@ class HttpFault:
 
 @dataclass(frozen=True)
 class StreamFault:
-    """Start a stream, send ``after_deltas`` text deltas, then fail as ``kind`` says."""
+    """Start a stream, send some content, then fail as ``kind`` says.
+
+    The content is ``after_deltas`` text deltas of ``text``, or, when
+    ``content`` is given, those whole blocks (e.g. a complete tool call).
+    """
 
     kind: StreamFaultKind
     after_deltas: int = 0
@@ -88,6 +92,7 @@ class StreamFault:
     error_type: str = "overloaded_error"
     message: str = "Overloaded"
     seconds: float = 30.0
+    content: tuple[Json, ...] = ()
 
 
 Entry: TypeAlias = "Reply | HttpFault | StreamFault"
@@ -168,6 +173,7 @@ def _stream_fault(kind: StreamFaultKind, item: Json) -> StreamFault:
         str(item.get("error_type", "overloaded_error")),
         str(item.get("message", "Overloaded")),
         float(item.get("seconds", 30.0)),
+        tuple(_block(block, i) for i, block in enumerate(item.get("content") or [])),
     )
 
 

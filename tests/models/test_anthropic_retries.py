@@ -135,6 +135,22 @@ async def test_no_retry_once_text_was_shown(
     assert fake.remaining == 1
 
 
+async def test_no_retry_once_a_tool_call_started(
+    fake: FakeAnthropic, make_model: Callable[..., AnthropicModel]
+) -> None:
+    call = {"type": "tool_use", "id": "toolu_9", "name": "run_python", "input": {"code": "1"}}
+    fake.add({"fault": "sse_error", "content": [call]}, "must not be requested")
+    seen: list[ModelEvent] = []
+    with pytest.raises(OverloadedError):
+        await collect_into(seen, make_model().stream(request()))
+    assert [e.kind for e in seen if e.kind in ("tool_use_started", "tool_use_ready")] == [
+        "tool_use_started",
+        "tool_use_ready",
+    ]
+    assert _notices(seen) == []
+    assert len(fake.message_requests) == 1
+
+
 async def test_a_dropped_stream_is_never_retried(
     fake: FakeAnthropic, make_model: Callable[..., AnthropicModel]
 ) -> None:
