@@ -97,20 +97,21 @@ def _render_lines(
         return f"{shown} is empty."
     body: list[str] = []
     used = 0
+    last = numbered[0][0]
+    stop = ""
     for number, line in numbered:
         row = f"{number:>6}\t{line}"
         if used + len(row) > budget and body:
-            more = f"of {total}" if total is not None else "requested"
-            body.append(
-                f"[output stops at line {number - 1} ({more}) to fit the tool output limit; "
+            stop = (
+                f"\n[output stops at line {last} to fit the tool output limit; "
                 f"continue with start_line={number}]"
             )
             break
         body.append(row)
         used += len(row) + 1
-    first, last = numbered[0][0], numbered[-1][0]
-    span = f"lines {first}-{last}" + (f" of {total}" if total is not None else "")
-    return f"{shown} ({span}):\n" + "\n".join(body)
+        last = number
+    span = f"lines {numbered[0][0]}-{last}" + (f" of {total}" if total is not None else "")
+    return f"{shown} ({span}):\n" + "\n".join(body) + stop
 
 
 class ListFiles:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import TYPE_CHECKING
 
 from loom_jupyter.tools.base import FileEffect
@@ -131,8 +132,14 @@ async def test_read_file_stops_at_the_output_budget_and_says_where_to_continue(
     )
     out = await call("read_file", path="long.txt")
     assert not out.is_error
-    assert "continue with start_line=" in out.text_content
-    assert len(out.text_content) <= 2000
+    text = out.text_content
+    last = int(re.search(r"\(lines 1-(\d+) of 200\)", text).group(1))  # type: ignore[union-attr]
+    assert last < 200
+    assert f"output stops at line {last} " in text
+    assert f"continue with start_line={last + 1}]" in text
+    assert f"row {last - 1:04d}" in text
+    assert f"row {last:04d}" not in text
+    assert len(text) <= 2000
 
 
 async def test_missing_file_and_folder_messages(notebook_dir: Path, call: Caller) -> None:
