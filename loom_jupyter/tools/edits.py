@@ -48,6 +48,8 @@ def _writable_target(ctx: ToolContext, raw: str) -> tuple[Path, str]:
         )
     if real.is_dir():
         raise ToolError(f"{shown} is a folder; give a file path.")
+    if real.exists() and not real.is_file():
+        raise ToolError(f"{shown} is not a regular file (a pipe, socket or device).")
     return real, shown
 
 

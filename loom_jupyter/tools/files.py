@@ -307,7 +307,7 @@ def _search(
 def _search_text(path: Path, max_bytes: int) -> str | None:
     """The file's text, or ``None`` for files search skips (binary, big, unreadable, outside)."""
     try:
-        if path.is_symlink() or path.stat().st_size > max_bytes:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > max_bytes:
             return None
         data = path.read_bytes()
         if sniff_binary(data):

@@ -46,7 +46,10 @@ def resolve_path(ctx: ToolContext, raw: str) -> Path:
     root = notebook_root(ctx)
     given = Path(raw)
     candidate = given if given.is_absolute() else root / given
-    real = candidate.resolve()
+    try:
+        real = candidate.resolve()
+    except (OSError, RuntimeError, ValueError) as exc:  # a symlink loop, a NUL byte, ...
+        raise ToolError(f"{raw!r} is not a usable path ({exc}).") from exc
     if real == root or root in real.parents:
         return real
     how = _how_outside(candidate, root)
@@ -80,6 +83,8 @@ def require_file(real: Path, shown: str) -> int:
         raise ToolError(f"{shown} does not exist. Use list_files to see what is there.")
     if real.is_dir():
         raise ToolError(f"{shown} is a folder, not a file. Use list_files to see its contents.")
+    if not real.is_file():  # a pipe or device would block or never end
+        raise ToolError(f"{shown} is not a regular file (a pipe, socket or device); not read.")
     return real.stat().st_size
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from typing import TYPE_CHECKING
 
@@ -261,3 +262,20 @@ async def test_search_files_caps_matches(notebook_dir: Path, call: Caller) -> No
     out = await call("search_files", pattern="hit", limit=5)
     assert out.text_content.count("many.txt:") == 5
     assert "first 5" in out.text_content
+
+
+async def test_pipes_and_unusable_paths_are_refused(notebook_dir: Path, call: Caller) -> None:
+    os.mkfifo(notebook_dir / "pipe")
+    (notebook_dir / "loop").symlink_to(notebook_dir / "loop")
+    (notebook_dir / "ok.txt").write_text("findme\n")
+    pipe = await call("read_file", path="pipe")
+    assert pipe.is_error
+    assert "not a regular file" in pipe.text_content
+    search = await call("search_files", pattern="findme")  # walks past the pipe, never blocks
+    assert "ok.txt:1: findme" in search.text_content
+    loop = await call("read_file", path="loop")
+    assert loop.is_error
+    assert "not a usable path" in loop.text_content
+    nul = await call("read_file", path="a\x00b")
+    assert nul.is_error
+    assert "not a usable path" in nul.text_content
