@@ -275,7 +275,8 @@ async def test_pipes_and_unusable_paths_are_refused(notebook_dir: Path, call: Ca
     assert "ok.txt:1: findme" in search.text_content
     loop = await call("read_file", path="loop")
     assert loop.is_error
-    assert "not a usable path" in loop.text_content
+    # Python < 3.13 reports the loop while resolving; later versions find no file behind it.
+    assert "not a usable path" in loop.text_content or "does not exist" in loop.text_content
     nul = await call("read_file", path="a\x00b")
     assert nul.is_error
     assert "not a usable path" in nul.text_content
