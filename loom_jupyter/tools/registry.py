@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from loom_jupyter.errors import ToolError
 from loom_jupyter.tools.base import Tool, ToolAccess, ToolContext, ToolOutput
 from loom_jupyter.tools.output import cap_output, redact_output, secret_values
-from loom_jupyter.tools.schema import validate_input
+from loom_jupyter.tools.schema import validate_input, without_null_optionals
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -72,7 +72,8 @@ class ToolRegistry:
         if tool is None:
             known = ", ".join(self._tools) or "none"
             return ToolOutput.error(f"Unknown tool {call.name!r}. Available tools: {known}.")
-        problems = validate_input(call.input, tool.spec.input_schema)
+        args = without_null_optionals(call.input, tool.spec.input_schema)
+        problems = validate_input(args, tool.spec.input_schema)
         if problems:
             listed = "; ".join(problems)
             return ToolOutput.error(
@@ -99,7 +100,7 @@ class ToolRegistry:
 
 async def _run_guarded(tool: Tool, call: ToolUseBlock, ctx: ToolContext) -> ToolOutput:
     try:
-        return await tool.run(call.input, ctx)
+        return await tool.run(without_null_optionals(call.input, tool.spec.input_schema), ctx)
     except ToolError as exc:
         return ToolOutput.error(str(exc) or f"{call.name} failed ({type(exc).__name__}).")
     except Exception as exc:  # any bug in a tool must reach the model as a result, not end the loop

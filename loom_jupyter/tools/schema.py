@@ -8,12 +8,10 @@ Schema the built-in tools use; no dependency is needed for that.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any
 
-if TYPE_CHECKING:
-    from collections.abc import Mapping
-
-__all__ = ["object_schema", "validate_input"]
+__all__ = ["object_schema", "validate_input", "without_null_optionals"]
 
 _TYPE_NAMES = {
     "string": "a string",
@@ -38,6 +36,18 @@ def object_schema(
     if required:
         schema["required"] = list(required)
     return schema
+
+
+def without_null_optionals(args: Any, schema: Mapping[str, Any]) -> Any:
+    """``args`` without keys that are optional and ``null``.
+
+    Models often send ``"query": null`` for an option they mean to leave out;
+    that is read as leaving it out rather than as a type error.
+    """
+    if not isinstance(args, Mapping):
+        return args
+    required = set(schema.get("required", ()))
+    return {k: v for k, v in args.items() if v is not None or k in required}
 
 
 def validate_input(args: Any, schema: Mapping[str, Any]) -> list[str]:

@@ -188,3 +188,12 @@ def test_check_call_returns_the_tool_for_a_valid_call() -> None:
     registry = ToolRegistry([Echo()])
     checked = registry.check_call(ToolUseBlock("t", "echo", {"text": "hi"}))
     assert isinstance(checked, Echo)
+
+
+async def test_null_for_an_optional_key_means_left_out(echo_call: Caller) -> None:
+    out = await echo_call("echo", text="hi", mode=None, count=None)
+    assert not out.is_error
+    assert out.text_content == "hi"
+    required = await echo_call("echo", text=None)
+    assert required.is_error
+    assert "text must be a string, got null" in required.text_content
