@@ -34,6 +34,7 @@ class _Link:
     path: Path
     busy_timeout: float
     damaged: ArchiveCorruptError | None = None
+    closed: bool = False
 
     def failure(self, error: sqlite3.Error) -> ArchiveError:
         mapped = map_sqlite_error(error, self.path, self.busy_timeout)
@@ -88,6 +89,10 @@ class Tx:
     def _check(self) -> None:
         if self._link.damaged is not None:
             raise self._link.damaged
+        if self._link.closed:
+            raise ArchiveError(
+                f"The archive {self._link.path} is closed; open it again with Archive.open()."
+            )
 
 
 class Db(Tx):
@@ -134,4 +139,5 @@ class Db(Tx):
     async def close(self) -> None:
         """Close the connection (waits for a running statement); safe to call twice."""
         async with self._lock:
+            self._link.closed = True
             await self._link.conn.close()

@@ -42,7 +42,7 @@ def corrupt_error(path: Path, detail: str) -> ArchiveCorruptError:
 def read_only_error(path: Path, detail: str) -> ArchiveReadOnlyError:
     """The archive or its folder cannot be written."""
     return ArchiveReadOnlyError(
-        f"The archive {path} cannot be written ({detail}). Make its folder "
+        f"The archive {path} cannot be written ({detail}). Make the file and its folder "
         f"{path.parent} writable (SQLite also writes -wal and -shm files beside it), "
         "or move the notebook to a writable folder."
     )

@@ -17,6 +17,7 @@ from loom_jupyter.archive import Archive, archive_path_for
 from loom_jupyter.errors import (
     ArchiveBusyError,
     ArchiveCorruptError,
+    ArchiveError,
     ArchiveReadOnlyError,
     SessionNotFoundError,
 )
@@ -54,6 +55,23 @@ def _read_only(folder: Path) -> Iterator[Path]:
         if root:
             subprocess.run(["chattr", "-i", str(folder)], check=True)
         folder.chmod(0o755)
+
+
+@contextmanager
+def _read_only_file(path: Path) -> Iterator[Path]:
+    """Make the file ``path`` unwritable for everyone (root included) for the block."""
+    root = os.geteuid() == 0
+    path.chmod(0o400)
+    if root:
+        subprocess.run(["chattr", "+i", str(path)], check=True)
+    try:
+        with pytest.raises(OSError, match=r"denied|not permitted"), path.open("ab"):
+            pass
+        yield path
+    finally:
+        if root:
+            subprocess.run(["chattr", "-i", str(path)], check=True)
+        path.chmod(0o600)
 
 
 @pytest.fixture
@@ -97,6 +115,8 @@ async def test_open_is_also_awaitable_and_close_is_idempotent(tmp_path: Path) ->
     sid = await archive.create_session(notebook_path="n", model="m")
     await archive.close()
     await archive.close()
+    with pytest.raises(ArchiveError, match=r"is closed; open it again"):
+        await archive.get_session(sid)
     async with Archive.open(tmp_path / "a.sqlite") as again:
         assert (await again.get_session(sid)).model == "m"
 
@@ -166,6 +186,20 @@ async def test_existing_archive_in_a_folder_made_read_only(tmp_path: Path) -> No
     with _read_only(folder), pytest.raises(ArchiveReadOnlyError, match=str(folder)):
         async with Archive.open(path):
             pass
+    assert _digest(path) == before
+
+
+async def test_read_only_archive_file_reads_but_refuses_writes(tmp_path: Path) -> None:
+    path = tmp_path / "a.sqlite"
+    async with Archive.open(path) as archive:
+        sid = await archive.create_session(notebook_path="n", model="m")
+        await archive.append_turn(sid, role="user", content="kept")
+    before = _digest(path)
+    with _read_only_file(path):
+        async with Archive.open(path) as archive:
+            assert [t.content for t in await archive.get_turns(sid)] == ["kept"]
+            with pytest.raises(ArchiveReadOnlyError, match="cannot be written"):
+                await archive.append_turn(sid, role="user", content="lost?")
     assert _digest(path) == before
 
 
