@@ -14,6 +14,19 @@ Standard library only at import time.
 
 from __future__ import annotations
 
-from loom_jupyter.testing.fake_anthropic import FakeAnthropic, RecordedRequest
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from loom_jupyter.testing.fake_anthropic import FakeAnthropic, RecordedRequest
 
 __all__ = ["FakeAnthropic", "RecordedRequest"]
+
+
+def __getattr__(name: str) -> Any:
+    # Imported on first use, so `python -m loom_jupyter.testing.fake_anthropic`
+    # does not find the module already loaded by its own package.
+    if name in __all__:
+        from loom_jupyter.testing import fake_anthropic
+
+        return getattr(fake_anthropic, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
