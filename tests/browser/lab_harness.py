@@ -1,0 +1,290 @@
+"""The pieces behind the browser fixtures: a JupyterLab server and page helpers.
+
+Kept out of conftest.py so tests can import the types and helpers
+(``from lab_harness import LabPage, write_notebook``); the fixtures themselves
+live in conftest.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import nbformat
+import pytest
+from jupyter_core.paths import jupyter_path
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Locator, Page
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+EXTENSION_NAME = "loom-jupyter"
+SIDEBAR_ID = "loom-sidebar"
+SERVER_START_TIMEOUT_S = 90.0
+SERVER_STOP_TIMEOUT_S = 15.0
+# Playwright timeouts are in milliseconds; the first page load compiles nothing
+# but still fetches a few MB of JavaScript on a busy 2-core machine.
+PAGE_TIMEOUT_MS = 30_000
+# JupyterLab opens a launcher when the main area empties, so count notebooks only.
+OPEN_NOTEBOOKS = """() => Array.from(window.jupyterapp.shell.widgets('main'))
+    .filter((widget) => widget.hasClass('jp-NotebookPanel')).length"""
+# The news toast covers the bottom of the sidebars and update checks reach out
+# to the network: turn both off for the test server.
+SETTINGS_OVERRIDES = {
+    "@jupyterlab/apputils-extension:notification": {
+        "fetchNews": "false",
+        "checkForUpdates": False,
+    }
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class LabServer:
+    """A running JupyterLab server started for the test session."""
+
+    base_url: str
+    token: str
+    root_dir: Path
+    log_path: Path
+    process: subprocess.Popen[bytes]
+
+    def url(self, path: str) -> str:
+        """An authenticated URL for a path below the server's base URL."""
+        separator = "&" if "?" in path else "?"
+        return f"{self.base_url}{path}{separator}token={self.token}"
+
+    def workspace_url(self, notebook: str) -> str:
+        """The URL opening ``notebook`` (relative to root_dir) in a fresh workspace."""
+        return self.url(f"lab/workspaces/loom-{secrets.token_hex(6)}/tree/{notebook}")
+
+    def log_text(self) -> str:
+        """The server's log so far (stdout and stderr)."""
+        return self.log_path.read_text(errors="replace")
+
+
+@dataclass(frozen=True)
+class LabPage:
+    """A JupyterLab page in its own browser context."""
+
+    page: Page
+    server: LabServer
+
+    def open(self, notebook: str) -> Locator:
+        """Open ``notebook`` under a new workspace; return its notebook panel."""
+        self.page.goto(self.server.workspace_url(notebook))
+        self.page.wait_for_function("() => window.jupyterapp !== undefined")
+        self.page.evaluate("async () => { await window.jupyterapp.restored; }")
+        return self._panel(notebook)
+
+    def open_more(self, notebook: str) -> Locator:
+        """Open another notebook in this page (it becomes the active one)."""
+        self.app_eval(
+            "async (app, path) => { await app.commands.execute('docmanager:open', {path}); }",
+            notebook,
+        )
+        return self._panel(notebook)
+
+    def open_sidebar(self) -> Locator:
+        """Show the Loom sidebar by clicking its tab; return the visible panel."""
+        sidebar = self.page.locator(f"#{SIDEBAR_ID}")
+        if not sidebar.is_visible():
+            self.page.locator(f'.jp-SideBar.jp-mod-right li[data-id="{SIDEBAR_ID}"]').click()
+        sidebar.wait_for(state="visible")
+        return sidebar
+
+    def activate_tab(self, notebook: str) -> None:
+        """Click the main-area tab of an open notebook, as a person would."""
+        name = Path(notebook).name
+        self.page.locator("#jp-main-dock-panel .lm-TabBar-tab", has_text=name).click()
+
+    def close_all(self) -> None:
+        """Close every main-area tab, answering "Discard" to unsaved-change dialogs.
+
+        A notebook becomes dirty as soon as its kernel reports language info, so
+        whether the dialog shows up depends on timing: handle both cases.
+        """
+        self.app_eval("(app) => { void app.commands.execute('application:close-all'); }")
+        discard = self.page.locator(".jp-Dialog").get_by_role("button", name="Discard")
+        deadline = time.monotonic() + PAGE_TIMEOUT_MS / 1000
+        while self.page.evaluate(OPEN_NOTEBOOKS) > 0:
+            if time.monotonic() > deadline:
+                pytest.fail("The notebooks did not close", pytrace=False)
+            if discard.is_visible():
+                discard.click()
+            self.page.wait_for_timeout(100)
+
+    def app_eval(self, function: str, arg: Any = None) -> Any:
+        """Evaluate ``function(app, arg)`` in the page with ``window.jupyterapp``."""
+        script = f"async (arg) => await ({function})(window.jupyterapp, arg)"
+        return self.page.evaluate(script, arg)
+
+    def _panel(self, notebook: str) -> Locator:
+        """Wait until ``notebook`` is the shell's visible current widget."""
+        widget_id = self.page.wait_for_function(
+            """(path) => {
+                const widget = window.jupyterapp.shell.currentWidget;
+                const ready = widget?.context?.path === path && widget.isVisible;
+                return ready ? widget.id : null;
+            }""",
+            arg=notebook,
+        ).json_value()
+        return self.page.locator(f'[id="{widget_id}"]')
+
+
+def write_notebook(folder: Path, name: str, sources: list[str] | None = None) -> Path:
+    """Write a python3 notebook with code cells ``sources``; return its path."""
+    notebook = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(source) for source in sources or [""]],
+        metadata={
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
+        },
+    )
+    path = folder / name
+    nbformat.write(notebook, path)
+    return path
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def installed_extension_dir() -> Path:
+    """The installed prebuilt extension, or fail saying how to install it."""
+    for folder in jupyter_path("labextensions"):
+        candidate = Path(folder) / EXTENSION_NAME
+        if (candidate / "package.json").is_file():
+            return candidate
+    pytest.fail(
+        f"The {EXTENSION_NAME} labextension is not installed in this environment. "
+        "Install the project first: pip install -e '.[test]'",
+        pytrace=False,
+    )
+
+
+def _server_command(port: int, token: str, base: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--allow-root",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={base / 'root'}",
+        f"--LabApp.workspaces_dir={base / 'workspaces'}",
+        f"--LabApp.user_settings_dir={base / 'user-settings'}",
+        f"--LabApp.app_settings_dir={base / 'app-settings'}",
+        "--LabApp.expose_app_in_browser=True",
+    ]
+
+
+def _prepare_dirs(base: Path) -> None:
+    for name in ("root", "workspaces", "user-settings", "app-settings", "config", "runtime"):
+        (base / name).mkdir(parents=True)
+    overrides = base / "app-settings" / "overrides.json"
+    overrides.write_text(json.dumps(SETTINGS_OVERRIDES, indent=2))
+
+
+def _wait_until_ready(server: LabServer) -> None:
+    deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            pytest.fail(f"JupyterLab exited at start:\n{server.log_text()}", pytrace=False)
+        try:
+            with urllib.request.urlopen(server.url("api/status"), timeout=2) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            time.sleep(0.25)
+    pytest.fail(
+        f"JupyterLab did not answer within {SERVER_START_TIMEOUT_S:.0f} s:\n{server.log_text()}",
+        pytrace=False,
+    )
+
+
+def _shutdown_kernels(server: LabServer) -> None:
+    """Ask the server to shut its kernels down, as the UI's "Shut Down All" does."""
+    try:
+        with urllib.request.urlopen(server.url("api/kernels"), timeout=10) as response:
+            kernels = json.load(response)
+        for kernel in kernels:
+            request = urllib.request.Request(
+                server.url(f"api/kernels/{kernel['id']}"), method="DELETE"
+            )
+            urllib.request.urlopen(request, timeout=30).close()
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        # The server is already gone or stuck: _stop still ends it by its PID.
+        return
+
+
+def stop_lab_server(server: LabServer) -> None:
+    """Shut kernels down, then SIGTERM the server; SIGKILL only if it hangs."""
+    process = server.process
+    if process.poll() is not None:
+        return
+    _shutdown_kernels(server)
+    process.terminate()
+    try:
+        process.wait(timeout=SERVER_STOP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def start_lab_server(base: Path) -> LabServer:
+    """Start JupyterLab with its state under ``base``; return once it answers."""
+    installed_extension_dir()
+    _prepare_dirs(base)
+    port, token = _free_port(), secrets.token_hex(16)
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(base / "config"),
+        "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
+    }
+    log_path = base / "server.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            _server_command(port, token, base),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+        )
+    server = LabServer(
+        base_url=f"http://127.0.0.1:{port}/",
+        token=token,
+        root_dir=base / "root",
+        log_path=log_path,
+        process=process,
+    )
+    try:
+        _wait_until_ready(server)
+    except BaseException:
+        stop_lab_server(server)
+        raise
+    return server
