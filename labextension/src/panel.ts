@@ -107,9 +107,19 @@ export class LoomSidebar extends Panel {
       return;
     }
     this._notebook?.context.pathChanged.disconnect(this._announce, this);
+    this._notebook?.disposed.disconnect(this._onClosed, this);
     this._notebook = panel;
     panel?.context.pathChanged.connect(this._announce, this);
+    panel?.disposed.connect(this._onClosed, this);
     this._announce();
+  }
+
+  /**
+   * The tracker does not always announce `null` when its last notebook closes
+   * (its focus tracker still holds the closing widget), so watch for it here.
+   */
+  private _onClosed(): void {
+    this._follow(null);
   }
 
   private _announce(): void {
