@@ -26,6 +26,9 @@ Building replies:
   then raise (a mid-stream failure); ``after_deltas=0`` fails at once.
 - ``stall(after_deltas=1)`` — stream, then wait until cancelled (for testing
   interrupts).
+- ``with_retry(text("..."), "overloaded (529)")`` — the reply, preceded by a
+  :class:`~loom_jupyter.models.base.RetryNotice` (for testing how a front
+  shows retries).
 
 A function script is called with each :class:`ModelRequest` and returns a
 reply (or an awaitable of one)::
@@ -52,6 +55,7 @@ from loom_jupyter.models.base import (
     MessageDone,
     ModelEvent,
     ModelRequest,
+    RetryNotice,
     StopReason,
     TextDelta,
     ToolInputDelta,
@@ -77,6 +81,7 @@ __all__ = [
     "stall",
     "text",
     "tool_call",
+    "with_retry",
 ]
 
 _PARTIAL_TEXT = "This answer starts streaming and then breaks off part way through."
@@ -105,6 +110,7 @@ class ScriptedReply:
     stop_reason: StopReason | None = None
     usage: Usage | None = None
     fault: Raise | Stall | None = None
+    notices: tuple[RetryNotice, ...] = ()
 
     @property
     def resolved_stop_reason(self) -> StopReason:
@@ -159,6 +165,15 @@ def fail(
     return ScriptedReply(blocks=(TextBlock(partial_text),), fault=Raise(error, after_deltas))
 
 
+def with_retry(
+    scripted: ReplyLike, reason: str = "overloaded (529)", *, times: int = 1
+) -> ScriptedReply:
+    """``scripted``, preceded by ``times`` retry notices (as the Anthropic adapter sends them)."""
+    base = _as_reply(scripted)
+    notices = tuple(RetryNotice(n, times, 0.0, reason) for n in range(1, times + 1))
+    return replace(base, notices=base.notices + notices)
+
+
 def stall(*, after_deltas: int = 0, partial_text: str = _PARTIAL_TEXT) -> ScriptedReply:
     """A reply that streams ``after_deltas`` deltas, then waits until the stream is cancelled."""
     return ScriptedReply(blocks=(TextBlock(partial_text),), fault=Stall(after_deltas))
@@ -211,6 +226,8 @@ class ScriptedModel:
         self.requests.append(request)
         scripted = self._with_tool_ids(await self._next_reply(request))
         input_tokens = estimate_request_tokens(request)
+        for notice in scripted.notices:
+            yield await self._paced(notice)
         yield await self._paced(UsageUpdate(Usage(input_tokens=input_tokens)))
         if scripted.fault is not None:
             async for event in self._faulty(scripted, scripted.fault):

@@ -13,6 +13,7 @@ from loom_jupyter.models.base import (
     Model,
     ModelEvent,
     ModelRequest,
+    RetryNotice,
     TextDelta,
     ToolInputDelta,
     ToolUseReady,
@@ -29,6 +30,7 @@ from loom_jupyter.models.scripted import (
     stall,
     text,
     tool_call,
+    with_retry,
 )
 
 
@@ -197,3 +199,12 @@ async def test_a_stall_waits_until_cancelled_and_the_model_stays_usable() -> Non
 def test_repr_is_short() -> None:
     model = ScriptedModel(["a" * 10_000])
     assert len(repr(model)) < 200
+
+
+async def test_with_retry_announces_retries_first() -> None:
+    events = await _collect(ScriptedModel([with_retry("ok", times=2)]), _request())
+    notices = [e for e in events if isinstance(e, RetryNotice)]
+    assert [(n.attempt, n.max_attempts) for n in notices] == [(1, 2), (2, 2)]
+    assert events[:2] == notices
+    assert notices[0].message == "Anthropic API overloaded (529); retrying in 0.0 s (1 of 2)."
+    assert _done(events).content == (TextBlock("ok"),)
