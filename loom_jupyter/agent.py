@@ -18,8 +18,7 @@ an ``is_error`` result and the loop goes on.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import aclosing
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
@@ -121,7 +120,9 @@ class AgentLoop:
     policy: ApprovalPolicy
     settings: Settings
 
-    async def run(self, request_for: RequestSource, ctx: ToolContext) -> AsyncIterator[AgentEvent]:
+    async def run(
+        self, request_for: RequestSource, ctx: ToolContext
+    ) -> AsyncGenerator[AgentEvent, None]:
         """Yield the turn's events; ``request_for`` builds each request from the current window."""
         for _ in range(self.settings.max_iterations):
             try:
@@ -154,7 +155,8 @@ class AgentLoop:
         streamed: list[str] = []
         started = time.monotonic()
         try:
-            async with aclosing(self.model.stream(request)) as stream:
+            stream = self.model.stream(request)
+            try:
                 async for event in stream:
                     if isinstance(event, model_events.TextDelta):
                         streamed.append(event.text)
@@ -164,6 +166,8 @@ class AgentLoop:
                     elif isinstance(event, model_events.MessageDone):
                         yield _done(event, request, _ms(started))
                         return
+            finally:
+                await _close(stream)  # releases the connection, also when cancelled
             raise StreamInterruptedError(
                 "The model's answer stream ended without finishing; send the message again."
             )
@@ -224,10 +228,23 @@ def _done(event: model_events.MessageDone, request: ModelRequest, ms: float) -> 
     )
 
 
+_END_REASONS: dict[StopReason, TurnEndReason] = {
+    "end_turn": "end_turn",
+    "stop_sequence": "stop_sequence",
+    "max_tokens": "max_tokens",
+    "refusal": "refusal",
+    "model_context_window_exceeded": "model_context_window_exceeded",
+}
+
+
 def _end_reason(stop: StopReason) -> TurnEndReason:
-    if stop in ("tool_use", "pause_turn"):
-        return "end_turn"
-    return stop
+    return _END_REASONS.get(stop, "end_turn")
+
+
+async def _close(stream: AsyncIterator[model_events.ModelEvent]) -> None:
+    close = getattr(stream, "aclose", None)
+    if close is not None:
+        await close()
 
 
 def _stop_message(done: ModelCallDone, settings: Settings) -> str:

@@ -19,6 +19,7 @@ import asyncio
 import os
 import socket
 import uuid
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -70,7 +71,7 @@ from loom_jupyter.tools.approval import ApprovalPolicy, Approver
 from loom_jupyter.tools.base import KernelBridge, ToolContext
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Sequence
+    from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 
     from loom_jupyter.archive import Archive, SessionInfo
     from loom_jupyter.models.base import Model, ModelRequest
@@ -229,8 +230,11 @@ class CoworkSession:
             )
         self._running, self._interrupt_requested = True, False
         try:
-            async for event in self._turn(text, images):
-                yield event
+            # Closing send() (a front that stops iterating) closes the turn at once, so its
+            # partial answer is archived before anything else can happen on this session.
+            async with aclosing(self._turn(text, images)) as turn:
+                async for event in turn:
+                    yield event
         finally:
             self._running = False
 
@@ -246,7 +250,7 @@ class CoworkSession:
             self._step.cancel()
         return True
 
-    async def _turn(self, text: str, images: Sequence[ImageBlock]) -> AsyncIterator[Event]:
+    async def _turn(self, text: str, images: Sequence[ImageBlock]) -> AsyncGenerator[Event, None]:
         if self._lease_error is not None:
             yield TurnError(str(self._lease_error), "LeaseHeldError")
             return
@@ -278,10 +282,14 @@ class CoworkSession:
             await asyncio.shield(self._abandon(log))
             raise
 
-    async def _steps(self, agent: AsyncIterator[AgentEvent]) -> AsyncIterator[AgentEvent]:
+    async def _steps(
+        self, agent: AsyncGenerator[AgentEvent, None]
+    ) -> AsyncGenerator[AgentEvent, None]:
         """The agent's events, each pulled in its own task so ``interrupt`` can cancel it."""
         try:
             while True:
+                if self._interrupt_requested:  # asked while the last event was being archived
+                    raise _Interrupted
                 self._step = asyncio.ensure_future(agent.__anext__())
                 try:
                     event = await self._step
@@ -295,7 +303,7 @@ class CoworkSession:
                     self._step = None
                 yield event
         finally:
-            await agent.aclose()  # type: ignore[attr-defined]
+            await agent.aclose()
 
     async def _record(self, event: AgentEvent, log: _TurnLog) -> AsyncIterator[Event]:
         """Archive a record event (write-through) and yield what fronts should see."""

@@ -129,7 +129,10 @@ class Notice:
 
 @dataclass(frozen=True)
 class StateChanged:
-    """The session's state or totals changed (after each turn, resume, new, fork)."""
+    """The session's state or totals changed (sent after each turn).
+
+    After ``resume``/``new``/``fork`` a front asks ``session.state_event()`` itself.
+    """
 
     session_id: str | None
     title: str

@@ -115,3 +115,23 @@ async def test_interrupting_a_running_tool_archives_an_interrupted_result(
     )
     await collect(session, "what happened?")
     assert_valid_request(model.requests[-1])
+
+
+async def test_a_front_that_stops_iterating_leaves_a_consistent_archive(
+    open_session: OpenSession, archive: Archive
+) -> None:
+    model = ScriptedModel([stall(after_deltas=3), text("Fresh start.")])
+    session = await open_session(model)
+    turn = session.send("describe the data")
+    async for event in turn:
+        if event.kind == "text_delta":
+            break
+    await turn.aclose()  # type: ignore[attr-defined]
+    assert not session.busy
+    assert session.session_id is not None
+    turns = await archive.get_turns(session.session_id)
+    assert [(t.role, t.status) for t in turns] == [
+        ("user", "complete"),
+        ("assistant", "interrupted"),
+    ]
+    assert isinstance((await collect(session, "hello again"))[-1], TurnDone)

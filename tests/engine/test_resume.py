@@ -150,3 +150,20 @@ async def test_new_fork_and_end(open_session: OpenSession, archive: Archive) -> 
     assert [t.turn_number for t in session.window.turns] == [1, 2, 3, 4]
     await collect(session, "back to the first")
     assert_valid_request(model.requests[-1])
+
+
+async def test_open_delegated_tasks_are_in_the_state(
+    open_session: OpenSession, archive: Archive
+) -> None:
+    session = await open_session(ScriptedModel([text("Started."), text("Still running.")]))
+    await collect(session, "profile every csv file")
+    assert session.session_id is not None
+    task = await archive.create_task(session.session_id, goal="profile every csv file")
+    await archive.update_task(task, status="running")
+    done = await archive.create_task(session.session_id, goal="an old job")
+    await archive.update_task(done, status="done")
+    events = await collect(session, "how is it going?")
+    assert [(t.id, t.status) for t in session.state.open_tasks] == [(task, "running")]
+    state_yaml = events[-2].state_yaml  # type: ignore[union-attr]
+    assert "profile every csv file" in state_yaml
+    assert "an old job" not in state_yaml
