@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import inspect
 import io
 import linecache
 import traceback
@@ -30,11 +31,13 @@ from loom_jupyter.tools.figures import capture_figures, headless_plotting
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from types import CodeType
 
 __all__ = ["LocalKernel", "ProposedCell"]
 
 _RESULT_CHARS = 20_000
 _CELL_PREFIX = "<cell-"
+_TOP_LEVEL_AWAIT = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
 
 
 @dataclass(frozen=True)
@@ -66,7 +69,7 @@ class LocalKernel:
         error: str | None = None
         with redirect_stdout(out), redirect_stderr(err), headless_plotting():
             try:
-                result = self._execute(code, f"{_CELL_PREFIX}{count}>")
+                result = await self._execute(code, f"{_CELL_PREFIX}{count}>")
             except (Exception, SystemExit) as exc:  # the cell's error is a result, like in Jupyter
                 error = _user_traceback(exc)
             images = capture_figures()
@@ -80,23 +83,33 @@ class LocalKernel:
             execution_count=count,
         )
 
-    def _execute(self, code: str, filename: str) -> str | None:
-        """Execute the body, evaluate a trailing expression; its repr is the result."""
+    async def _execute(self, code: str, filename: str) -> str | None:
+        """Execute the body, evaluate a trailing expression; its repr is the result.
+
+        Top-level ``await`` works, as in IPython.
+        """
         linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
         tree = ast.parse(code, filename, "exec")
         last: ast.Expression | None = None
         if tree.body and isinstance(tree.body[-1], ast.Expr):
             last = ast.Expression(tree.body[-1].value)
             tree.body.pop()
-        exec(compile(tree, filename, "exec"), self.namespace)
+        await self._run(compile(tree, filename, "exec", flags=_TOP_LEVEL_AWAIT))
         if last is None:
             return None
-        value = eval(compile(last, filename, "eval"), self.namespace)
+        value = await self._run(compile(last, filename, "eval", flags=_TOP_LEVEL_AWAIT))
         if value is None:
             return None
         self.namespace["_"] = value
         text = repr(value)
         return text if len(text) <= _RESULT_CHARS else text[:_RESULT_CHARS] + " ..."
+
+    async def _run(self, compiled: CodeType) -> Any:
+        """Evaluate ``compiled``; code with top-level ``await`` yields a coroutine to await."""
+        outcome = eval(compiled, self.namespace)
+        if compiled.co_flags & inspect.CO_COROUTINE:
+            return await outcome
+        return outcome
 
     async def list_variables(self) -> Sequence[VariableInfo]:
         """The person's variables, sorted by name."""

@@ -207,3 +207,15 @@ async def test_read_notebook_without_a_file_or_with_a_broken_one(
     assert bad.is_error
     assert "could not be read as a notebook" in bad.text_content
     assert "read_file" in bad.text_content
+
+
+async def test_top_level_await_works_like_in_ipython(call: Caller) -> None:
+    code = "import asyncio\nvalue = await asyncio.sleep(0, result=7)\nvalue * 6"
+    out = await call("run_python", code=code)
+    assert not out.is_error
+    assert "[result]\n42" in out.text_content
+    code = "import asyncio\nawait asyncio.wait_for(asyncio.sleep(1), 0)"
+    failing = await call("run_python", code=code)
+    assert failing.is_error
+    assert "TimeoutError" in failing.text_content
+    assert 'File "<cell-2>", line 2' in failing.text_content
