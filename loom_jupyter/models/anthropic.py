@@ -190,31 +190,32 @@ class AnthropicModel:
     def _plan_retry(
         self, failure: Failure, mapper: StreamMapper, budget: _Budget
     ) -> RetryNotice | None:
-        settings = self._settings
-        if not failure.mid_stream and failure.retryable_before_stream:
-            if budget.before_stream >= settings.max_retries:
-                return None
-            budget.before_stream += 1
-            wait = (
-                failure.retry_after
-                if failure.retry_after is not None
-                else self._backoff_for(budget)
-            )
-            notice = RetryNotice(
-                budget.before_stream, settings.max_retries, self._capped(wait), describe(failure)
-            )
-        elif (
-            failure.mid_stream
-            and failure.overloaded
-            and not mapper.shown
-            and not budget.overload_retried
-        ):
-            budget.overload_retried = True
-            notice = RetryNotice(1, 1, self._capped(self._backoff_for(budget)), describe(failure))
+        """The notice for retrying ``failure``, or ``None`` when it must be raised."""
+        if failure.mid_stream:
+            notice = self._overload_retry(failure, mapper, budget)
         else:
-            return None
-        log.info("%s", notice.message)
+            notice = self._pre_stream_retry(failure, budget)
+        if notice is not None:
+            log.info("%s", notice.message)
         return notice
+
+    def _pre_stream_retry(self, failure: Failure, budget: _Budget) -> RetryNotice | None:
+        limit = self._settings.max_retries
+        if not failure.retryable_before_stream or budget.before_stream >= limit:
+            return None
+        budget.before_stream += 1
+        wait = failure.retry_after
+        wait = self._backoff_for(budget) if wait is None else wait
+        return RetryNotice(budget.before_stream, limit, self._capped(wait), describe(failure))
+
+    def _overload_retry(
+        self, failure: Failure, mapper: StreamMapper, budget: _Budget
+    ) -> RetryNotice | None:
+        # Once text or a tool call was shown, a retry would show it twice: never.
+        if not failure.overloaded or mapper.shown or budget.overload_retried:
+            return None
+        budget.overload_retried = True
+        return RetryNotice(1, 1, self._capped(self._backoff_for(budget)), describe(failure))
 
     def _backoff_for(self, budget: _Budget) -> float:
         backoff = min(self._backoff * 2.0 ** max(budget.total - 1, 0), _MAX_BACKOFF_SECONDS)
