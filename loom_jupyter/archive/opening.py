@@ -18,7 +18,7 @@ from loom_jupyter.archive.failures import (
     map_sqlite_error,
     read_only_error,
 )
-from loom_jupyter.archive.schema import migrate
+from loom_jupyter.archive.schema import MIGRATIONS, migrate, schema_version
 from loom_jupyter.errors import ArchiveError
 
 if TYPE_CHECKING:
@@ -36,6 +36,7 @@ def prepare_file(path: Path, busy_timeout: float) -> None:
     db = _connect(path, busy_timeout)
     try:
         db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        _refuse_newer(db, path)
         _set_wal(db, path, busy_timeout)
         migrate(db)
     except sqlite3.Error as error:
@@ -95,6 +96,15 @@ def _connect(path: Path, busy_timeout: float) -> sqlite3.Connection:
     except sqlite3.Error as error:
         raise map_sqlite_error(error, path, busy_timeout) from error
     return db
+
+
+def _refuse_newer(db: sqlite3.Connection, path: Path) -> None:
+    version = schema_version(db)
+    if version > len(MIGRATIONS):
+        raise ArchiveError(
+            f"The archive {path} was written by a newer loom_jupyter (schema version {version}; "
+            f"this one knows {len(MIGRATIONS)}). Upgrade: pip install -U loom_jupyter."
+        )
 
 
 def _set_wal(db: sqlite3.Connection, path: Path, busy_timeout: float) -> None:

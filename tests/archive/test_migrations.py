@@ -9,6 +9,7 @@ import pytest
 
 from loom_jupyter.archive import Archive
 from loom_jupyter.archive.schema import MIGRATIONS, Migration, migrate, schema_version
+from loom_jupyter.errors import ArchiveError
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -87,3 +88,16 @@ def test_each_migration_is_atomic(tmp_path: Path) -> None:
     assert schema_version(db) == 1
     names = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
     assert "half_done" not in names
+
+
+async def test_a_newer_archive_is_refused_not_touched(tmp_path: Path) -> None:
+    path = tmp_path / "future.sqlite"
+    async with Archive.open(path):
+        pass
+    with sqlite3.connect(path) as db:
+        db.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 3}")
+    before = path.read_bytes()
+    with pytest.raises(ArchiveError, match=r"newer loom_jupyter.*pip install -U"):
+        async with Archive.open(path):
+            pass
+    assert path.read_bytes() == before
