@@ -12,7 +12,7 @@ from loom_jupyter.tools.base import FileEffect
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from tests.tools.conftest import Caller
+    from .conftest import Caller
 
 
 async def test_read_file_numbers_lines_and_reports_the_read(

@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from loom_jupyter.tools.local_kernel import LocalKernel
-    from tests.tools.conftest import Caller
+
+    from .conftest import Caller
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

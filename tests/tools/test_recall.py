@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from loom_jupyter.tools.base import ToolContext
-    from tests.tools.conftest import Caller
+
+    from .conftest import Caller
 
 NOTEBOOK = "/work/sales.ipynb"
 

@@ -18,7 +18,7 @@ from loom_jupyter.tools.schema import object_schema
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from tests.tools.conftest import Caller
+    from .conftest import Caller
 
 PINNED = (
     "conversation_recall",
@@ -63,7 +63,7 @@ class Echo:
 
 @pytest.fixture
 def echo_call(ctx: ToolContext) -> Caller:
-    from tests.tools.conftest import Caller
+    from .conftest import Caller
 
     return Caller(ToolRegistry([Echo()]), ctx)
 

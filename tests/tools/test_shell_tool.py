@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
     import pytest
 
-    from tests.tools.conftest import Caller
+    from .conftest import Caller
 
 
 def _with(call: Caller, **changes: object) -> Caller:
