@@ -7,8 +7,8 @@ awaits the result.
 ``insert_cell`` uses ``shell.set_next_input(source, replace=False)``: in
 JupyterLab and the classic notebook that creates a new cell below the running
 one, holding the proposed code, without needing the sidebar; in a terminal it
-pre-fills the next prompt. The code is never run by this call: the person
-runs it (``run=True`` is reported back to the model as not done).
+pre-fills the next prompt. With ``run=True`` the code is also executed here
+at once (like ``run_python``) and its outcome reported to the model.
 """
 
 from __future__ import annotations
@@ -83,11 +83,23 @@ class LiveKernelBridge:
         return await self._main.call(job)
 
     async def insert_cell(self, source: str, *, run: bool = False) -> str:
-        """Propose ``source`` as the next cell (the person runs it)."""
+        """Propose ``source`` as the next cell; with ``run`` also execute it here now."""
         await self._main.call(lambda: self._shell.set_next_input(source, replace=False))
         where = "a new cell below the current one" if self._in_kernel() else "the next prompt"
-        note = " It was not run: the person decides whether to run it." if run else ""
-        return f"Proposed the code as {where}.{note}"
+        message = f"Proposed the code as {where}."
+        if run:
+            message += " Ran it in the kernel: " + _outcome(await self.run_code(source))
+        return message
 
     def _in_kernel(self) -> bool:
         return getattr(self._shell, "kernel", None) is not None
+
+
+def _outcome(result: ExecutionResult, limit: int = 2000) -> str:
+    """A compact account of a run, for the model."""
+    if result.error:
+        text = f"it raised:\n{result.error}"
+    else:
+        parts = [result.stdout.rstrip(), result.stderr.rstrip(), result.result or ""]
+        text = "\n".join(p for p in parts if p) or "no output."
+    return text if len(text) <= limit else text[:limit] + " ..."

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import queue
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -28,6 +29,8 @@ class Reply:
 
     messages: list[dict[str, Any]] = field(default_factory=list)
     status: str = ""
+    payload: list[dict[str, Any]] = field(default_factory=list)
+    prompts: list[str] = field(default_factory=list)
 
     @property
     def stdout(self) -> str:
@@ -68,24 +71,44 @@ class Kernel:
         self,
         code: str,
         *,
-        allow_stdin: bool = False,
+        answers: list[str] | None = None,
         on_message: Callable[[dict[str, Any]], None] | None = None,
     ) -> Reply:
-        """Execute ``code`` and collect its iopub messages until the kernel is idle."""
-        msg_id = self.kc.execute(code, allow_stdin=allow_stdin)
+        """Execute ``code``; collect its iopub messages until idle, answering input() prompts."""
+        msg_id = self.kc.execute(code, allow_stdin=answers is not None)
         reply = Reply()
         deadline = time.monotonic() + TIMEOUT
         while time.monotonic() < deadline:
-            msg = self.kc.get_iopub_msg(timeout=TIMEOUT)
+            if answers is not None:
+                self._answer(reply, answers)
+            try:
+                msg = self.kc.get_iopub_msg(timeout=0.1)
+            except queue.Empty:
+                continue
             if msg["parent_header"].get("msg_id") != msg_id:
                 continue
             if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
-                reply.status = self.kc.get_shell_msg(timeout=TIMEOUT)["content"]["status"]
+                content = self._shell_reply(msg_id)
+                reply.status, reply.payload = content["status"], content.get("payload", [])
                 return reply
             reply.messages.append(msg)
             if on_message is not None:
                 on_message(msg)
         raise TimeoutError(f"cell did not finish: {code!r}")
+
+    def _shell_reply(self, msg_id: str) -> dict[str, Any]:
+        while True:
+            shell = self.kc.get_shell_msg(timeout=TIMEOUT)
+            if shell["parent_header"].get("msg_id") == msg_id:
+                return dict(shell["content"])
+
+    def _answer(self, reply: Reply, answers: list[str]) -> None:
+        try:
+            request = self.kc.get_stdin_msg(timeout=0.01)
+        except queue.Empty:
+            return
+        reply.prompts.append(request["content"]["prompt"])
+        self.kc.input(answers.pop(0))
 
     def value(self, expression: str) -> str:
         """The repr of an expression evaluated in the kernel."""
@@ -127,7 +150,6 @@ def start_kernel(
             JPY_SESSION_NAME=str(notebook),
             ANTHROPIC_BASE_URL=fake.base_url,
             XDG_CONFIG_HOME=str(tmp_path / "config"),
-            MPLBACKEND="Agg",
         )
         if api_key:
             env["ANTHROPIC_API_KEY"] = api_key

@@ -54,36 +54,43 @@ def test_load_prints_a_banner_and_the_answer_streams(
     assert rows == [("user", "tell me something", "complete"), ("assistant", answer, "complete")]
 
 
+def _tool_use(name: str, **tool_input: Any) -> dict[str, Any]:
+    return {"content": [{"type": "tool_use", "name": name, "input": tool_input}]}
+
+
+def _tool_results(fake: FakeAnthropic) -> list[dict[str, Any]]:
+    messages = fake.message_requests[-1].body["messages"]
+    return [
+        block
+        for message in messages
+        for block in message["content"]
+        if isinstance(block, dict) and block.get("type") == "tool_result"
+    ]
+
+
+PLOT = "import matplotlib.pyplot as plt\nplt.plot([3, 1, 2])"
+
+
 def test_run_python_changes_the_user_namespace(
     start_kernel: Callable[..., Kernel], fake: FakeAnthropic
 ) -> None:
     kernel = start_kernel()
     kernel.run("%load_ext loom_jupyter")
-    fake.add(
-        {
-            "content": [
-                {
-                    "type": "tool_use",
-                    "name": "run_python",
-                    "input": {"code": "x = 41 + 1\nprint('x =', x)"},
-                }
-            ]
-        },
-        "I set x to 42.",
-    )
-    turn = kernel.run("%cowork please set x")
+    fake.add(_tool_use("run_python", code=f"x = 41 + 1\nprint('x =', x)\n{PLOT}"), "x is 42.")
+    turn = kernel.run("%cowork please set x and plot something")
     assert turn.status == "ok"
     assert "run_python" in turn.text()
+    assert any("image/png" in m["content"]["data"] for m in turn.of("display_data"))
     assert kernel.value("x") == "42"
-    last = fake.message_requests[-1].body["messages"]
-    results = [
-        b
-        for m in last
-        for b in m["content"]
-        if isinstance(b, dict) and b.get("type") == "tool_result"
-    ]
-    assert results
-    assert "x = 42" in json.dumps(results[-1])
+    result = json.dumps(_tool_results(fake)[-1])
+    assert "x = 42" in result
+    assert '"type": "image"' in result  # the figure went back to the model
+
+    fake.add(_tool_use("insert_cell", source="x * 10"), "I proposed a cell.")
+    proposed = kernel.run("%cowork propose a cell")
+    assert {"source": "set_next_input", "text": "x * 10", "replace": False} in proposed.payload, (
+        proposed.text()
+    )
 
 
 def test_interrupt_archives_the_partial_answer_and_the_next_turn_works(
@@ -169,10 +176,29 @@ def test_without_stdin_a_write_tool_is_denied_and_the_turn_goes_on(
         {"content": [{"type": "tool_use", "name": "run_python", "input": {"code": "y = 1"}}]},
         "Understood, I will not run it.",
     )
-    turn = kernel.run("%cowork set y", allow_stdin=False)
+    turn = kernel.run("%cowork set y")  # like nbclient: no stdin
     assert turn.status == "ok"
     text = turn.text()
     assert "LOOM_APPROVAL=auto" in text
     assert "%cowork approval auto" in text
     assert turn.markdown()[-1] == "Understood, I will not run it."
     assert "NameError" in kernel.run("y").text()
+
+
+def test_approval_asks_through_input_and_always_is_remembered(
+    start_kernel: Callable[..., Kernel], fake: FakeAnthropic
+) -> None:
+    kernel = start_kernel(approval=None)  # policy "ask"
+    kernel.run("%load_ext loom_jupyter")
+    fake.add(_tool_use("run_python", code="a = 1"), _tool_use("run_python", code="b = 2"), "Done.")
+    turn = kernel.run("%cowork set a then b", answers=["n", "a"])
+    assert turn.status == "ok"
+    assert len(turn.prompts) == 2
+    assert "a = 1" in turn.prompts[0]
+    assert "[y]es / [n]o / [a]lways" in turn.prompts[0]
+    assert "NameError" in kernel.run("a").text()  # denied
+    assert kernel.value("b") == "2"  # allowed ("always")
+    fake.add(_tool_use("run_python", code="c = 3"), "Again.")
+    again = kernel.run("%cowork set c", answers=[])
+    assert again.prompts == []  # "always" holds for the rest of the session
+    assert kernel.value("c") == "3"
