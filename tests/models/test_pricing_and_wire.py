@@ -62,7 +62,7 @@ def _request(**options: object) -> ModelRequest:
         ToolSpec("a", "tool a", {"type": "object"}),
         ToolSpec("b", "tool b", {"type": "object"}),
     )
-    return ModelRequest(model="m", system="sys", messages=messages, tools=tools, **options)  # type: ignore[arg-type]
+    return ModelRequest(model="m", system="sys", messages=messages, tools=tools, **options)
 
 
 def test_wire_form_places_three_breakpoints() -> None:
