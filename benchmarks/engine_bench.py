@@ -424,7 +424,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes (CI, a few seconds)")
     args = parser.parse_args()
     if args.quick:
-        asyncio.run(bench_overhead([100, 2_000, 10_000], measured=8))
+        asyncio.run(bench_overhead([100, 1_000, 5_000], measured=6))
         asyncio.run(bench_stability([(120, 40_000)]))
     else:
         asyncio.run(bench_overhead([100, 10_000, 100_000], measured=30))

@@ -22,7 +22,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
-from loom_jupyter.errors import LoomError, ModelError, StreamInterruptedError
+from loom_jupyter.errors import LoomError, ModelAPIError, ModelError, StreamInterruptedError
 from loom_jupyter.events import ApprovalNeeded, Notice, TextDelta, ToolStarted, TurnEndReason
 from loom_jupyter.messages import TextBlock, ToolUseBlock
 from loom_jupyter.models import base as model_events
@@ -174,6 +174,13 @@ class AgentLoop:
         except ModelError as error:
             yield ModelCallFailed(error, "".join(streamed), request.model, _ms(started))
             yield LoopFailed(error)
+        except Exception as exc:  # a model client's bug must end the turn cleanly, not escape
+            failure = ModelAPIError(
+                f"The model client failed unexpectedly ({type(exc).__name__}: {exc}). "
+                "The conversation so far is archived; send the message again."
+            )
+            yield ModelCallFailed(failure, "".join(streamed), request.model, _ms(started))
+            yield LoopFailed(failure)
 
     # -- tools ----------------------------------------------------------------
 

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 from loom_jupyter.errors import ContextBudgetError, OverloadedError
 from loom_jupyter.events import ApprovalNeeded, ToolFinished, TurnDone, TurnError
 from loom_jupyter.messages import TextBlock, ToolResultBlock, ToolUseBlock
-from loom_jupyter.models.base import ToolSpec
+from loom_jupyter.models import base as model_events
+from loom_jupyter.models.base import ModelEvent, ModelRequest, ToolSpec
 from loom_jupyter.models.scripted import ScriptedModel, fail, reply, text, tool_call
 from loom_jupyter.tools.registry import ToolRegistry, default_tools
 
@@ -15,7 +16,7 @@ from .checks import assert_valid_request
 from .conftest import OpenSession, collect, kinds
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import AsyncIterator, Mapping
 
     from loom_jupyter.archive import Archive
     from loom_jupyter.tools.approval import ApprovalRequest
@@ -242,3 +243,30 @@ async def test_ask_mode_without_an_approver_denies_write_tools(open_session: Ope
     assert finished.is_error
     assert "approval" in model.requests[1].messages[-2].text
     assert "approval_needed" not in kinds(events)
+
+
+class BrokenClient:
+    """A model whose client has a bug: it raises a plain exception mid-stream."""
+
+    name = "broken"
+
+    async def count_tokens(self, request: ModelRequest) -> int:
+        return 0
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        yield model_events.TextDelta("Half an ")
+        raise RuntimeError("socket exploded")
+
+
+async def test_an_unexpected_model_failure_is_a_clean_turn_error(
+    open_session: OpenSession, archive: Archive
+) -> None:
+    session = await open_session(BrokenClient())
+    events = await collect(session, "hi")
+    error = events[-1]
+    assert isinstance(error, TurnError)
+    assert error.error_class == "ModelAPIError"
+    assert "socket exploded" in error.message
+    assert session.session_id is not None
+    turns = await archive.get_turns(session.session_id)
+    assert (turns[-1].status, turns[-1].content) == ("partial", "Half an ")
