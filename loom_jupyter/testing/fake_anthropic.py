@@ -106,7 +106,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from types import FrameType, TracebackType
 
-__all__ = ["FakeAnthropic", "RecordedRequest", "main"]
+__all__ = ["FakeAnthropic", "RecordedRequest", "Responder", "ScriptItem", "main"]
 
 
 class FakeAnthropic:
