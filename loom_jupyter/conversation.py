@@ -20,7 +20,7 @@ import os
 import socket
 import uuid
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,7 +39,7 @@ from loom_jupyter.context import (
     WindowConfig,
     load_window_turns,
 )
-from loom_jupyter.errors import ArchiveError, LeaseHeldError, LoomError
+from loom_jupyter.errors import ArchiveError, LoomError
 from loom_jupyter.events import (
     Event,
     StateChanged,
@@ -55,20 +55,16 @@ from loom_jupyter.messages import (
     ContentBlock,
     ImageBlock,
     TextBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    Turn,
-    TurnRole,
-    TurnStatus,
     blocks_text,
 )
 from loom_jupyter.models.base import Usage
 from loom_jupyter.prompts import SYSTEM_PROMPT
+from loom_jupyter.session_lease import SessionLease
 from loom_jupyter.settings import ApprovalMode, Settings
 from loom_jupyter.state import OpenTask, SessionState
-from loom_jupyter.tokens import turn_tokens
 from loom_jupyter.tools.approval import ApprovalPolicy, Approver
 from loom_jupyter.tools.base import KernelBridge, ToolContext
+from loom_jupyter.turn_writer import TurnWriter
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, AsyncIterator, Sequence
@@ -127,8 +123,8 @@ class CoworkSession:
         self._state = SessionState(notebook=str(notebook_path), model=model.name)
         self._state_text: tuple[SessionState, str] | None = None
         self._info: SessionInfo | None = None
-        self._heartbeat: asyncio.Task[None] | None = None
-        self._lease_error: LeaseHeldError | None = None
+        self._writer = TurnWriter(archive, self._window)
+        self._lease = SessionLease(archive, owner, stale_after=settings.lease_stale_seconds)
         self._running = False
         self._step: asyncio.Future[AgentEvent] | None = None
         self._interrupt_requested = False
@@ -175,7 +171,7 @@ class CoworkSession:
     @property
     def session_id(self) -> str | None:
         """The archived session's id; ``None`` until the first message."""
-        return self._state.session_id
+        return self._writer.session_id
 
     @property
     def info(self) -> SessionInfo | None:
@@ -251,13 +247,13 @@ class CoworkSession:
         return True
 
     async def _turn(self, text: str, images: Sequence[ImageBlock]) -> AsyncGenerator[Event, None]:
-        if self._lease_error is not None:
-            yield TurnError(str(self._lease_error), "LeaseHeldError")
+        if self._lease.lost is not None:
+            yield TurnError(str(self._lease.lost), "LeaseHeldError")
             return
         try:
             sid = await self._ensure_session()
             blocks: tuple[ContentBlock, ...] = (TextBlock(text), *images)
-            first = await self._append("user", text, blocks)
+            first = await self._writer.append("user", text, blocks)
         except LoomError as error:
             yield TurnError(str(error), type(error).__name__)
             return
@@ -323,13 +319,12 @@ class CoworkSession:
 
     async def _record_message(self, event: ModelCallDone, log: _TurnLog) -> UsageEvent:
         text = blocks_text(event.blocks)
-        log.last = await self._append("assistant", text, event.blocks)
+        log.last = await self._writer.append("assistant", text, event.blocks)
         log.partial.clear()
         log.texts.append(text)
         cost = _cost(event.model, event.usage)
         log.usage, log.cost = log.usage + event.usage, log.cost + cost
-        await self.archive.record_model_call(
-            self._sid,
+        await self._writer.model_call(
             model=event.model,
             usage=event.usage,
             stop_reason=event.stop_reason,
@@ -342,11 +337,10 @@ class CoworkSession:
     async def _record_failure(self, event: ModelCallFailed, log: _TurnLog) -> None:
         if event.partial_text:
             blocks = (TextBlock(event.partial_text),)
-            log.last = await self._append("assistant", event.partial_text, blocks, "partial")
+            log.last = await self._writer.append("assistant", event.partial_text, blocks, "partial")
             log.texts.append(event.partial_text)
         log.partial.clear()
-        await self.archive.record_model_call(
-            self._sid,
+        await self._writer.model_call(
             model=event.model,
             usage=Usage(),
             stop_reason=None,
@@ -357,9 +351,8 @@ class CoworkSession:
 
     async def _record_tool(self, event: ToolCallDone, log: _TurnLog) -> ToolFinished:
         call, output = event.call, event.output
-        result = ToolResultBlock(call.id, output.content, output.is_error)
-        log.last = await self._append(
-            "tool", output.text_content, (result,), tool_call=call, is_error=output.is_error
+        log.last = await self._writer.tool_result(
+            call, output.content, output.text_content, is_error=output.is_error
         )
         self._state = self._state.with_tool_result(
             log.last,
@@ -387,61 +380,16 @@ class CoworkSession:
         partial = "".join(log.partial)
         if partial:
             blocks = (TextBlock(partial),)
-            log.last = await self._append("assistant", partial, blocks, "interrupted")
+            log.last = await self._writer.append("assistant", partial, blocks, "interrupted")
             log.texts.append(partial)
             log.partial.clear()
-        log.last = await self._repair_dangling(log.last)
+        log.last = await self._repair_dangling() or log.last
         await self._refresh()
 
-    # -- archive writes (the only ones) ---------------------------------------
-
-    async def _append(
-        self,
-        role: TurnRole,
-        content: str,
-        blocks: Sequence[ContentBlock],
-        status: TurnStatus = "complete",
-        *,
-        tool_call: ToolUseBlock | None = None,
-        is_error: bool = False,
-    ) -> int:
-        """Archive one turn, then put it in the window; returns its number."""
-        tokens = turn_tokens(content, blocks)
-        number = await self.archive.append_turn(
-            self._sid,
-            role=role,
-            content=content,
-            blocks=blocks,
-            tool_name=tool_call.name if tool_call else None,
-            tool_call_id=tool_call.id if tool_call else None,
-            tool_input=dict(tool_call.input) if tool_call else None,
-            is_error=is_error,
-            token_count=tokens,
-            status=status,
-        )
-        turn = Turn(
-            session_id=self._sid,
-            turn_number=number,
-            role=role,
-            content=content,
-            blocks=tuple(blocks),
-            tool_name=tool_call.name if tool_call else None,
-            tool_call_id=tool_call.id if tool_call else None,
-            tool_input=dict(tool_call.input) if tool_call else None,
-            is_error=is_error,
-            token_count=tokens,
-            status=status,
-        )
-        self._window.append(turn)
-        return number
-
-    async def _repair_dangling(self, last: int) -> int:
-        """Give every unanswered tool call of the last assistant turn an ``interrupted`` result."""
-        for call in self._window.dangling_tool_calls():
-            result = ToolResultBlock(call.id, (TextBlock(INTERRUPTED_RESULT),), True)
-            last = await self._append(
-                "tool", INTERRUPTED_RESULT, (result,), "interrupted", tool_call=call, is_error=True
-            )
+    async def _repair_dangling(self) -> int:
+        """Archive ``interrupted`` results for unanswered calls; returns the last turn (or 0)."""
+        last = 0
+        for last, call in await self._writer.repair_dangling():
             self._state = self._state.with_tool_result(
                 last, call.name, is_error=True, text=INTERRUPTED_RESULT
             )
@@ -462,8 +410,9 @@ class CoworkSession:
             output_tokens=info.output_tokens,
             cost_usd=info.cost_usd,
         ).with_tasks(tasks)
-        await self.archive.update_session(sid, session_state=self._state.to_json())
-        self._info = await self.archive.get_session(sid)
+        state_json = self._state.to_json()
+        await self.archive.update_session(sid, session_state=state_json)
+        self._info = replace(info, session_state=state_json)
 
     # -- sessions -------------------------------------------------------------
 
@@ -471,14 +420,15 @@ class CoworkSession:
         """Switch to an archived session: lease, state and window back, dangling calls repaired."""
         info = await self.archive.get_session(session_id)
         await self._release()
-        await self._take(session_id)
+        await self._lease.take(session_id)
+        self._writer.session_id = session_id
         if info.status != "active":
             await self.archive.reopen_session(session_id)
         restored = SessionState.from_json(info.session_state)
         self._state = _with_identity(restored, session_id, self.notebook_path, self.model.name)
         budget = self._window.config.budget_tokens
         self._window.reset(await load_window_turns(self.archive, session_id, budget))
-        await self._repair_dangling(0)
+        await self._repair_dangling()
         await self._refresh()
         assert self._info is not None
         return self._info
@@ -510,51 +460,28 @@ class CoworkSession:
             sid = await self.archive.create_session(
                 notebook_path=str(self.notebook_path), model=self.model.name
             )
-            await self._take(sid)
+            await self._lease.take(sid)
+            self._writer.session_id = sid
             self._state = _with_identity(SessionState(), sid, self.notebook_path, self.model.name)
             self._window.reset([])
         return self._sid
 
-    async def _take(self, session_id: str) -> None:
-        stale = self.settings.lease_stale_seconds
-        await self.archive.acquire_lease(session_id, self.owner, stale_after=stale)
-        self._lease_error = None
-        self._heartbeat = asyncio.ensure_future(self._beat(session_id, stale / 3))
-
-    async def _beat(self, session_id: str, every: float) -> None:
-        while True:
-            await asyncio.sleep(every)
-            try:
-                await self.archive.heartbeat(session_id, self.owner)
-            except LeaseHeldError as error:
-                self._lease_error = error
-                return
-            except ArchiveError:
-                continue  # busy or transient: the next beat tries again
-
     async def _release(self) -> None:
-        if self._heartbeat is not None:
-            self._heartbeat.cancel()
-            await asyncio.gather(self._heartbeat, return_exceptions=True)
-            self._heartbeat = None
         sid = self.session_id
-        if sid is not None and self._lease_error is None:
+        if sid is not None and self._lease.lost is None:
             await self.archive.update_session(sid, session_state=self._state.to_json())
-            await self.archive.release_lease(sid, self.owner)
+        await self._lease.release()
 
     def _go_lazy(self) -> None:
         self._state = SessionState(notebook=str(self.notebook_path), model=self.model.name)
-        self._info, self._lease_error = None, None
+        self._info, self._writer.session_id = None, None
         self._window.reset([])
 
     # -- helpers --------------------------------------------------------------
 
     @property
     def _sid(self) -> str:
-        sid = self.session_id
-        if sid is None:
-            raise LoomError("No session yet: send a message first.")
-        return sid
+        return self._writer.sid
 
     def _request(self) -> ModelRequest:
         return self._window.build(
@@ -599,8 +526,6 @@ _INTERRUPTED = "Interrupted. The partial answer is archived; send a message to c
 
 
 def _with_identity(state: SessionState, sid: str, notebook: Path, model: str) -> SessionState:
-    from dataclasses import replace
-
     return replace(state, session_id=sid, notebook=str(notebook), model=model)
 
 
