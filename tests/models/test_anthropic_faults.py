@@ -293,3 +293,14 @@ async def test_bedrock_client_is_used_for_the_bedrock_provider(
     assert "bedrock-runtime.eu-west-1.amazonaws.com" in repr(model)
     assert client.max_retries == 0
     await model.aclose()
+
+
+async def test_the_idle_timeout_comes_from_settings(fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.add({"fault": "stall", "after_deltas": 1, "seconds": 10})
+    model = AnthropicModel(quick_settings(stream_idle_timeout_seconds=0.25))  # own client
+    error, seen = await _fail(model)
+    assert isinstance(error, ModelTimeoutError)
+    assert "nothing arrived for 0.25 s" in str(error)
+    assert sum(isinstance(e, TextDelta) for e in seen) == 1
+    assert fake_anthropic.message_requests[0].headers["x-stainless-read-timeout"] == "0.25"
+    await model.aclose()
