@@ -420,6 +420,7 @@ class CoworkSession:
         """Switch to an archived session: lease, state and window back, dangling calls repaired."""
         info = await self.archive.get_session(session_id)
         await self._release()
+        self._go_lazy()  # if the lease is held elsewhere, stay lazy rather than half-switched
         await self._lease.take(session_id)
         self._writer.session_id = session_id
         if info.status != "active":

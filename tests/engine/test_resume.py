@@ -167,3 +167,20 @@ async def test_open_delegated_tasks_are_in_the_state(
     state_yaml = events[-2].state_yaml  # type: ignore[union-attr]
     assert "profile every csv file" in state_yaml
     assert "an old job" not in state_yaml
+
+
+async def test_resuming_a_session_held_elsewhere_leaves_this_one_lazy(
+    open_session: OpenSession, archive: Archive, notebook: Path
+) -> None:
+    other = await archive.create_session(notebook_path=str(notebook), model="scripted")
+    await archive.acquire_lease(other, "another-kernel")
+    session = await open_session(ScriptedModel([text("one"), text("two")]), resume=False)
+    await collect(session, "my own conversation")
+    mine = session.session_id
+    with pytest.raises(LeaseHeldError):
+        await session.resume(other)
+    assert session.session_id is None
+    assert mine is not None
+    assert (await archive.get_session(mine)).lease_owner is None
+    await collect(session, "a fresh start")
+    assert session.session_id not in (mine, other)
