@@ -8,9 +8,11 @@ can be archived verbatim (``blocks_to_json``) and replayed exactly
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
 
 __all__ = [
     "ApiDict",
@@ -139,9 +141,7 @@ def blocks_text(blocks: Iterable[ContentBlock]) -> str:
     """Join the text of every text block (and text inside tool results)."""
     parts: list[str] = []
     for block in blocks:
-        if isinstance(block, TextBlock):
-            parts.append(block.text)
-        elif isinstance(block, ToolResultBlock):
+        if isinstance(block, (TextBlock, ToolResultBlock)):
             parts.append(block.text)
     return "\n".join(p for p in parts if p)
 

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from loom_jupyter.errors import LoomConfigError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 __all__ = ["DEFAULT_MODEL", "ApprovalMode", "Provider", "Settings", "user_config_path"]
 
@@ -136,6 +138,7 @@ def _coerce(key: Any, value: Any, source: str) -> Any:
     try:
         if isinstance(default, bool):
             return _to_bool(value)
+        number: float
         if isinstance(default, int):
             number = int(value)
         elif isinstance(default, float):

@@ -7,11 +7,13 @@ interchangeable.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
 
-from loom_jupyter.messages import Message, TextBlock, ToolUseBlock
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Mapping
+
+    from loom_jupyter.messages import Message, TextBlock, ToolUseBlock
 
 __all__ = [
     "MessageDone",

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from loom_jupyter.errors import LoomConfigError
 from loom_jupyter.settings import DEFAULT_MODEL, Settings
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 @pytest.fixture
