@@ -7,8 +7,10 @@ Reusable by every browser test (the Loom sidebar now, the chat sidebar later):
     temp ``root_dir``/``workspaces_dir``/settings dirs (news and update checks
     off), started once and stopped by its PID. ``lab_server.root_dir`` is the
     folder the server serves; ``lab_server.log_text()`` is its log so far.
-``chromium`` (session)
-    A playwright ``Browser`` running ``/usr/bin/chromium`` headless.
+``chromium`` (module)
+    A playwright ``Browser`` running ``/usr/bin/chromium`` headless. Module
+    scope keeps playwright's event loop from leaking into async tests elsewhere;
+    do not put ``async def`` tests in a module that uses it.
 ``notebook_dir`` (function)
     A fresh folder inside the server's root for one test, so tests never share
     files. ``write_notebook(folder, name, sources)`` puts a
@@ -63,9 +65,14 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
         stop_lab_server(server)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium() -> Iterator[Browser]:
-    """Debian's chromium, headless, driven by playwright (never a downloaded browser)."""
+    """Debian's chromium, headless, driven by playwright (never a downloaded browser).
+
+    Module-scoped on purpose: while the sync API is alive it marks its asyncio
+    loop as running in this thread, which breaks pytest-asyncio tests that run
+    later in the session. Stopping it at the end of each module clears that.
+    """
     if not CHROMIUM.is_file():
         pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium", pytrace=False)
     with sync_playwright() as playwright:
