@@ -13,11 +13,10 @@ import os
 import socket
 import uuid
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from loom_jupyter.errors import LeaseHeldError, LoomError
-from loom_jupyter.jupyter.approval import StdinApprover
-from loom_jupyter.jupyter.bridge import LiveKernelBridge
 from loom_jupyter.jupyter.engine import EngineThread
 from loom_jupyter.jupyter.mainthread import MainThreadQueue
 from loom_jupyter.jupyter.render import Renderer, make_renderer
@@ -25,16 +24,24 @@ from loom_jupyter.jupyter.render import Renderer, make_renderer
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
 
-    from loom_jupyter.archive import Archive
+    from loom_jupyter.archive import Archive, SessionInfo
     from loom_jupyter.conversation import CoworkSession
     from loom_jupyter.events import Event
+    from loom_jupyter.jupyter.approval import StdinApprover
     from loom_jupyter.jupyter.notebook_path import NotebookLocation
     from loom_jupyter.jupyter.panel import Panel
     from loom_jupyter.jupyter.panel_data import PanelData
     from loom_jupyter.models.base import Model
+    from loom_jupyter.settings import Settings
     from loom_jupyter.tools.base import ExecutionResult
 
-__all__ = ["KernelCowork", "TurnOutcome", "missing_key_message"]
+__all__ = ["LEASE_MESSAGE", "KernelCowork", "TurnOutcome", "lease_is_live", "missing_key_message"]
+
+LEASE_MESSAGE = (
+    "The latest session of this notebook is being written by another live kernel. "
+    "This kernel starts a new session instead; once the other kernel is shut down, "
+    "`%cowork resume 1` continues the earlier one."
+)
 
 T = TypeVar("T")
 
@@ -68,52 +75,74 @@ class KernelCowork:
         self.location = location
         self.engine = EngineThread()
         self.main = MainThreadQueue(_running_loop())
-        self.approver = StdinApprover(self.main)
-        self.bridge = LiveKernelBridge(shell, self.main, on_result=self._show_execution)
+        self.approver: StdinApprover | None = None  # built with the session, off the main thread
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.lease_message: str | None = None
         self.panel: Panel | None = None
         self._renderer: Renderer | None = None
+        self.resumed: SessionInfo | None = None  # the session resumed at load, if any
         self._archive: Archive | None = None
         self._session: CoworkSession | None = None
+        self._opening: concurrent.futures.Future[None] | None = None
+        self._peeked: concurrent.futures.Future[None] = concurrent.futures.Future()
 
     # lifecycle -------------------------------------------------------------
+    #
+    # Opening is split so that %load_ext stays quick: the archive is opened and
+    # the latest session looked up first (enough for the banner); building the
+    # session (agent, tools, context: the heavy imports) continues on the engine
+    # thread after the load returns. Anything that needs the session waits for it.
 
     def open(self) -> None:
-        """Open the archive and resume the latest active session (blocking)."""
-        self.run(self._open())
+        """Open the archive and start resuming the latest active session."""
+        self._opening = self.engine.submit(self._open())
+        self.main.pump_until(_either(self._opening, self._peeked))
+        if self._opening.done():
+            self._opening.result()  # raise a failure to open the archive now
 
     async def _open(self) -> None:
         from loom_jupyter.archive import Archive, archive_path_for
-        from loom_jupyter.conversation import CoworkSession
         from loom_jupyter.settings import Settings
 
         settings = Settings.load(self.location.directory)
         path = archive_path_for(self.location.path)
         self._archive = await Archive.open(path, busy_timeout=settings.busy_timeout_seconds)
+        self.resumed = await self._archive.latest_active_session(str(self.location.path))
+        held = self.resumed is not None and lease_is_live(self.resumed, settings, self.owner)
+        if held:  # decided before the banner is printed
+            self.lease_message, self.resumed = LEASE_MESSAGE, None
+        self._peeked.set_result(None)
+        await self._open_session(settings, resume=not held)
+
+    async def _open_session(self, settings: Settings, *, resume: bool) -> None:
+        from loom_jupyter.conversation import CoworkSession
+        from loom_jupyter.jupyter.approval import StdinApprover
+        from loom_jupyter.jupyter.bridge import LiveKernelBridge
+
+        assert self._archive is not None
+        self.approver = StdinApprover(self.main)
         options: dict[str, Any] = {
             "notebook_path": self.location.path,
             "settings": settings,
-            "kernel": self.bridge,
+            "kernel": LiveKernelBridge(self.shell, self.main, on_result=self._show_execution),
             "approver": self.approver,
             "owner": self.owner,
             "model": self._model,
         }
         try:
-            self._session = await CoworkSession.open(self._archive, **options)
-        except LeaseHeldError as exc:
-            self.lease_message = (
-                f"{exc} This kernel starts a new session instead; once the other kernel "
-                "is shut down, `%cowork resume 1` continues the earlier one."
-            )
+            self._session = await CoworkSession.open(self._archive, resume=resume, **options)
+        except LeaseHeldError:  # taken between the peek and now
             self._session = await CoworkSession.open(self._archive, resume=False, **options)
+            self.lease_message, self.resumed = LEASE_MESSAGE, None
 
     def close(self) -> None:
         """Release the lease and close the archive; safe to call twice (atexit, unload)."""
         if not self.engine.alive:
             return
         try:
-            self.run(self._close(), timeout=5.0)
+            if self._opening is not None:
+                self._opening.result(timeout=30.0)
+            self.engine.run(self._close(), timeout=5.0)
         except (LoomError, concurrent.futures.TimeoutError, RuntimeError):
             pass  # shutting down: a stale lease expires on its own
         finally:
@@ -125,13 +154,22 @@ class KernelCowork:
         if self._archive is not None:
             await self._archive.close()
 
+    def _ready(self) -> None:
+        """Wait (pumping) until the session is open; raise if opening failed."""
+        opening = self._opening
+        if opening is None:
+            raise LoomError("loom is not loaded: run %load_ext loom_jupyter first")
+        if not opening.done():
+            self.main.pump_until(opening)
+        opening.result()
+
     # access ------------------------------------------------------------------
 
     @property
     def session(self) -> CoworkSession:
-        """The conversation (open after :meth:`open`)."""
-        if self._session is None:
-            raise LoomError("loom is not loaded: run %load_ext loom_jupyter first")
+        """The conversation (waits for the end of opening)."""
+        self._ready()
+        assert self._session is not None
         return self._session
 
     @property
@@ -142,7 +180,8 @@ class KernelCowork:
         return self._archive
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
-        """Run ``coro`` on the engine loop, waiting on the main thread."""
+        """Run ``coro`` on the engine loop once the session is open, pumping the main thread."""
+        self._ready()
         future = self.engine.submit(coro)
         self.main.pump_until(future)
         return future.result(timeout)
@@ -181,11 +220,11 @@ class KernelCowork:
         return PanelData.build(info, calls, tasks, session.state_event().state_yaml)
 
     def banner(self) -> str:
-        """One line: where the archive is, the session resumed, how to switch."""
-        info = self.session.info
+        """One line: the notebook, the session resumed (or new), how to switch."""
         where = f"loom: {self.location.path.name}"
         if self.location.source == "terminal":
             where += f" (terminal; archive {self.archive.path})"
+        info = self.resumed
         if info is None:
             head = f"{where} — new session"
         else:
@@ -197,9 +236,11 @@ class KernelCowork:
 
     def send(self, text: str) -> TurnOutcome:
         """Run one turn, rendering it into the cell; returns when the turn ends."""
+        session = self.session  # waits for the end of opening
         renderer = make_renderer(self.shell)
+        assert self.approver is not None
         self._renderer = self.approver.renderer = renderer
-        future = self.engine.submit(self._drive(text, self._sink(renderer)))
+        future = self.engine.submit(self._drive(session, text, self._sink(renderer)))
         try:
             self.main.pump_until(future, tick=renderer.tick)
         except KeyboardInterrupt:
@@ -208,8 +249,10 @@ class KernelCowork:
             renderer.tick()
         return TurnOutcome(interrupted=False, error=_error_of(future))
 
-    async def _drive(self, text: str, sink: Callable[[Event], None]) -> None:
-        async for event in self.session.send(text):
+    async def _drive(
+        self, session: CoworkSession, text: str, sink: Callable[[Event], None]
+    ) -> None:
+        async for event in session.send(text):
             sink(event)
 
     def _sink(self, renderer: Renderer) -> Callable[[Event], None]:
@@ -239,6 +282,32 @@ class KernelCowork:
     def _show_execution(self, code: str, result: ExecutionResult) -> None:
         if self._renderer is not None:
             self._renderer.show_execution(code, result)
+
+
+def lease_is_live(info: SessionInfo, settings: Settings, owner: str) -> bool:
+    """Whether another process holds ``info``'s lease with a fresh heartbeat."""
+    if not info.lease_owner or info.lease_owner == owner or not info.lease_heartbeat:
+        return False
+    beat = datetime.fromisoformat(info.lease_heartbeat.replace("Z", "+00:00"))
+    if beat.tzinfo is None:
+        beat = beat.replace(tzinfo=timezone.utc)
+    age = (datetime.now(timezone.utc) - beat).total_seconds()
+    return age < settings.lease_stale_seconds
+
+
+def _either(
+    first: concurrent.futures.Future[None], second: concurrent.futures.Future[None]
+) -> concurrent.futures.Future[None]:
+    """A future done when either is done."""
+    both: concurrent.futures.Future[None] = concurrent.futures.Future()
+
+    def settle(_: concurrent.futures.Future[None]) -> None:
+        if not both.done():
+            both.set_result(None)
+
+    first.add_done_callback(settle)
+    second.add_done_callback(settle)
+    return both
 
 
 def _error_of(future: concurrent.futures.Future[None]) -> str | None:

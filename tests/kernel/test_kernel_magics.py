@@ -154,6 +154,11 @@ def test_a_second_live_kernel_gets_the_lease_message(
     banner = second.run("%load_ext loom_jupyter").stdout
     assert "This kernel starts a new session instead" in banner
     assert "%cowork resume 1" in banner
+    fake.add("Hi from the second kernel.")
+    assert second.run("%cowork hi").markdown()[-1] == "Hi from the second kernel."
+    table = second.run("%cowork sessions").text()
+    assert "1 *  hi " in table
+    assert "2    hello " in table
 
 
 def test_missing_key_gives_a_clear_message_and_the_kernel_keeps_working(
