@@ -21,7 +21,7 @@ def show_cost(calls: Sequence[ModelCallRecord], *, rich: bool) -> None:
     if not calls:
         show_text("No model calls yet in this session.")
         return
-    rows = [
+    rows: list[tuple[object, ...]] = [
         (
             n,
             c.turn_number or "",

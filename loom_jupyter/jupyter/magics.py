@@ -118,7 +118,7 @@ class CoworkMagics(Magics):
         """Talk to your notebook coworker; `%cowork --help` lists everything."""
         self._dispatch(parse_line(line))
 
-    @cell_magic("cowork")
+    @cell_magic("cowork")  # type: ignore[arg-type]  # IPython's decorator typing rejects a name
     def cowork_cell(self, line: str, cell: str) -> None:
         """The whole cell is the prompt (the first line may add text or --notebook PATH)."""
         head = parse_line(line) if line.strip() else Parsed("prompt", "")

@@ -16,6 +16,8 @@ import uuid
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from loom_jupyter.events import Event
     from loom_jupyter.tools.base import ExecutionResult
 
@@ -129,7 +131,7 @@ class NotebookRenderer:
         if known is None:
             summary = "" if event.kind == "tool_finished" else event.summary
             known = self._cards[event.call_id] = (uuid.uuid4().hex, summary)
-            show = display
+            show: Callable[..., Any] = display
         else:
             show = update_display
         card_id, summary = known

@@ -206,3 +206,34 @@ def test_cost_plot_is_a_png() -> None:
         for n in (1, 2, 3)
     ]
     assert base64.b64decode(cost_plot_png(calls)).startswith(b"\x89PNG")
+
+
+def test_notebook_option_switches_archives(
+    cowork: Callable[[str], str], tmp_path: Path, fake_anthropic: FakeAnthropic
+) -> None:
+    other = tmp_path / "sub" / "other.ipynb"
+    other.parent.mkdir()
+    banner = cowork(f"--notebook {other}")
+    assert "loom: other.ipynb — new session" in banner
+    fake_anthropic.add("Noted.")
+    cowork("a prompt for the other notebook")
+    assert (other.parent / ".loom" / "other.ipynb.sqlite").exists()
+
+
+def test_plain_terminal_uses_an_archive_in_the_working_directory(
+    shell: InteractiveShell,
+    fake_anthropic: FakeAnthropic,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.chdir(tmp_path)
+    shell.run_line_magic("load_ext", "loom_jupyter")
+    try:
+        banner = capsys.readouterr().out
+        assert "loom: ipython-session (terminal; archive" in banner
+        assert (tmp_path / ".loom" / "ipython-session.sqlite").exists()
+    finally:
+        shell.run_line_magic("unload_ext", "loom_jupyter")
