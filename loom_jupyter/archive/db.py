@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from loom_jupyter.archive.checkpoint import IdleCheckpointer
 from loom_jupyter.archive.failures import map_sqlite_error
 from loom_jupyter.errors import ArchiveCorruptError, ArchiveError
 
@@ -102,18 +103,45 @@ class Db(Tx):
         super().__init__(_Link(conn, path, busy_timeout))
         self._lock = asyncio.Lock()
         self._tx = Tx(self._link)
+        self._changes = conn.total_changes
+        self._checkpointer = IdleCheckpointer(self._checkpoint)
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
         async with self._lock:
-            return await self._tx.fetchall(sql, params)
+            try:
+                return await self._tx.fetchall(sql, params)
+            finally:
+                self._note_writes()
 
     async def execute(self, sql: str, params: Params = ()) -> int:
         async with self._lock:
-            return await self._tx.execute(sql, params)
+            try:
+                return await self._tx.execute(sql, params)
+            finally:
+                self._note_writes()
 
     async def executemany(self, sql: str, rows: Iterable[Params]) -> None:
         async with self._lock:
-            await self._tx.executemany(sql, rows)
+            try:
+                await self._tx.executemany(sql, rows)
+            finally:
+                self._note_writes()
+
+    def _note_writes(self) -> None:
+        if self._link.closed:
+            return
+        changes = self._link.conn.total_changes
+        if changes != self._changes:
+            self._changes = changes
+            self._checkpointer.wrote()
+
+    async def _checkpoint(self) -> None:
+        async with self._lock:
+            if self._link.closed or self._link.damaged is not None:
+                return
+            # Best effort: the backstop autocheckpoint and close() still checkpoint.
+            with suppress(ArchiveError):
+                await self._tx.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Tx]:
@@ -130,6 +158,8 @@ class Db(Tx):
             except BaseException:
                 await self._rollback()
                 raise
+            finally:
+                self._note_writes()
 
     async def _rollback(self) -> None:
         # Shielded so a cancelled caller cannot leave the transaction open.
@@ -138,6 +168,8 @@ class Db(Tx):
 
     async def close(self) -> None:
         """Close the connection (waits for a running statement); safe to call twice."""
+        self._checkpointer.cancel()
         async with self._lock:
-            self._link.closed = True
-            await self._link.conn.close()
+            if not self._link.closed:
+                self._link.closed = True
+                await self._link.conn.close()

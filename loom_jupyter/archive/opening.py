@@ -12,6 +12,7 @@ import os
 import sqlite3
 from typing import TYPE_CHECKING
 
+from loom_jupyter.archive.checkpoint import BACKSTOP_PAGES
 from loom_jupyter.archive.failures import (
     busy_error,
     corrupt_error,
@@ -51,6 +52,7 @@ def connection_pragmas(busy_timeout: float) -> list[str]:
         f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}",
         "PRAGMA synchronous = NORMAL",
         "PRAGMA foreign_keys = ON",
+        f"PRAGMA wal_autocheckpoint = {BACKSTOP_PAGES}",  # see checkpoint.py
     ]
 
 
