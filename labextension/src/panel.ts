@@ -10,7 +10,7 @@ export const SIDEBAR_ID = 'loom-sidebar';
 
 /** Magics shown to people whose kernel has not loaded the extension yet. */
 const LOAD_COMMAND = '%load_ext loom_jupyter';
-const COWORK_EXAMPLE = '%cowork summarise the data frame df';
+const COWORK_EXAMPLE = '%cowork plot sales by month';
 
 /** Create an element with a class name, a test id and optional text. */
 function element<K extends keyof HTMLElementTagNameMap>(
