@@ -63,6 +63,8 @@ def _cowork(shell: Any, notebook: str | None) -> Any:
     from loom_jupyter.jupyter.notebook_path import resolve_notebook
     from loom_jupyter.jupyter.runtime import KernelCowork
 
+    if id(shell) not in _LOADED:
+        raise LoomError("loom is not loaded: run %load_ext loom_jupyter")
     existing = _LOADED.get(id(shell))
     if existing is not None and notebook is None:
         return existing

@@ -121,14 +121,12 @@ class CoworkMagics(Magics):
     @cell_magic("cowork")  # type: ignore[arg-type]  # IPython's decorator typing rejects a name
     def cowork_cell(self, line: str, cell: str) -> None:
         """The whole cell is the prompt (the first line may add text or --notebook PATH)."""
-        head = parse_line(line) if line.strip() else Parsed("prompt", "")
-        if head.kind == "notebook":
-            path, _, extra = head.text.partition(" ")
-            self._get_cowork(path)
-            head = Parsed("prompt", extra)
-        prompt = "\n".join(
-            p for p in (head.text if head.kind == "prompt" else line.strip(), cell.strip()) if p
-        )
+        head = line.strip()
+        if head.startswith("--notebook"):
+            path, _, head = head[len("--notebook") :].strip().partition(" ")
+            self._dispatch(Parsed("notebook", path))
+        head = head[2:].strip() if head.startswith("--") else head
+        prompt = "\n".join(part for part in (head, cell.strip()) if part)
         self._dispatch(Parsed("prompt", prompt) if prompt else Parsed("usage"))
 
     def _dispatch(self, parsed: Parsed) -> None:

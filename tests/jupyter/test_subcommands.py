@@ -237,3 +237,24 @@ def test_plain_terminal_uses_an_archive_in_the_working_directory(
         assert (tmp_path / ".loom" / "ipython-session.sqlite").exists()
     finally:
         shell.run_line_magic("unload_ext", "loom_jupyter")
+
+
+def test_after_unload_the_magic_says_to_load_again(
+    cowork: Callable[[str], str], shell: InteractiveShell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shell.run_line_magic("unload_ext", "loom_jupyter")
+    shell.run_line_magic("cowork", "sessions")
+    assert "run %load_ext loom_jupyter" in capsys.readouterr().out
+    shell.run_line_magic("load_ext", "loom_jupyter")  # the fixture unloads at the end
+
+
+def test_cell_magic_sends_the_whole_cell(
+    cowork: Callable[[str], str],
+    shell: InteractiveShell,
+    fake_anthropic: FakeAnthropic,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    fake_anthropic.add("Two lines received.")
+    shell.run_cell("%%cowork\nfirst line?\nsecond line")
+    assert "Two lines received." in capsys.readouterr().out
+    assert "first line?\\nsecond line" in _last_request(fake_anthropic)
