@@ -41,6 +41,12 @@ async def _direct(text):
     async for _ in _cw.session.send(text):
         pass
 
+def _first():
+    t = time.perf_counter()
+    with contextlib.redirect_stdout(io.StringIO()):
+        get_ipython().run_line_magic('cowork', 'warm up')
+    return (time.perf_counter() - t) * 1000
+
 def _bench(n):
     magic, direct = [], []
     for i in range(n):
@@ -119,24 +125,26 @@ def ipython_loads(base_url: str, runs: int, folder: Path) -> list[float]:
     return times
 
 
-def turns(base_url: str, runs: int, folder: Path) -> tuple[list[float], list[float]]:
-    """Alternate ``%cowork`` turns and direct engine turns in one kernel."""
+def turns(base_url: str, runs: int, folder: Path) -> tuple[list[float], list[float], list[float]]:
+    """A first turn (imports the SDK), then alternating ``%cowork`` and direct turns."""
     km, kc = start_new_kernel(kernel_name="python3", env=_env(base_url, folder / "turns.ipynb"))
     try:
         _kernel_output(kc, "%load_ext loom_jupyter")
         _kernel_output(kc, TURN_CODE)
+        first = _kernel_output(kc, "print('RESULT', [_first()])")
         text = _kernel_output(kc, f"print('RESULT', _bench({runs}))")
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
-    magic, direct = eval(text.split("RESULT", 1)[1].strip())  # our own repr of two float lists
-    return magic, direct
+    warm = eval(first.split("RESULT", 1)[1].strip())  # our own repr of a float list
+    magic, direct = eval(text.split("RESULT", 1)[1].strip())
+    return warm, magic, direct
 
 
 def _row(name: str, values: list[float]) -> str:
     med = statistics.median(values)
     low, high = min(values), max(values)
-    return f"| {name:<44} | {med:>9.1f} | {low:>8.1f} | {high:>8.1f} | {len(values):>3} |"
+    return f"| {name:<46} | {med:>9.1f} | {low:>8.1f} | {high:>8.1f} | {len(values):>3} |"
 
 
 def main() -> None:
@@ -148,16 +156,13 @@ def main() -> None:
         folder = Path(tmp)
         kernel = kernel_loads(fake.base_url, loads, folder)
         plain = ipython_loads(fake.base_url, loads, folder)
-        magic, direct = turns(fake.base_url, turn_runs, folder)
+        first, magic, direct = turns(fake.base_url, turn_runs, folder)
     overhead = [m - d for m, d in zip(magic, direct, strict=True)]
-    print(
-        "| measure (ms)                                 |    median |      min |      max |   n |"
-    )
-    print(
-        "|----------------------------------------------|-----------|----------|----------|-----|"
-    )
+    print(f"| {'measure (ms)':<46} |    median |      min |      max |   n |")
+    print(f"|{'-' * 48}|-----------|----------|----------|-----|")
     print(_row("%load_ext loom_jupyter, fresh ipykernel", kernel))
     print(_row("%load_ext loom_jupyter, plain IPython", plain))
+    print(_row("first %cowork turn (imports the anthropic SDK)", first))
     print(_row("one %cowork turn (fake API, echo)", magic))
     print(_row("one direct session.send turn (same kernel)", direct))
     print(_row("%cowork overhead over the direct call", overhead))

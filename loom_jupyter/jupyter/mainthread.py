@@ -62,6 +62,10 @@ def _settle(future: asyncio.Future[Any], value: Any, exc: BaseException | None) 
         future.set_exception(exc)
 
 
+def _nothing() -> None:
+    """A job that only wakes the pump."""
+
+
 class MainThreadQueue:
     """A queue of callables that must run on the kernel's main thread."""
 
@@ -98,6 +102,7 @@ class MainThreadQueue:
         flushes). ``KeyboardInterrupt`` propagates to the caller.
         """
         self._pumping += 1
+        done.add_done_callback(self._wake)  # no poll delay when the work ends
         try:
             while not done.done():
                 self._run_one(timeout=_POLL_SECONDS)
@@ -106,6 +111,9 @@ class MainThreadQueue:
             self.drain()
         finally:
             self._pumping -= 1
+
+    def _wake(self, _: concurrent.futures.Future[Any]) -> None:
+        self._queue.put(_Job(_nothing))
 
     def drain(self) -> None:
         """Run every job queued so far."""
