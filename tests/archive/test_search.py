@@ -99,8 +99,9 @@ async def test_words_only_punctuation_and_stopwords(archive: Archive, session: s
     await archive.append_turn(session, role="user", content="the cat sat on the mat")
     await archive.append_turn(session, role="user", content="dogs bark")
     assert await archive.search(session, "!!! ??? ---") == []
-    assert [h.turn_number for h in await archive.search(session, "the")] == [1]
-    assert [h.turn_number for h in await archive.search(session, "the dog")] == [2]
+    # Hits may include a matching turn's neighbours (context) after it.
+    assert (await archive.search(session, "the"))[0].turn_number == 1
+    assert (await archive.search(session, "the dog"))[0].turn_number == 2
 
 
 async def test_ranking_prefers_more_matching_words(archive: Archive, session: str) -> None:
