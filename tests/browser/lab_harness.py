@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import nbformat
 import pytest
 from jupyter_core.paths import jupyter_path
 
@@ -152,15 +151,28 @@ class LabPage:
 
 
 def write_notebook(folder: Path, name: str, sources: list[str] | None = None) -> Path:
-    """Write a python3 notebook with code cells ``sources``; return its path."""
-    notebook = nbformat.v4.new_notebook(
-        cells=[nbformat.v4.new_code_cell(source) for source in sources or [""]],
-        metadata={
+    """Write a python3 notebook (nbformat 4.5) with code cells ``sources``; return its path."""
+    cells: list[dict[str, Any]] = [
+        {
+            "cell_type": "code",
+            "id": secrets.token_hex(4),
+            "metadata": {},
+            "execution_count": None,
+            "outputs": [],
+            "source": source,
+        }
+        for source in sources or [""]
+    ]
+    notebook = {
+        "cells": cells,
+        "metadata": {
             "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
         },
-    )
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     path = folder / name
-    nbformat.write(notebook, path)
+    path.write_text(json.dumps(notebook, indent=1))
     return path
 
 
