@@ -161,6 +161,8 @@ async def _term_matches(
             frequency[term] = value
         else:
             total = fts_row_count(value)
+    # The record is written at commit; never let it claim fewer rows than a term matches.
+    total = max([total, *frequency.values()])
     weights = {term: idf_correction(total, count) for term, count in frequency.items()}
     # FTS5's bm25() is negative: lower is better.
     return [(key, -bm25 * weights[term]) for term, key, bm25 in hits]
