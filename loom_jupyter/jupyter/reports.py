@@ -140,13 +140,14 @@ def status(cw: KernelCowork, args: argparse.Namespace) -> None:
 def search(cw: KernelCowork, args: argparse.Namespace) -> None:
     """``%cowork search QUERY [--all]``."""
     query = " ".join(args.query)
-    sid = cw.session.session_id
-    if sid is None and not args.all:
-        show_text(
-            "This session has no turns yet; use --all to search every session of the notebook."
-        )
+    anchor = cw.session.session_id
+    if anchor is None and args.all:
+        listed = _list(cw)  # --all only needs some session of this notebook to start from
+        anchor = listed[0].id if listed else None
+    if anchor is None:
+        show_text("This session has no turns yet; use --all to search every session.")
         return
-    hits = cw.run(cw.archive.search(sid or "", query, limit=args.limit, all_sessions=args.all))
+    hits = cw.run(cw.archive.search(anchor, query, limit=args.limit, all_sessions=args.all))
     if not hits:
         show_text(f"No match for {query!r}.")
         return

@@ -131,6 +131,10 @@ def test_search_export_cost_status(
     cowork("tell me about pineapples")
     hits = cowork("search pineapples")
     assert "1 hit" in hits or "2 hit" in hits
+    cowork("new")
+    assert "no turns yet" in cowork("search pineapples")
+    assert "pineapples" in cowork("search pineapples --all")
+    cowork("resume 1")
     target = tmp_path / "journal.md"
     assert "Exported 2 turns" in cowork(f"export {target}")
     journal = target.read_text()
