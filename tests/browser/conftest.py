@@ -23,7 +23,9 @@ Reusable by every browser test (the Loom sidebar now, the chat sidebar later):
     ``lab.activate_tab(path)`` clicks a notebook's tab; ``lab.close_all()``
     closes every tab (discarding unsaved changes);
     ``lab.app_eval(js, arg)`` runs a function ``(app, arg) => ...`` against
-    ``window.jupyterapp``; ``lab.page`` is the playwright ``Page``.
+    ``window.jupyterapp``; ``lab.page`` is the playwright ``Page``. When a
+    test fails, its screenshot (``failure.png`` in its tmp_path) and the end of
+    the server log are shown in the report.
 
 The types and helpers (``LabServer``, ``LabPage``, ``write_notebook``,
 ``start_lab_server``) live in ``lab_harness.py``; import them from there.
@@ -36,7 +38,7 @@ Every test using these fixtures must be marked ``@pytest.mark.browser``.
 from __future__ import annotations
 
 import secrets
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from lab_harness import (
@@ -53,6 +55,8 @@ from playwright.sync_api import Browser, sync_playwright
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
+
+_REPORTS = pytest.StashKey[dict[str, pytest.TestReport]]()
 
 
 @pytest.fixture(scope="session")
@@ -91,12 +95,33 @@ def notebook_dir(lab_server: LabServer, request: pytest.FixtureRequest) -> Path:
     return folder
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Remember each phase's report so ``lab`` can tell whether its test failed."""
+    report = yield
+    item.stash.setdefault(_REPORTS, {})[report.when] = report
+    return report
+
+
 @pytest.fixture
-def lab(lab_server: LabServer, chromium: Browser) -> Iterator[LabPage]:
-    """A fresh browser context on the test server (no shared storage or layout)."""
+def lab(
+    lab_server: LabServer, chromium: Browser, request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[LabPage]:
+    """A fresh browser context on the test server (no shared storage or layout).
+
+    When the test fails, a screenshot goes to the test's tmp_path and the end of
+    the server log is added to the report.
+    """
     context = chromium.new_context(viewport={"width": 1400, "height": 900})
     context.set_default_timeout(PAGE_TIMEOUT_MS)
+    lab = LabPage(page=context.new_page(), server=lab_server)
     try:
-        yield LabPage(page=context.new_page(), server=lab_server)
+        yield lab
+        call = request.node.stash.get(_REPORTS, {}).get("call")
+        if call is not None and call.failed:
+            shot = tmp_path / "failure.png"
+            lab.page.screenshot(path=str(shot))
+            log_tail = "\n".join(lab_server.log_text().splitlines()[-40:])
+            request.node.add_report_section("teardown", "jupyterlab", f"{shot}\n{log_tail}")
     finally:
         context.close()
