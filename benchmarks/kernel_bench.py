@@ -6,7 +6,9 @@ API on 127.0.0.1 (no network).
     python benchmarks/kernel_bench.py           # 5 kernels, 15 turns each way
     python benchmarks/kernel_bench.py --quick   # a few seconds, for CI
 
-Measured inside the process that loads the extension (``time.perf_counter``
+Bytecode is cached as for an installed package (``PYTHONPYCACHEPREFIX`` in a
+temp folder, filled by one warm-up run first). Measured inside the process that
+loads the extension (``time.perf_counter``
 around ``run_line_magic``), so kernel start-up and message round trips are
 not counted. The turn comparison runs in one kernel, alternating a
 ``%cowork`` turn (engine thread + main-thread pump + rendering) and a direct
@@ -69,7 +71,10 @@ def _env(base_url: str, notebook: Path) -> dict[str, str]:
         ANTHROPIC_API_KEY="bench-key",
         LOOM_APPROVAL="auto",
         MPLBACKEND="Agg",
+        # Like an installed package: bytecode cached (outside the source tree).
+        PYTHONPYCACHEPREFIX=str(notebook.parent / "pycache"),
     )
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
 
@@ -104,16 +109,21 @@ def kernel_loads(base_url: str, runs: int, folder: Path) -> list[float]:
     return times
 
 
-def ipython_loads(base_url: str, runs: int, folder: Path) -> list[float]:
+WARM_CODE = LOAD_CODE + "import anthropic, ipykernel.kernelapp, ipywidgets\n"
+
+
+def ipython_loads(
+    base_url: str, runs: int, folder: Path, tag: str = "ip", code: str = LOAD_CODE
+) -> list[float]:
     """``%load_ext`` in fresh plain (terminal) IPython processes."""
     times = []
     for i in range(runs):
-        env = _env(base_url, folder / f"ip{i}.ipynb")
+        env = _env(base_url, folder / f"{tag}{i}.ipynb")
         env.pop("JPY_SESSION_NAME")
-        work = folder / f"ip{i}"
+        work = folder / f"{tag}{i}"
         work.mkdir()
         out = subprocess.run(
-            [sys.executable, "-m", "IPython", "--quick", "--no-banner", "-c", LOAD_CODE],
+            [sys.executable, "-m", "IPython", "--quick", "--no-banner", "-c", code],
             env=env,
             cwd=work,
             capture_output=True,
@@ -154,6 +164,7 @@ def main() -> None:
     loads, turn_runs = (2, 3) if args.quick else (5, 15)
     with FakeAnthropic() as fake, tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
+        ipython_loads(fake.base_url, 1, folder, tag="warm", code=WARM_CODE)  # fills the cache
         kernel = kernel_loads(fake.base_url, loads, folder)
         plain = ipython_loads(fake.base_url, loads, folder)
         first, magic, direct = turns(fake.base_url, turn_runs, folder)
@@ -166,6 +177,8 @@ def main() -> None:
     print(_row("one %cowork turn (fake API, echo)", magic))
     print(_row("one direct session.send turn (same kernel)", direct))
     print(_row("%cowork overhead over the direct call", overhead))
+    one, five, _ = os.getloadavg()
+    print(f"(machine load average {one:.1f} / {five:.1f} on {os.cpu_count()} CPUs)")
 
 
 if __name__ == "__main__":
