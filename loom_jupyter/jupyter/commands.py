@@ -42,7 +42,9 @@ class Subcommand:
 def _parser(
     name: str, description: str, *arguments: tuple[tuple[str, ...], dict[str, Any]]
 ) -> MagicArgumentParser:
-    parser = MagicArgumentParser(prog=f"%cowork {name}", description=description)
+    parser = MagicArgumentParser(
+        prog=f"%cowork {name}", description=description, formatter_class=argparse.HelpFormatter
+    )
     for flags, options in arguments:
         parser.add_argument(*flags, **options)
     return parser

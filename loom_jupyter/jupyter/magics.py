@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
-from IPython.utils.text import dedent
 
 from loom_jupyter.errors import LoomError
 from loom_jupyter.jupyter.commands import SUBCOMMANDS
@@ -28,24 +27,25 @@ __all__ = ["USAGE", "CoworkMagics", "Parsed", "keep_question_marks", "parse_line
 
 def _usage() -> str:
     width = max(len(name) for name in SUBCOMMANDS)
-    commands = "\n".join(
-        f"  %cowork {n.ljust(width)}  {c.summary()}" for n, c in SUBCOMMANDS.items()
+    commands = [f"  %cowork {n.ljust(width)}  {c.summary()}" for n, c in SUBCOMMANDS.items()]
+    return "\n".join(
+        [
+            "Talk to your notebook coworker.",
+            "",
+            "  %cowork TEXT             send a prompt; the answer streams into the cell",
+            "  %%cowork                 (cell magic) the whole cell is the prompt",
+            "  %cowork -- TEXT          always a prompt, even if TEXT starts with a subcommand",
+            "  %cowork --notebook PATH  use PATH's archive (when the notebook is not detected)",
+            "",
+            "Subcommands (each takes --help):",
+            *commands,
+            "",
+            "A line is a subcommand only when its first word is one of these and the rest",
+            "of the line fits that subcommand's arguments; otherwise it is a prompt.",
+            "A kernel interrupt stops a running turn (its partial answer is kept).",
+            "Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, LOOM_MODEL, LOOM_APPROVAL.",
+        ]
     )
-    return dedent(f"""\
-    Talk to your notebook coworker.
-
-      %cowork TEXT                 send a prompt; the answer streams into the cell
-      %%cowork                     (cell magic) the whole cell is the prompt
-      %cowork -- TEXT              always a prompt, even if TEXT starts with a subcommand
-      %cowork --notebook PATH      use PATH's archive (when the notebook path is unknown)
-
-    Subcommands (each takes --help):
-    {commands}
-
-    A line is a subcommand only when its first word is one of these and the rest
-    of the line fits that subcommand's arguments; otherwise it is a prompt.
-    Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, LOOM_MODEL, LOOM_APPROVAL.
-    """)
 
 
 USAGE = _usage()
@@ -166,3 +166,6 @@ class CoworkMagics(Magics):
         outcome = cowork.send(text)
         if outcome.error:
             print(f"loom: {outcome.error}")
+
+
+CoworkMagics.cowork.__doc__ = USAGE  # `%cowork?` shows the same text as `%cowork --help`
