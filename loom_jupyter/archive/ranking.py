@@ -5,9 +5,10 @@ The method (measured on LoCoMo by ``benchmarks/recall_locomo.py``):
 1. Query words are cut from user text, stopwords dropped; identifier-like compounds
    (``df_sales_2024``, ``sales_2024.csv``) and ``"quoted text"`` also become FTS5
    phrases, so an exact occurrence outranks scattered words.
-2. FTS5 bm25 scores each term on the turns that contain it (index-driven); a turn's
-   score is the sum, scaled by the square root of the share of query terms it
-   contains (coordination: a turn matching one rare word is not the question).
+2. FTS5 bm25 scores each term on the turns that contain it (index-driven), with
+   Lucene's always-positive idf in place of FTS5's (which is zero for words in half
+   the turns); a turn's score is the sum, scaled by the square root of the share of
+   query terms it contains (coordination: one rare word is not the question).
 3. Conversation context: a turn inherits part of the score of the turns around it,
    halving with each step, the turns before it counting twice as much as the turns
    after it (a reply is explained by what it answers). This finds the turn that
