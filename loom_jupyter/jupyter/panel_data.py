@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from loom_jupyter.archive import ModelCallRecord, SessionInfo, TaskInfo
     from loom_jupyter.events import Event
 
-__all__ = ["PanelData", "panel_html", "panel_text", "sparkline_svg"]
+__all__ = ["PanelData", "panel_html", "panel_text", "per_turn", "sparkline_svg"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -31,7 +31,7 @@ class PanelData:
     activity: str = "idle"
     state_yaml: str = ""
     tasks: tuple[str, ...] = ()
-    points: tuple[tuple[int, float], ...] = ()  # (tokens, cost) per model call
+    points: tuple[tuple[int, float], ...] = ()  # (tokens, cost) per turn
 
     @classmethod
     def build(
@@ -43,7 +43,7 @@ class PanelData:
     ) -> PanelData:
         """From the archive rows of the current session."""
         running = tuple(f"{t.goal[:60]} ({t.status})" for t in tasks if t.status not in _FINISHED)
-        points = tuple((_call_tokens(c), c.cost_usd) for c in calls)
+        points = per_turn(calls)
         if info is None:
             return cls(state_yaml=state_yaml, tasks=running, points=points)
         return cls(
@@ -61,8 +61,12 @@ class PanelData:
     def apply(self, event: Event) -> PanelData:
         """The snapshot after ``event``."""
         replace = dataclasses.replace
+        if event.kind == "turn_started":
+            return replace(self, activity="thinking", points=(*self.points, (0, 0.0)))
         if event.kind == "usage":
             u = event.usage
+            tokens, cost = self.points[-1] if self.points else (0, 0.0)
+            point = (tokens + u.total_input_tokens + u.output_tokens, cost + event.cost_usd)
             return replace(
                 self,
                 input_tokens=self.input_tokens + u.input_tokens,
@@ -71,7 +75,7 @@ class PanelData:
                 + u.cache_creation_input_tokens
                 + u.cache_read_input_tokens,
                 cost_usd=self.cost_usd + event.cost_usd,
-                points=(*self.points, (u.total_input_tokens + u.output_tokens, event.cost_usd)),
+                points=(*self.points[:-1], point),
             )
         if event.kind == "state_changed":
             return replace(
@@ -86,6 +90,23 @@ class PanelData:
 _FINISHED = {"done", "completed", "complete", "failed", "cancelled", "succeeded"}
 
 
+_CONTINUES = {"tool_use", "pause_turn"}
+
+
+def per_turn(calls: list[ModelCallRecord]) -> tuple[tuple[int, float], ...]:
+    """(tokens, cost) per person's turn: a turn's calls end with a non-tool stop reason."""
+    points: list[tuple[int, float]] = []
+    tokens, cost, open_turn = 0, 0.0, False
+    for call in calls:
+        tokens, cost, open_turn = tokens + _call_tokens(call), cost + call.cost_usd, True
+        if call.stop_reason not in _CONTINUES:
+            points.append((tokens, cost))
+            tokens, cost, open_turn = 0, 0.0, False
+    if open_turn:
+        points.append((tokens, cost))
+    return tuple(points)
+
+
 def _call_tokens(call: ModelCallRecord) -> int:
     return (
         call.input_tokens + call.output_tokens + call.cache_creation_tokens + call.cache_read_tokens
@@ -93,8 +114,6 @@ def _call_tokens(call: ModelCallRecord) -> int:
 
 
 def _activity(event: Event, current: str) -> str:
-    if event.kind == "turn_started":
-        return "thinking"
     if event.kind == "approval_needed":
         return f"waiting for approval: {event.name}"
     if event.kind == "tool_started":
@@ -130,7 +149,7 @@ def panel_text(data: PanelData) -> str:
         f"Cost: ${data.cost_usd:.4f}",
     ]
     if data.points:
-        lines.append("Tokens per call: " + ", ".join(f"{t:,}" for t, _ in data.points[-12:]))
+        lines.append("Tokens per turn: " + ", ".join(f"{t:,}" for t, _ in data.points[-12:]))
     if data.tasks:
         lines.append("Delegated tasks: " + "; ".join(data.tasks))
     if data.state_yaml.strip():
@@ -151,7 +170,7 @@ def panel_html(data: PanelData) -> str:
         f"cost <b>${data.cost_usd:.4f}</b>",
     ]
     if tokens:
-        rows.append(f"tokens/call {sparkline_svg(tokens)} cost/call {sparkline_svg(costs)}")
+        rows.append(f"tokens/turn {sparkline_svg(tokens)} cost/turn {sparkline_svg(costs)}")
     if data.tasks:
         rows.append("delegated: " + "; ".join(esc(t) for t in data.tasks))
     return '<div style="line-height:1.6">' + "<br>".join(rows) + "</div>"

@@ -10,7 +10,7 @@ from loom_jupyter.events import ApprovalRequest, StateChanged, ToolStarted, Turn
 from loom_jupyter.jupyter.approval import format_question, parse_answer
 from loom_jupyter.jupyter.magics import USAGE, parse_line
 from loom_jupyter.jupyter.notebook_path import resolve_notebook
-from loom_jupyter.jupyter.panel_data import PanelData, panel_html, panel_text
+from loom_jupyter.jupyter.panel_data import PanelData, panel_html, panel_text, per_turn
 from loom_jupyter.models.base import Usage
 
 if TYPE_CHECKING:
@@ -92,6 +92,32 @@ def test_panel_data_follows_events() -> None:
     data = data.apply(StateChanged("s1", "Sales", 3, 100, 20, 0.002, "focus: sales\n"))
     assert (data.title, data.turns, data.input_tokens, data.cache_tokens) == ("Sales", 3, 100, 50)
     assert data.points == ((170, 0.002),)
+    data = data.apply(UsageEvent(Usage(10, 5), 0.001, "m"))  # same turn: added to its point
+    assert data.points == ((185, 0.003),)
     assert "<svg" in panel_html(data)
-    assert "Tokens in/out/cache: 100/20/50" in panel_text(data)
+    assert "Tokens in/out/cache: 110/25/50" in panel_text(data)
     assert "focus: sales" in panel_text(data)
+
+
+def test_calls_group_into_turns_by_stop_reason() -> None:
+    from loom_jupyter.archive import ModelCallRecord
+
+    def call(n: int, stop: str | None) -> ModelCallRecord:
+        return ModelCallRecord(
+            id=n,
+            session_id="s",
+            turn_number=n,
+            model="m",
+            input_tokens=10,
+            output_tokens=0,
+            cache_creation_tokens=0,
+            cache_read_tokens=0,
+            cost_usd=1.0,
+            stop_reason=stop,
+            latency_ms=1.0,
+            error=None,
+            created_at="",
+        )
+
+    calls = [call(1, "tool_use"), call(2, "end_turn"), call(3, "end_turn"), call(4, "tool_use")]
+    assert per_turn(calls) == ((20, 2.0), (10, 1.0), (10, 1.0))
