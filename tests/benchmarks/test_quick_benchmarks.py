@@ -1,0 +1,36 @@
+"""Every benchmark's ``--quick`` mode runs to the end and prints its table.
+
+Timing goals are read from the printed tables by people (see each benchmark's
+docstring); this only keeps the benchmarks working as the code changes.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+@pytest.mark.parametrize(
+    ("script", "expected"),
+    [
+        ("archive_bench.py", "append_turn"),
+        ("model_overhead.py", "AnthropicModel"),
+        ("engine_bench.py", "Prompt-cache prefix stability"),
+        ("tools_bench.py", "recall action"),
+    ],
+)
+def test_quick_benchmark_prints_its_table(script: str, expected: str) -> None:
+    proc = subprocess.run(
+        [sys.executable, str(BENCHMARKS / script), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert expected in proc.stdout
