@@ -4,7 +4,7 @@ Prints a table of medians. Everything runs against the project's fake Messages
 API on 127.0.0.1 (no network).
 
     python benchmarks/kernel_bench.py           # 5 kernels, 15 turns each way
-    python benchmarks/kernel_bench.py --quick   # a few seconds, for CI
+    python benchmarks/kernel_bench.py --quick   # one kernel, two IPython processes (CI)
 
 Bytecode is cached as for an installed package (``PYTHONPYCACHEPREFIX`` in a
 temp folder, filled by one warm-up run first). Measured inside the process that
@@ -139,7 +139,7 @@ def turns(base_url: str, runs: int, folder: Path) -> tuple[list[float], list[flo
     """A first turn (imports the SDK), then alternating ``%cowork`` and direct turns."""
     km, kc = start_new_kernel(kernel_name="python3", env=_env(base_url, folder / "turns.ipynb"))
     try:
-        _kernel_output(kc, "%load_ext loom_jupyter")
+        load = _load_ms(_kernel_output(kc, LOAD_CODE))
         _kernel_output(kc, TURN_CODE)
         first = _kernel_output(kc, "print('RESULT', [_first()])")
         text = _kernel_output(kc, f"print('RESULT', _bench({runs}))")
@@ -148,7 +148,7 @@ def turns(base_url: str, runs: int, folder: Path) -> tuple[list[float], list[flo
         km.shutdown_kernel(now=True)
     warm = eval(first.split("RESULT", 1)[1].strip())  # our own repr of a float list
     magic, direct = eval(text.split("RESULT", 1)[1].strip())
-    return warm, magic, direct
+    return load, warm, magic, direct
 
 
 def _row(name: str, values: list[float]) -> str:
@@ -161,13 +161,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="few runs, for CI")
     args = parser.parse_args()
-    loads, turn_runs = (2, 3) if args.quick else (5, 15)
+    loads, turn_runs = (1, 3) if args.quick else (5, 15)
     with FakeAnthropic() as fake, tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         ipython_loads(fake.base_url, 1, folder, tag="warm", code=WARM_CODE)  # fills the cache
-        kernel = kernel_loads(fake.base_url, loads, folder)
+        kernel = kernel_loads(fake.base_url, loads - 1, folder)
         plain = ipython_loads(fake.base_url, loads, folder)
-        first, magic, direct = turns(fake.base_url, turn_runs, folder)
+        load, first, magic, direct = turns(fake.base_url, turn_runs, folder)
+        kernel.append(load)
     overhead = [m - d for m, d in zip(magic, direct, strict=True)]
     print(f"| {'measure (ms)':<46} |    median |      min |      max |   n |")
     print(f"|{'-' * 48}|-----------|----------|----------|-----|")
