@@ -44,6 +44,7 @@ SERVER_STOP_TIMEOUT_S = 15.0
 # Playwright timeouts are in milliseconds; the first page load compiles nothing
 # but still fetches a few MB of JavaScript on a busy 2-core machine.
 PAGE_TIMEOUT_MS = 30_000
+CLOSE_RETRY_S = 5.0
 # JupyterLab opens a launcher when the main area empties, so count notebooks only.
 OPEN_NOTEBOOKS = """() => Array.from(window.jupyterapp.shell.widgets('main'))
     .filter((widget) => widget.hasClass('jp-NotebookPanel')).length"""
@@ -120,16 +121,22 @@ class LabPage:
         """Close every main-area tab, answering "Discard" to unsaved-change dialogs.
 
         A notebook becomes dirty as soon as its kernel reports language info, so
-        whether the dialog shows up depends on timing: handle both cases.
+        whether a dialog shows up depends on timing; a close that lands while the
+        notebook is still settling can be dropped, so it is repeated until done.
         """
-        self.app_eval("(app) => { void app.commands.execute('application:close-all'); }")
-        discard = self.page.locator(".jp-Dialog").get_by_role("button", name="Discard")
+        discard = self.page.locator(".jp-Dialog").get_by_role("button", name="Discard").first
         deadline = time.monotonic() + PAGE_TIMEOUT_MS / 1000
+        next_close = 0.0
         while self.page.evaluate(OPEN_NOTEBOOKS) > 0:
-            if time.monotonic() > deadline:
-                pytest.fail("The notebooks did not close", pytrace=False)
+            now = time.monotonic()
+            if now > deadline:
+                dialogs = self.page.locator(".jp-Dialog").all_inner_texts()
+                pytest.fail(f"The notebooks did not close; dialogs: {dialogs}", pytrace=False)
             if discard.is_visible():
                 discard.click()
+            elif now >= next_close:
+                self.app_eval("(app) => { void app.commands.execute('application:close-all'); }")
+                next_close = now + CLOSE_RETRY_S
             self.page.wait_for_timeout(100)
 
     def app_eval(self, function: str, arg: Any = None) -> Any:
