@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from loom_jupyter.archive import archive_path_for
+from loom_jupyter.archive.refs import resolve_session_ref
+from loom_jupyter.errors import SessionNotFoundError
 
 if TYPE_CHECKING:
     from loom_jupyter.archive import Archive, SessionInfo
@@ -40,10 +42,6 @@ def find_archive(notebook: str) -> Path:
     )
 
 
-MIN_ID_PREFIX = 4
-"""The shortest id prefix accepted, so that list numbers never read as ids."""
-
-
 async def pick_session(archive: Archive, wanted: str | None) -> SessionInfo:
     """The session named by ``wanted``: a list number, an id or an id prefix; default latest."""
     sessions = await archive.list_sessions(limit=1_000_000)
@@ -51,17 +49,7 @@ async def pick_session(archive: Archive, wanted: str | None) -> SessionInfo:
         raise UsageError(f"The archive {archive.path} has no sessions yet.")
     if wanted is None:
         return sessions[0]
-    if wanted.isdigit() and 1 <= int(wanted) <= len(sessions) and len(wanted) < 6:
-        return sessions[int(wanted) - 1]
-    # Short digit strings are list numbers only: "9" must not match an id starting with 9.
-    too_short = len(wanted) < MIN_ID_PREFIX
-    matches = [] if too_short else [s for s in sessions if s.id.startswith(wanted.lower())]
-    if len(matches) == 1:
-        return matches[0]
-    hint = "Run `loom-jupyter sessions NOTEBOOK` to list them."
-    if not matches:
-        raise UsageError(
-            f"No session {wanted!r} (use a list number, an id or an id prefix of 4+ characters). {hint}"
-        )
-    ids = ", ".join(s.id[:12] for s in matches[:5])
-    raise UsageError(f"Session {wanted!r} is ambiguous ({ids}...); type more of the id. {hint}")
+    try:
+        return resolve_session_ref(sessions, wanted)
+    except SessionNotFoundError as exc:
+        raise UsageError(f"{exc} Run `loom-jupyter sessions NOTEBOOK` to list them.") from exc

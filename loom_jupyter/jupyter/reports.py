@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from loom_jupyter.errors import LoomError
+from loom_jupyter.archive.refs import resolve_session_ref
 from loom_jupyter.jupyter.output import show_table, show_text
 
 if TYPE_CHECKING:
@@ -40,14 +40,7 @@ def _list(cw: KernelCowork) -> list[SessionInfo]:
 
 def _pick(cw: KernelCowork, target: str) -> SessionInfo:
     """A session by its number in ``%cowork sessions`` or by an id prefix."""
-    listed = _list(cw)
-    if target.isdigit() and 1 <= int(target) <= len(listed):
-        return listed[int(target) - 1]
-    matches = [s for s in listed if s.id.startswith(target)]
-    if len(matches) == 1:
-        return matches[0]
-    what = "several sessions" if matches else "no session"
-    raise LoomError(f"{what} match {target!r}: use a number or an id from `%cowork sessions`")
+    return resolve_session_ref(_list(cw), target)
 
 
 def sessions(cw: KernelCowork, args: argparse.Namespace) -> None:
