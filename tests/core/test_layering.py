@@ -29,7 +29,9 @@ def run_python(code: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_every_core_module_imports_with_jupyter_blocked() -> None:
-    code = BLOCKER + """
+    code = (
+        BLOCKER
+        + """
 import pkgutil, importlib, loom_jupyter
 names = [m.name for m in pkgutil.walk_packages(loom_jupyter.__path__, "loom_jupyter.")
          if not m.name.startswith("loom_jupyter.jupyter") and not m.name.endswith("__main__")]
@@ -37,6 +39,7 @@ for name in names:
     importlib.import_module(name)
 print(len(names))
 """
+    )
     proc = run_python(code)
     assert proc.returncode == 0, proc.stderr
     assert int(proc.stdout.strip()) >= 5
