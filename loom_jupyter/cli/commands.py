@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from loom_jupyter.archive import Archive
-from loom_jupyter.cli.export import export_session
 from loom_jupyter.cli.locate import UsageError, find_archive, pick_session
-from loom_jupyter.cli.render import clock, money, session_header, snippet, table, turn_text
+from loom_jupyter.cli.render import session_header, snippet, table, turn_text
+from loom_jupyter.export import clock, export_session, money
 from loom_jupyter.settings import Settings
 
 if TYPE_CHECKING:

@@ -7,6 +7,7 @@ import re
 import shutil
 from typing import TYPE_CHECKING, Literal
 
+from loom_jupyter.export import clock, money
 from loom_jupyter.messages import ToolUseBlock
 
 if TYPE_CHECKING:
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
     from loom_jupyter.archive import SessionInfo
     from loom_jupyter.messages import Turn
 
-__all__ = ["clock", "money", "session_header", "snippet", "table", "turn_text"]
+__all__ = ["session_header", "snippet", "table", "turn_text"]
 
 Align = Literal["<", ">"]
 
@@ -46,16 +47,6 @@ def _fit(cell: str, width: int, side: str) -> str:
 def one_line(text: str) -> str:
     """``text`` with all runs of whitespace collapsed to one space."""
     return " ".join(text.split())
-
-
-def clock(timestamp: str) -> str:
-    """``2026-11-22 02:46`` from an archive timestamp (UTC)."""
-    return timestamp[:16].replace("T", " ")
-
-
-def money(cost: float) -> str:
-    """A cost in dollars."""
-    return f"${cost:.4f}" if cost < 1 else f"${cost:,.2f}"
 
 
 def session_header(info: SessionInfo) -> str:

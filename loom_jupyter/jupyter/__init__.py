@@ -13,7 +13,7 @@ Map:
 - ``bridge``/``execute``  the KernelBridge over the live user namespace
 - ``notebook_path``  which notebook (and so which archive) this kernel has
 - ``magics``/``commands``/``reports``  ``%cowork`` parsing and subcommands
-- ``render``/``output``/``cost``/``journal``  what the person sees
+- ``render``/``output``/``cost``  what the person sees
 - ``panel``/``panel_data``  the ipywidgets panel and its text fallback
 - ``approval``       asking before write tools, through ``input()``
 """

@@ -159,7 +159,7 @@ def _snippet(text: str, limit: int = 120) -> str:
 
 def export(cw: KernelCowork, args: argparse.Namespace) -> None:
     """``%cowork export [PATH]``: a Markdown journal of the current session."""
-    from loom_jupyter.jupyter.journal import journal_markdown
+    from loom_jupyter.export import export_session
 
     sid = cw.session.session_id
     if sid is None:
@@ -169,7 +169,7 @@ def export(cw: KernelCowork, args: argparse.Namespace) -> None:
     turns = cw.run(cw.archive.get_turns(sid))
     default = cw.location.directory / f"{cw.location.path.stem}-cowork-{sid[:8]}.md"
     path = Path(args.path).expanduser() if args.path else default
-    path.write_text(journal_markdown(info, turns), encoding="utf-8")
+    path.write_text(export_session(info, turns, "md"), encoding="utf-8")
     show_text(f"Exported {len(turns)} turns to {path}")
 
 

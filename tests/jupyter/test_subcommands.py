@@ -139,7 +139,7 @@ def test_search_export_cost_status(
     assert "Exported 2 turns" in cowork(f"export {target}")
     journal = target.read_text()
     assert journal.startswith("# tell me about pineapples")
-    assert "## You · turn 1" in journal
+    assert "## 1. User" in journal
     costs = cowork("cost")
     assert "total" in costs
     assert "end_turn" in costs

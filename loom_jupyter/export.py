@@ -1,4 +1,4 @@
-"""Exporting one session as Markdown or JSON."""
+"""A whole session as a Markdown journal or as JSON (the CLI's and ``%cowork export``)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import dataclasses
 import json
 from typing import TYPE_CHECKING, Any, Literal
 
-from loom_jupyter.cli.render import clock, money
 from loom_jupyter.messages import ToolUseBlock, block_to_api
 
 if TYPE_CHECKING:
@@ -15,7 +14,7 @@ if TYPE_CHECKING:
     from loom_jupyter.archive import SessionInfo
     from loom_jupyter.messages import Turn
 
-__all__ = ["ExportFormat", "export_session"]
+__all__ = ["ExportFormat", "clock", "export_session", "money"]
 
 ExportFormat = Literal["md", "json"]
 
@@ -74,6 +73,16 @@ def _markdown_turn(turn: Turn) -> list[str]:
         if isinstance(block, ToolUseBlock):
             lines += [f"Calls `{block.name}`:", "", _fence(_pretty(block.input), "json"), ""]
     return lines
+
+
+def clock(timestamp: str) -> str:
+    """``2026-11-22 02:46`` from an archive timestamp (UTC)."""
+    return timestamp[:16].replace("T", " ")
+
+
+def money(cost: float) -> str:
+    """A cost in dollars."""
+    return f"${cost:.4f}" if cost < 1 else f"${cost:,.2f}"
 
 
 def _pretty(data: Mapping[str, Any]) -> str:
