@@ -40,9 +40,11 @@ __all__ = [
     "STOPWORDS",
     "QueryPlan",
     "TurnKey",
+    "estimated_frequency",
     "fts_row_count",
     "fts_string",
     "idf_correction",
+    "lucene_idf",
     "match_expression",
     "own_scores",
     "plan_query",
@@ -155,6 +157,17 @@ def fts_row_count(averages: bytes) -> int:
     return value
 
 
+def lucene_idf(rows: int, matching: int) -> float:
+    """Lucene's idf, ln(1 + (N - n + 0.5) / (n + 0.5)): positive for any share of rows."""
+    return math.log1p(max(rows - matching + 0.5, 0.5) / (matching + 0.5))
+
+
+def estimated_frequency(seen: int, oldest: int, newest: int) -> int:
+    """Rows holding a term whose ``seen`` newest matches reach back from row id
+    ``newest`` to ``oldest``: its share of that stretch of ids, scaled to all of them."""
+    return max(seen, round(seen * newest / max(newest - oldest + 1, seen)))
+
+
 def idf_correction(rows: int, matching: int) -> float:
     """Factor turning FTS5's bm25 for a term into Lucene's bm25.
 
@@ -165,7 +178,7 @@ def idf_correction(rows: int, matching: int) -> float:
     """
     odds = max(rows - matching + 0.5, 0.5) / (matching + 0.5)
     fts = math.log(odds) if odds > 1.0 else 0.0
-    return math.log1p(odds) / max(fts, 1e-6)
+    return lucene_idf(rows, matching) / max(fts, 1e-6)
 
 
 def own_scores(

@@ -24,9 +24,11 @@ from loom_jupyter.archive.ranking import (
     SPEAKER_BOOST,
     QueryPlan,
     TurnKey,
+    estimated_frequency,
     fts_row_count,
     fts_string,
     idf_correction,
+    lucene_idf,
     match_expression,
     own_scores,
     plan_query,
@@ -43,7 +45,14 @@ if TYPE_CHECKING:
     from loom_jupyter.archive.db import Tx
     from loom_jupyter.messages import TurnRole
 
-__all__ = ["CANDIDATES", "TERM_MATCHES", "build_match_query", "query_tokens", "search_turns"]
+__all__ = [
+    "CANDIDATES",
+    "COMMON_TERM",
+    "TERM_MATCHES",
+    "build_match_query",
+    "query_tokens",
+    "search_turns",
+]
 
 CANDIDATES = 64
 """Best-matching turns re-ranked with their context; more changes nothing on LoCoMo."""
@@ -51,6 +60,12 @@ CANDIDATES = 64
 TERM_MATCHES = 200
 """Per query term, at most this many matching turns (the newest) are scored; only a
 very common word in a very long session reaches it."""
+
+
+COMMON_TERM = 1000
+"""A term in this many turns or more is common: its count of turns is estimated from
+its newest matches, and it adds its idf to each turn holding it, without bm25's
+term-frequency and length weighting (which would read all of its matches)."""
 
 
 def query_tokens(text: str) -> list[str]:
@@ -102,15 +117,28 @@ _SPEAKER = f"SELECT * FROM (SELECT 'speaker', ?, 0, 0, 0{_JOINED} AND t.content 
 # Rows of the second statement: (kind, term, session id, turn number, value).
 # FTS5's own count of rows heads the "averages" record of its data table.
 _ROWS = "SELECT 'rows', NULL, NULL, NULL, block FROM turns_fts_data WHERE id = 1"
-_DF = "SELECT 'df', ?, NULL, NULL, count(*) FROM turns_fts WHERE turns_fts MATCH ?"
+_TOP = "SELECT 'top', NULL, NULL, NULL, (SELECT max(id) FROM conversation_turns)"
+# Each term's newest COMMON_TERM matches in the whole archive: their count, and the
+# oldest id they reach. Materialised: the hits read it again.
+_PROBE = (
+    "SELECT ?, count(*), min(r) FROM (SELECT turns_fts.rowid AS r FROM turns_fts"
+    f" WHERE turns_fts MATCH ? ORDER BY turns_fts.rowid DESC LIMIT {COMMON_TERM})"
+)
+_DF = "SELECT 'df', term, NULL, oldest, seen FROM probe"
+# bm25() first counts every row of the term in the archive; for a common term that
+# costs more than everything else, so it is left out (NULL) and the term scored by
+# presence.
+_BM25 = (
+    f"CASE WHEN (SELECT seen FROM probe WHERE term = ?) < {COMMON_TERM} THEN bm25(turns_fts) END"
+)
 _NEWEST = f" ORDER BY turns_fts.rowid DESC LIMIT {TERM_MATCHES})"
 _IN_SPAN = " AND turns_fts.rowid BETWEEN ? AND ?"
 _HIT_ALONE = (
-    "SELECT * FROM (SELECT 'hit', ?, NULL, turns_fts.rowid - ? + 1, bm25(turns_fts)"
+    f"SELECT * FROM (SELECT 'hit', ?, NULL, turns_fts.rowid - ? + 1, {_BM25}"
     f" FROM turns_fts WHERE turns_fts MATCH ?{_IN_SPAN}{_NEWEST}"
 )
 _HIT_JOINED = (
-    "SELECT * FROM (SELECT 'hit', ?, t.session_id, t.turn_number, bm25(turns_fts)"
+    f"SELECT * FROM (SELECT 'hit', ?, t.session_id, t.turn_number, {_BM25}"
     f"{_JOINED}{_IN_SPAN}{_NEWEST}"
 )
 
@@ -144,28 +172,40 @@ async def _term_matches(
     low, high = min(s.first for s in spans), max(s.last for s in spans)
     params: list[object] = list(session_ids)
     for term in terms:
-        params += [term, fts_string(term), term]
-        if alone is None:
-            params += [fts_string(term), low, high]
-        else:
-            params += [alone.first, fts_string(term), low, high]
+        params += [term, fts_string(term)]
+    for term in terms:
+        params += [term] if alone is None else [term, alone.first]
+        params += [term, fts_string(term), low, high]
     hit = _HIT_JOINED if alone is None else _HIT_ALONE
-    sql = _sessions(session_ids) + " UNION ALL ".join([_ROWS] + [_DF, hit] * len(terms))
-    total = 0
-    frequency: dict[str, int] = {}
-    hits: list[tuple[str, TurnKey, float]] = []
+    probes = " UNION ALL ".join([_PROBE] * len(terms))
+    sql = (
+        _sessions(session_ids)[:-1]
+        + f", probe(term, seen, oldest) AS MATERIALIZED ({probes}) "
+        + " UNION ALL ".join([_ROWS, _TOP, _DF] + [hit] * len(terms))
+    )
+    total = newest = 0
+    probed: dict[str, tuple[int, int]] = {}
+    hits: list[tuple[str, TurnKey, float | None]] = []
     for kind, term, session_id, number, value in await db.fetchall(sql, params):
         if kind == "hit":
             hits.append((term, (session_id or spans[0].session_id, number), value))
         elif kind == "df":
-            frequency[term] = value
+            probed[term] = (value, number or 0)
+        elif kind == "top":
+            newest = value or 0
         else:
             total = fts_row_count(value)
+    frequency = {
+        term: seen if seen < COMMON_TERM else estimated_frequency(seen, oldest, newest)
+        for term, (seen, oldest) in probed.items()
+    }
     # The record is written at commit; never let it claim fewer rows than a term matches.
     total = max([total, *frequency.values()])
-    weights = {term: idf_correction(total, count) for term, count in frequency.items()}
-    # FTS5's bm25() is negative: lower is better.
-    return [(key, -bm25 * weights[term]) for term, key, bm25 in hits]
+    # FTS5's bm25() is negative (lower is better); a common term (no bm25) counts its
+    # idf once per turn.
+    weight = {term: idf_correction(total, count) for term, count in frequency.items()}
+    idf = {term: lucene_idf(total, count) for term, count in frequency.items()}
+    return [(key, idf[term] if bm25 is None else -bm25 * weight[term]) for term, key, bm25 in hits]
 
 
 async def _turn_rows(db: Tx, keys: Sequence[TurnKey]) -> list[sqlite3.Row]:
