@@ -8,7 +8,9 @@ The method (measured on LoCoMo by ``benchmarks/recall_locomo.py``):
 2. FTS5 bm25 scores each term on the turns that contain it (index-driven), with
    Lucene's always-positive idf in place of FTS5's (which is zero for words in half
    the turns); a turn's score is the sum, scaled by the square root of the share of
-   query terms it contains (coordination: one rare word is not the question).
+   query terms it contains (coordination: one rare word is not the question). A term
+   in a thousand turns or more adds just its idf to each turn holding it (bm25 would
+   read all its matches; its idf is small and estimated from its newest matches).
 3. Conversation context: a turn inherits part of the score of the turns around it,
    halving with each step, the turns before it counting twice as much as the turns
    after it (a reply is explained by what it answers). This finds the turn that
@@ -40,6 +42,7 @@ __all__ = [
     "STOPWORDS",
     "QueryPlan",
     "TurnKey",
+    "coordination",
     "estimated_frequency",
     "fts_row_count",
     "fts_string",
@@ -181,6 +184,11 @@ def idf_correction(rows: int, matching: int) -> float:
     return lucene_idf(rows, matching) / max(fts, 1e-6)
 
 
+def coordination(matched: int, terms: int) -> float:
+    """The factor for a turn holding ``matched`` of the ``terms`` query terms."""
+    return math.sqrt(matched / terms)
+
+
 def own_scores(
     matches: Iterable[tuple[TurnKey, float]], terms: int, keep: int
 ) -> dict[TurnKey, float]:
@@ -192,7 +200,7 @@ def own_scores(
     for key, score in matches:
         total[key] = total.get(key, 0.0) + score
         count[key] = count.get(key, 0) + 1
-    scored = ((key, score * math.sqrt(count[key] / terms)) for key, score in total.items())
+    scored = ((key, score * coordination(count[key], terms)) for key, score in total.items())
     return dict(heapq.nlargest(keep, scored, key=itemgetter(1)))
 
 

@@ -6,13 +6,19 @@ identifier phrase) is quoted as an FTS5 string, so quotes, ``*``, ``NEAR``,
 separators) and no input raises an FTS syntax error. The ranking method is described
 in :mod:`loom_jupyter.archive.ranking`; ties go to the newest turn.
 
-Three statements per search, each driven by an index: the sessions' spans of turn
-ids (plus which capitalised query words label turns as speakers), each term's bm25
-matches within those spans, and the rows of the best re-ranked turns. Turn ids grow
-with turn numbers inside a session (appends and forks insert in order), so a
-session's turns lie between the ids of its first and last turn: FTS skips other
-sessions' rows without reading them, and when no other session's turn lies in the
-span (the usual case) the turn number is computed from the id without a table read.
+Three statements per search, each driven by an index, their work bounded however
+large the archive grows: (1) the sessions' spans of turn ids, which capitalised query
+words label turns as speakers, and each term's newest matches in the whole archive
+(how common it is); (2) each term's newest matches inside the spans, scored and
+summed per turn in SQL so only the best :data:`CANDIDATES` turns come back; (3) the
+rows of the best re-ranked turns. Turn ids grow with turn numbers inside a session
+(appends and forks insert in order), so a session's turns lie between the ids of its
+first and last turn and FTS5 skips other sessions' rows without reading them; when
+no other session's turn lies in the span (the usual case) no table is joined.
+
+bm25() counts every match of its term in the archive before scoring the first row,
+so a term in :data:`COMMON_TERM` turns or more skips it: its count is estimated from
+its newest matches and it adds its (small) idf to each turn holding it.
 """
 
 from __future__ import annotations
@@ -24,13 +30,13 @@ from loom_jupyter.archive.ranking import (
     SPEAKER_BOOST,
     QueryPlan,
     TurnKey,
+    coordination,
     estimated_frequency,
     fts_row_count,
     fts_string,
     idf_correction,
     lucene_idf,
     match_expression,
-    own_scores,
     plan_query,
     shortlist,
     spoken_by,
@@ -87,17 +93,29 @@ class _Span:
     last: int
     turns: int
 
-    @property
-    def alone(self) -> bool:
-        """No other session's turn lies between its first and last turn."""
-        return self.last - self.first + 1 == self.turns
+
+@dataclass(frozen=True)
+class _Survey:
+    """What the first statement learns: the sessions' spans, the speakers the query
+    names, the archive's row count and newest id, and each term's probe."""
+
+    spans: list[_Span]
+    speakers: frozenset[str]
+    rows: int
+    newest: int
+    probes: dict[str, tuple[int, int]]
+
+    def frequency(self, term: str) -> int:
+        """Turns holding ``term``: counted when rare, estimated when common."""
+        seen, oldest = self.probes[term]
+        return seen if seen < COMMON_TERM else estimated_frequency(seen, oldest, self.newest)
 
 
 def _sessions(session_ids: Sequence[str]) -> str:
     return "WITH s(id) AS (VALUES " + ", ".join("(?)" for _ in session_ids) + ") "
 
 
-# Rows of the first statement: (kind, word or session id, first id, last id, turns).
+# Rows of the first statement: (kind, name, a, b, c).
 _SPAN = (
     "SELECT 'span', c.id,"
     " (SELECT id FROM conversation_turns WHERE session_id = c.id ORDER BY turn_number LIMIT 1),"
@@ -113,99 +131,95 @@ _JOINED = (
 )
 # Does some turn start with "<word>:"? (A proper word is alphabetic: no LIKE wildcard.)
 _SPEAKER = f"SELECT * FROM (SELECT 'speaker', ?, 0, 0, 0{_JOINED} AND t.content LIKE ? LIMIT 1)"
-
-# Rows of the second statement: (kind, term, session id, turn number, value).
 # FTS5's own count of rows heads the "averages" record of its data table.
 _ROWS = "SELECT 'rows', NULL, NULL, NULL, block FROM turns_fts_data WHERE id = 1"
 _TOP = "SELECT 'top', NULL, NULL, NULL, (SELECT max(id) FROM conversation_turns)"
-# Each term's newest COMMON_TERM matches in the whole archive: their count, and the
-# oldest id they reach. Materialised: the hits read it again.
+# A term's newest COMMON_TERM matches in the whole archive: their count, and the
+# oldest id they reach; work bounded however common the term is.
 _PROBE = (
-    "SELECT ?, count(*), min(r) FROM (SELECT turns_fts.rowid AS r FROM turns_fts"
+    "SELECT 'probe', ?, count(*), min(r), 0 FROM (SELECT turns_fts.rowid AS r FROM turns_fts"
     f" WHERE turns_fts MATCH ? ORDER BY turns_fts.rowid DESC LIMIT {COMMON_TERM})"
 )
-_DF = "SELECT 'df', term, NULL, oldest, seen FROM probe"
-# bm25() first counts every row of the term in the archive; for a common term that
-# costs more than everything else, so it is left out (NULL) and the term scored by
-# presence.
-_BM25 = (
-    f"CASE WHEN (SELECT seen FROM probe WHERE term = ?) < {COMMON_TERM} THEN bm25(turns_fts) END"
+
+# The second statement scores each term's newest matches in the sessions' id span and
+# sums them per turn in SQL, so only the CANDIDATES best turns come back. bm25() first
+# counts every row of its term in the archive, so common terms are scored by presence.
+_NEWEST = (
+    f" AND turns_fts.rowid BETWEEN ? AND ? ORDER BY turns_fts.rowid DESC LIMIT {TERM_MATCHES})"
 )
-_NEWEST = f" ORDER BY turns_fts.rowid DESC LIMIT {TERM_MATCHES})"
-_IN_SPAN = " AND turns_fts.rowid BETWEEN ? AND ?"
-_HIT_ALONE = (
-    f"SELECT * FROM (SELECT 'hit', ?, NULL, turns_fts.rowid - ? + 1, {_BM25}"
-    f" FROM turns_fts WHERE turns_fts MATCH ?{_IN_SPAN}{_NEWEST}"
-)
-_HIT_JOINED = (
-    f"SELECT * FROM (SELECT 'hit', ?, t.session_id, t.turn_number, {_BM25}"
-    f"{_JOINED}{_IN_SPAN}{_NEWEST}"
+# When the sessions' turns fill their span, the span alone selects them: no join.
+_ALONE = " FROM turns_fts WHERE turns_fts MATCH ?"
+_BM25 = "SELECT * FROM (SELECT turns_fts.rowid, bm25(turns_fts) * ?"
+_PRESENCE = "SELECT * FROM (SELECT turns_fts.rowid, ?"
+_BEST = (
+    "SELECT t.session_id, t.turn_number, g.own FROM (SELECT id, total * CASE matched {shares}"
+    " END AS own FROM (SELECT id, sum(score) AS total, count(*) AS matched FROM hit GROUP BY id)"
+    f" ORDER BY own DESC, id DESC LIMIT {CANDIDATES}) AS g"
+    " CROSS JOIN conversation_turns AS t ON t.id = g.id"
 )
 
 
-async def _spans_and_speakers(
-    db: Tx, session_ids: Sequence[str], plan: QueryPlan
-) -> tuple[list[_Span], frozenset[str]]:
-    """The sessions' turn spans, and the query's capitalised words that label turns
-    of these sessions as a speaker's (``"Name: ..."``)."""
+async def _survey(db: Tx, session_ids: Sequence[str], plan: QueryPlan) -> _Survey:
+    """The sessions' spans, the query's capitalised words that label turns of these
+    sessions as a speaker's (``"Name: ..."``), and the statistics of every term."""
     params: list[object] = list(session_ids)
     for word in plan.proper:
         params += [word, "^" + fts_string(word), f"{word}:%"]
-    branches = [_SPAN] + [_SPEAKER] * len(plan.proper)
+    terms = plan.terms()
+    for term in terms:
+        params += [term, fts_string(term)]
+    branches = [_SPAN, _ROWS, _TOP] + [_SPEAKER] * len(plan.proper) + [_PROBE] * len(terms)
     spans: list[_Span] = []
     speakers: set[str] = set()
-    for kind, name, first, last, turns in await db.fetchall(
+    rows = newest = 0
+    probes: dict[str, tuple[int, int]] = {}
+    for kind, name, a, b, c in await db.fetchall(
         _sessions(session_ids) + " UNION ALL ".join(branches), params
     ):
         if kind == "span":
-            spans.append(_Span(name, first, last, turns))
-        else:
+            spans.append(_Span(name, a, b, c))
+        elif kind == "speaker":
             speakers.add(name)
-    return spans, frozenset(speakers)
+        elif kind == "probe":
+            probes[name] = (a, b or 0)
+        elif kind == "top":
+            newest = c or 0
+        else:
+            rows = fts_row_count(c)
+    # The record is written at commit; never let it claim fewer rows than a term matches.
+    rows = max([rows, *(seen for seen, _ in probes.values())])
+    return _Survey(spans, frozenset(speakers), rows, newest, probes)
 
 
-async def _term_matches(
-    db: Tx, session_ids: Sequence[str], spans: Sequence[_Span], terms: Sequence[str]
-) -> list[tuple[TurnKey, float]]:
-    """Every (turn, score) match of each term: bm25 with Lucene's idf."""
-    alone = spans[0] if len(spans) == 1 and spans[0].alone else None
-    low, high = min(s.first for s in spans), max(s.last for s in spans)
+async def _best_turns(
+    db: Tx, session_ids: Sequence[str], survey: _Survey, terms: Sequence[str]
+) -> dict[TurnKey, float]:
+    """The :data:`CANDIDATES` best turns by own score (:func:`own_scores`, in SQL)."""
+    low = min(span.first for span in survey.spans)
+    high = max(span.last for span in survey.spans)
+    # Every id in the span is one of these sessions' turns: no other turn lies inside.
+    alone = sum(span.turns for span in survey.spans) == high - low + 1
+    source = _ALONE if alone else _JOINED
     params: list[object] = list(session_ids)
+    branches: list[str] = []
     for term in terms:
-        params += [term, fts_string(term)]
-    for term in terms:
-        params += [term] if alone is None else [term, alone.first]
-        params += [term, fts_string(term), low, high]
-    hit = _HIT_JOINED if alone is None else _HIT_ALONE
-    probes = " UNION ALL ".join([_PROBE] * len(terms))
+        count = min(survey.frequency(term), survey.rows)
+        if survey.probes[term][0] < COMMON_TERM:
+            # FTS5's bm25() is negative (lower is better).
+            params.append(-idf_correction(survey.rows, count))
+            branches.append(_BM25 + source + _NEWEST)
+        else:
+            params.append(lucene_idf(survey.rows, count))
+            branches.append(_PRESENCE + source + _NEWEST)
+        params += [fts_string(term), low, high]
+    shares = " ".join(f"WHEN {n} THEN ?" for n in range(1, len(terms) + 1))
+    params += [coordination(n, len(terms)) for n in range(1, len(terms) + 1)]
     sql = (
         _sessions(session_ids)[:-1]
-        + f", probe(term, seen, oldest) AS MATERIALIZED ({probes}) "
-        + " UNION ALL ".join([_ROWS, _TOP, _DF] + [hit] * len(terms))
+        + f", hit(id, score) AS ({' UNION ALL '.join(branches)}) "
+        + _BEST.format(shares=shares)
     )
-    total = newest = 0
-    probed: dict[str, tuple[int, int]] = {}
-    hits: list[tuple[str, TurnKey, float | None]] = []
-    for kind, term, session_id, number, value in await db.fetchall(sql, params):
-        if kind == "hit":
-            hits.append((term, (session_id or spans[0].session_id, number), value))
-        elif kind == "df":
-            probed[term] = (value, number or 0)
-        elif kind == "top":
-            newest = value or 0
-        else:
-            total = fts_row_count(value)
-    frequency = {
-        term: seen if seen < COMMON_TERM else estimated_frequency(seen, oldest, newest)
-        for term, (seen, oldest) in probed.items()
-    }
-    # The record is written at commit; never let it claim fewer rows than a term matches.
-    total = max([total, *frequency.values()])
-    # FTS5's bm25() is negative (lower is better); a common term (no bm25) counts its
-    # idf once per turn.
-    weight = {term: idf_correction(total, count) for term, count in frequency.items()}
-    idf = {term: lucene_idf(total, count) for term, count in frequency.items()}
-    return [(key, idf[term] if bm25 is None else -bm25 * weight[term]) for term, key, bm25 in hits]
+    return {(sid, number): own for sid, number, own in await db.fetchall(sql, params)}
 
 
 async def _turn_rows(db: Tx, keys: Sequence[TurnKey]) -> list[sqlite3.Row]:
@@ -240,15 +254,15 @@ async def search_turns(
     plan = plan_query(query)
     if plan.empty or not session_ids or limit <= 0:
         return []
-    spans, speakers = await _spans_and_speakers(db, session_ids, plan)
-    if not spans:
+    survey = await _survey(db, session_ids, plan)
+    if not survey.spans:
         return []
     # A speaker's name labels half the turns: it steers by a boost, not as a term,
     # unless the query has nothing else.
+    speakers = survey.speakers
     terms = plan.terms(speakers) or plan.terms()
-    matches = await _term_matches(db, session_ids, spans, terms)
-    last_turn = {span.session_id: span.turns for span in spans}
-    scores = spread_context(own_scores(matches, len(terms), CANDIDATES), last_turn)
+    last_turn = {span.session_id: span.turns for span in survey.spans}
+    scores = spread_context(await _best_turns(db, session_ids, survey, terms), last_turn)
     boost = SPEAKER_BOOST if speakers else 0.0
     ranked: list[tuple[float, int, sqlite3.Row]] = []
     for row in await _turn_rows(db, shortlist(scores, limit, boost)):

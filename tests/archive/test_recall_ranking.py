@@ -10,9 +10,12 @@ import pytest
 from loom_jupyter.archive.ranking import (
     CONTEXT_KERNEL,
     MAX_QUERY_TERMS,
+    coordination,
+    estimated_frequency,
     fts_row_count,
     fts_string,
     idf_correction,
+    lucene_idf,
     match_expression,
     own_scores,
     plan_query,
@@ -88,6 +91,26 @@ def test_idf_correction_gives_lucene_idf() -> None:
         assert fts * idf_correction(rows, matching) == pytest.approx(math.log1p(odds))
         assert fts * idf_correction(rows, matching) > 0
     assert idf_correction(rows, 1) == pytest.approx(1.0, abs=0.01)  # rare words: unchanged
+
+
+def test_lucene_idf_stays_positive_and_falls_with_frequency() -> None:
+    values = [lucene_idf(1000, matching) for matching in (1, 10, 100, 500, 999, 1000)]
+    assert values == sorted(values, reverse=True)
+    assert all(value > 0 for value in values)
+    assert lucene_idf(1000, 10) == pytest.approx(math.log1p(990.5 / 10.5))
+
+
+def test_frequency_is_estimated_from_the_newest_matches() -> None:
+    # 1000 matches among the newest 4000 ids of 100,000: a quarter of all rows.
+    assert estimated_frequency(1000, 96_001, 100_000) == 25_000
+    # The matches cover every id: the count is exact.
+    assert estimated_frequency(1000, 1, 1000) == 1000
+    assert estimated_frequency(1000, 98_001, 100_000) == 50_000
+
+
+def test_coordination_is_the_root_of_the_matched_share() -> None:
+    assert coordination(4, 4) == 1.0
+    assert coordination(1, 4) == pytest.approx(0.5)
 
 
 def test_own_scores_scale_by_the_root_of_the_matched_share() -> None:

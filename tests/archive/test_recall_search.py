@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from loom_jupyter.archive.search import COMMON_TERM
+
 if TYPE_CHECKING:
     from loom_jupyter.archive import Archive
 
@@ -125,6 +127,21 @@ async def test_equal_scores_go_to_the_newest_turn(archive: Archive, session: str
     third = await _add(archive, session, "quarterly forecast ready", *FILLER)
     top = await _top(archive, session, "quarterly forecast", limit=3)
     assert top == [third[0], second[0], first[0]]
+
+
+async def test_common_words_still_rank_with_rarer_ones(archive: Archive, session: str) -> None:
+    # More than COMMON_TERM turns hold "report": it is scored by presence, not bm25.
+    texts = [f"{FILLER[i % len(FILLER)]} Weekly report number {i}." for i in range(COMMON_TERM)]
+    await _add(archive, session, *texts[:500])
+    (both,) = await _add(archive, session, "The margin report shows thinner margin in May.")
+    await _add(archive, session, *texts[500:])
+    (rare,) = await _add(archive, session, "The margin dipped, nobody knows why.")
+    await _add(archive, session, *FILLER)
+    top = await _top(archive, session, "margin report")
+    assert top[:2] == [both, rare]
+    hits = await archive.search(session, "weekly report", limit=5)
+    assert len(hits) == 5
+    assert all("report" in hit.content for hit in hits)
 
 
 async def test_matching_turns_outrank_unrelated_ones_in_a_tiny_archive(
