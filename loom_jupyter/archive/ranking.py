@@ -194,7 +194,10 @@ def own_scores(
 ) -> dict[TurnKey, float]:
     """The ``keep`` best turns by own score: the sum of their per-term bm25, scaled by
     the root of the share of the ``terms`` query terms they contain (a coordination
-    factor: a turn matching one rare word of a long question is not its answer)."""
+    factor: a turn matching one rare word of a long question is not its answer).
+
+    Search computes the same sum in SQL (only the best turns leave SQLite); this is
+    the rule in plain Python, for reading and for the tests."""
     total: dict[TurnKey, float] = {}
     count: dict[TurnKey, int] = {}
     for key, score in matches:
