@@ -87,10 +87,9 @@ class RunPython:
         content: tuple[TextBlock | ImageBlock, ...] = (
             ToolOutput.text(format_execution(result)).content + images
         )
-        summary = f"error: {_error_line(result.error)}" if result.error else "ran Python code"
-        return ToolOutput(content, is_error=result.error is not None, summary=summary).with_effects(
-            *result.changed
-        )
+        return ToolOutput(
+            content, is_error=result.error is not None, summary=_run_summary(result)
+        ).with_effects(*result.changed)
 
 
 class InspectVariables:
@@ -145,3 +144,17 @@ class InsertCell:
         """Hand the cell to the kernel bridge and report what it said."""
         message = await ctx.kernel.insert_cell(args["source"], run=bool(args.get("run", False)))
         return ToolOutput.text(message, summary="proposed a cell")
+
+
+def _run_summary(result: ExecutionResult) -> str:
+    """One line for the tool card: the error, or what the run produced."""
+    if result.error:
+        return f"error: {_error_line(result.error)}"
+    parts = ["ran Python code"]
+    if result.images:
+        parts.append(f"{len(result.images)} figure(s)")
+    if result.changed:
+        names = ", ".join(v.name for v in result.changed[:3])
+        more = f" +{len(result.changed) - 3}" if len(result.changed) > 3 else ""
+        parts.append(f"set {names}{more}")
+    return " · ".join(parts)

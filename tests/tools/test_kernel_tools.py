@@ -29,7 +29,7 @@ async def test_stdout_and_the_final_expression(call: Caller) -> None:
         == "In [1]:\n[stdout]\nhello\n[result]\n42\n[variables created or changed] x (int)"
     )
     assert out.effects == (VariableEffect("x", "int"),)
-    assert out.summary == "ran Python code"
+    assert out.summary == "ran Python code · set x"
 
 
 async def test_namespace_persists_between_runs(call: Caller, kernel: LocalKernel) -> None:
