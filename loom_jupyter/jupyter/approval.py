@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from loom_jupyter.jupyter.mainthread import MainThreadQueue
     from loom_jupyter.jupyter.render import Renderer
 
-__all__ = ["NO_STDIN_MESSAGE", "StdinApprover", "format_question", "parse_answer"]
+__all__ = ["NO_STDIN_MESSAGE", "StdinApprover", "format_question", "parse_answer", "read_answer"]
 
 NO_STDIN_MESSAGE = (
     "Denied {tool}: approval needs an answer on stdin, which this run does not have "
@@ -42,13 +42,10 @@ class StdinApprover:
         return await self._main.call(lambda: self._ask(request))
 
     def _ask(self, request: ApprovalRequest) -> ApprovalAnswer:
-        from IPython.core.error import StdinNotImplementedError
-
         question = format_question(request)
         while True:
-            try:
-                answer = input(question)
-            except (StdinNotImplementedError, EOFError, OSError):
+            answer = read_answer(question)
+            if answer is None:
                 self._stdin_missing = True
                 return self._deny_without_stdin(request)
             decision = parse_answer(answer)
@@ -61,6 +58,20 @@ class StdinApprover:
         if self.renderer is not None:
             self.renderer.message(message, level="warning")
         return "no"
+
+
+def read_answer(question: str) -> str | None:
+    """The person's answer through ``input()``; ``None`` where there is no stdin.
+
+    Under nbclient, papermill or ``jupyter execute`` the kernel has no stdin
+    channel and IPython raises; a closed terminal gives EOF.
+    """
+    from IPython.core.error import StdinNotImplementedError
+
+    try:
+        return input(question)
+    except (StdinNotImplementedError, EOFError, OSError):
+        return None
 
 
 def format_question(request: ApprovalRequest) -> str:

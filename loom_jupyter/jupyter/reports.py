@@ -112,11 +112,10 @@ def delete(cw: KernelCowork, args: argparse.Namespace) -> None:
 
 
 def _confirm(question: str) -> bool:
-    from IPython.core.error import StdinNotImplementedError
+    from loom_jupyter.jupyter.approval import read_answer
 
-    try:
-        answer = input(question)
-    except (StdinNotImplementedError, EOFError, OSError):
+    answer = read_answer(question)
+    if answer is None:
         show_text("Not deleted: cannot ask for confirmation here (no stdin). Pass --yes to delete.")
         return False
     if answer.strip().lower() in {"y", "yes"}:
