@@ -36,14 +36,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from loom_jupyter.archive import Archive, archive_path_for
-from loom_jupyter.context import ContextWindow, WindowConfig
-from loom_jupyter.conversation import CoworkSession
+from loom_jupyter.engine.context import ContextWindow, WindowConfig
+from loom_jupyter.engine.prompts import SYSTEM_PROMPT
+from loom_jupyter.engine.tokens import turn_tokens
 from loom_jupyter.messages import TextBlock, ToolResultBlock, ToolUseBlock, blocks_to_json
 from loom_jupyter.models.scripted import ScriptedModel, ScriptedReply, text, tool_call
 from loom_jupyter.models.wire import request_params
-from loom_jupyter.prompts import SYSTEM_PROMPT
+from loom_jupyter.session.conversation import CoworkSession
 from loom_jupyter.settings import Settings
-from loom_jupyter.tokens import turn_tokens
 from loom_jupyter.tools.local_kernel import LocalKernel
 from loom_jupyter.tools.registry import default_registry
 

@@ -57,7 +57,7 @@ def _bench(n):
             get_ipython().run_line_magic('cowork', f'magic turn {i}')
         magic.append((time.perf_counter() - t) * 1000)
         t = time.perf_counter()
-        _cw.engine.run(_direct(f'direct turn {i}'))
+        _cw.loop_thread.run(_direct(f'direct turn {i}'))
         direct.append((time.perf_counter() - t) * 1000)
     return magic, direct
 """

@@ -29,8 +29,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from loom_jupyter.archive import Archive
-from loom_jupyter.messages import ToolUseBlock
-from loom_jupyter.models.base import ToolSpec
+from loom_jupyter.messages import ToolSpec, ToolUseBlock
 from loom_jupyter.settings import Settings
 from loom_jupyter.tools.base import ToolAccess, ToolContext, ToolOutput
 from loom_jupyter.tools.local_kernel import LocalKernel

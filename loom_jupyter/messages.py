@@ -23,10 +23,12 @@ __all__ = [
     "ResultBlock",
     "TextBlock",
     "ToolResultBlock",
+    "ToolSpec",
     "ToolUseBlock",
     "Turn",
     "TurnRole",
     "TurnStatus",
+    "Usage",
     "block_from_api",
     "block_to_api",
     "blocks_from_json",
@@ -199,3 +201,35 @@ def blocks_from_json(text: str | None) -> tuple[ContentBlock, ...]:
     if not text:
         return ()
     return tuple(block_from_api(item) for item in json.loads(text))
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool as the model sees it."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts of one response (or a running total)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_creation_input_tokens + other.cache_creation_input_tokens,
+            self.cache_read_input_tokens + other.cache_read_input_tokens,
+        )
+
+    @property
+    def total_input_tokens(self) -> int:
+        """Input tokens including cache writes and reads."""
+        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from loom_jupyter.archive.core import Archive
 from loom_jupyter.archive.paths import archive_path_for
-from loom_jupyter.archive.records import (
+from loom_jupyter.records import (
     ModelCallRecord,
     SearchHit,
     SessionInfo,

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from loom_jupyter.archive.clock import utc_now
-from loom_jupyter.archive.records import ModelCallRecord, UsageTotals
 from loom_jupyter.archive.sessions import no_such_session, require_session
+from loom_jupyter.records import ModelCallRecord, UsageTotals
 
 if TYPE_CHECKING:
     from loom_jupyter.archive.db import Db
-    from loom_jupyter.models.base import Usage
+    from loom_jupyter.messages import Usage
 
 __all__ = ["LedgerMixin"]
 

@@ -15,7 +15,7 @@ from loom_jupyter.errors import SessionNotFoundError
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from loom_jupyter.archive.records import SessionInfo
+    from loom_jupyter.records import SessionInfo
 
 __all__ = ["MIN_ID_PREFIX", "AmbiguousSessionError", "resolve_session_ref"]
 

@@ -42,7 +42,7 @@ from loom_jupyter.archive.ranking import (
     spoken_by,
     spread_context,
 )
-from loom_jupyter.archive.records import SearchHit
+from loom_jupyter.records import SearchHit
 
 if TYPE_CHECKING:
     import sqlite3

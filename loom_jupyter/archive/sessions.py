@@ -6,8 +6,8 @@ import uuid
 from typing import TYPE_CHECKING, cast
 
 from loom_jupyter.archive.clock import utc_now
-from loom_jupyter.archive.records import SessionInfo, SessionStatus
 from loom_jupyter.errors import ArchiveError, SessionNotFoundError
+from loom_jupyter.records import SessionInfo, SessionStatus
 
 if TYPE_CHECKING:
     import sqlite3

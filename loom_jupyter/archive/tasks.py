@@ -7,9 +7,9 @@ import uuid
 from typing import TYPE_CHECKING
 
 from loom_jupyter.archive.clock import utc_now
-from loom_jupyter.archive.records import SubtaskInfo, TaskInfo
 from loom_jupyter.archive.sessions import require_session
 from loom_jupyter.errors import TurnNotFoundError
+from loom_jupyter.records import SubtaskInfo, TaskInfo
 
 if TYPE_CHECKING:
     import sqlite3

@@ -6,7 +6,6 @@ import json
 from typing import TYPE_CHECKING, Any, cast, get_args
 
 from loom_jupyter.archive.clock import utc_now
-from loom_jupyter.archive.records import SearchHit, ToolCall
 from loom_jupyter.archive.search import search_turns
 from loom_jupyter.archive.sessions import no_such_session, require_session
 from loom_jupyter.errors import ArchiveError, TurnNotFoundError
@@ -18,6 +17,7 @@ from loom_jupyter.messages import (
     blocks_from_json,
     blocks_to_json,
 )
+from loom_jupyter.records import SearchHit, ToolCall
 
 if TYPE_CHECKING:
     import sqlite3

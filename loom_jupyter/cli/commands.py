@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from loom_jupyter.archive import Archive
 from loom_jupyter.cli.locate import UsageError, find_archive, pick_session
 from loom_jupyter.cli.render import session_header, snippet, table, turn_text
-from loom_jupyter.export import clock, export_session, money
+from loom_jupyter.session.export import clock, export_session, money
 from loom_jupyter.settings import Settings
 
 if TYPE_CHECKING:

@@ -7,8 +7,8 @@ import re
 import shutil
 from typing import TYPE_CHECKING, Literal
 
-from loom_jupyter.export import clock, money
 from loom_jupyter.messages import ToolUseBlock
+from loom_jupyter.session.export import clock, money
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

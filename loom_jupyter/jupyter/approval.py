@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from loom_jupyter.events import ApprovalAnswer, ApprovalRequest
+    from loom_jupyter.engine.events import ApprovalAnswer, ApprovalRequest
     from loom_jupyter.jupyter.mainthread import MainThreadQueue
     from loom_jupyter.jupyter.render import Renderer
 

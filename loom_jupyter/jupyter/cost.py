@@ -49,7 +49,8 @@ def show_cost(calls: Sequence[ModelCallRecord], *, rich: bool) -> None:
     )
     show_table(("call", "turn", "model", "in", "out", "cache", "cost", "stop"), rows)
     if rich:
-        from IPython.display import Image, display
+        from IPython.core.display import Image
+        from IPython.display import display
 
         display(Image(data=base64.b64decode(cost_plot_png(calls)), format="png"))
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from loom_jupyter.jupyter.panel_data import PanelData, panel_html, panel_text
 
 if TYPE_CHECKING:
-    from loom_jupyter.events import Event
+    from loom_jupyter.engine.events import Event
 
 __all__ = ["Panel"]
 

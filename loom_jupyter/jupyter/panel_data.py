@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from loom_jupyter.archive import ModelCallRecord, SessionInfo, TaskInfo
-    from loom_jupyter.events import Event
+    from loom_jupyter.engine.events import Event
 
 __all__ = ["PanelData", "panel_html", "panel_text", "per_turn", "sparkline_svg"]
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from loom_jupyter.events import Event
+    from loom_jupyter.engine.events import Event
     from loom_jupyter.tools.base import ExecutionResult
 
 __all__ = ["NotebookRenderer", "Renderer", "TextRenderer", "make_renderer"]
@@ -94,7 +94,8 @@ class NotebookRenderer:
 
     def show_execution(self, code: str, result: ExecutionResult) -> None:
         """Display the figures the agent's code made."""
-        from IPython.display import Image, display
+        from IPython.core.display import Image
+        from IPython.display import display
 
         for image in result.images:
             display(Image(data=_decode(image.data), format="png"))

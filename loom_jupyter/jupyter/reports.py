@@ -158,7 +158,7 @@ def _snippet(text: str, limit: int = 120) -> str:
 
 def export(cw: KernelCowork, args: argparse.Namespace) -> None:
     """``%cowork export [PATH]``: a Markdown journal of the current session."""
-    from loom_jupyter.export import export_session
+    from loom_jupyter.session.export import export_session
 
     sid = cw.session.session_id
     if sid is None:

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from loom_jupyter.errors import LeaseHeldError, LoomError
-from loom_jupyter.jupyter.engine import EngineThread
+from loom_jupyter.jupyter.loop_thread import LoopThread
 from loom_jupyter.jupyter.mainthread import MainThreadQueue
 from loom_jupyter.jupyter.render import Renderer, make_renderer
 
@@ -25,13 +25,13 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
 
     from loom_jupyter.archive import Archive, SessionInfo
-    from loom_jupyter.conversation import CoworkSession
-    from loom_jupyter.events import Event
+    from loom_jupyter.engine.events import Event
     from loom_jupyter.jupyter.approval import StdinApprover
     from loom_jupyter.jupyter.notebook_path import NotebookLocation
     from loom_jupyter.jupyter.panel import Panel
     from loom_jupyter.jupyter.panel_data import PanelData
     from loom_jupyter.models.base import Model
+    from loom_jupyter.session.conversation import CoworkSession
     from loom_jupyter.settings import Settings
     from loom_jupyter.tools.base import ExecutionResult
 
@@ -73,7 +73,7 @@ class KernelCowork:
         self.shell = shell
         self._model = model  # None: the Anthropic adapter built from settings
         self.location = location
-        self.engine = EngineThread()
+        self.loop_thread = LoopThread()
         self.main = MainThreadQueue(_running_loop())
         self.approver: StdinApprover | None = None  # built with the session, off the main thread
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
@@ -95,7 +95,7 @@ class KernelCowork:
 
     def open(self) -> None:
         """Open the archive and start resuming the latest active session."""
-        self._opening = self.engine.submit(self._open())
+        self._opening = self.loop_thread.submit(self._open())
         self.main.pump_until(_either(self._opening, self._peeked))
         if self._opening.done():
             self._opening.result()  # raise a failure to open the archive now
@@ -115,9 +115,9 @@ class KernelCowork:
         await self._open_session(settings, resume=not held)
 
     async def _open_session(self, settings: Settings, *, resume: bool) -> None:
-        from loom_jupyter.conversation import CoworkSession
         from loom_jupyter.jupyter.approval import StdinApprover
         from loom_jupyter.jupyter.bridge import LiveKernelBridge
+        from loom_jupyter.session.conversation import CoworkSession
 
         assert self._archive is not None
         self.approver = StdinApprover(self.main)
@@ -137,16 +137,16 @@ class KernelCowork:
 
     def close(self) -> None:
         """Release the lease and close the archive; safe to call twice (atexit, unload)."""
-        if not self.engine.alive:
+        if not self.loop_thread.alive:
             return
         try:
             if self._opening is not None:
                 self._opening.result(timeout=30.0)
-            self.engine.run(self._close(), timeout=5.0)
+            self.loop_thread.run(self._close(), timeout=5.0)
         except (LoomError, concurrent.futures.TimeoutError, RuntimeError):
             pass  # shutting down: a stale lease expires on its own
         finally:
-            self.engine.stop()
+            self.loop_thread.stop()
 
     async def _close(self) -> None:
         if self._session is not None:
@@ -182,7 +182,7 @@ class KernelCowork:
     def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
         """Run ``coro`` on the engine loop once the session is open, pumping the main thread."""
         self._ready()
-        future = self.engine.submit(coro)
+        future = self.loop_thread.submit(coro)
         self.main.pump_until(future)
         return future.result(timeout)
 
@@ -240,7 +240,7 @@ class KernelCowork:
         renderer = make_renderer(self.shell)
         assert self.approver is not None
         self._renderer = self.approver.renderer = renderer
-        future = self.engine.submit(self._drive(session, text, self._sink(renderer)))
+        future = self.loop_thread.submit(self._drive(session, text, self._sink(renderer)))
         try:
             self.main.pump_until(future, tick=renderer.tick)
         except KeyboardInterrupt:
@@ -270,7 +270,7 @@ class KernelCowork:
         self, future: concurrent.futures.Future[None], renderer: Renderer
     ) -> TurnOutcome:
         """Stop the turn; the engine archives the partial answer as interrupted."""
-        self.engine.loop.call_soon_threadsafe(self.session.interrupt)
+        self.loop_thread.loop.call_soon_threadsafe(self.session.interrupt)
         try:
             self.main.pump_until(future, tick=renderer.tick)
         except KeyboardInterrupt:

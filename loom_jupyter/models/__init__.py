@@ -16,10 +16,8 @@ from loom_jupyter.models.base import (
     StopReason,
     TextDelta,
     ToolInputDelta,
-    ToolSpec,
     ToolUseReady,
     ToolUseStarted,
-    Usage,
     UsageUpdate,
 )
 
@@ -32,9 +30,7 @@ __all__ = [
     "StopReason",
     "TextDelta",
     "ToolInputDelta",
-    "ToolSpec",
     "ToolUseReady",
     "ToolUseStarted",
-    "Usage",
     "UsageUpdate",
 ]

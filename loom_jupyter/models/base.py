@@ -8,12 +8,12 @@ interchangeable.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, runtime_checkable
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Mapping
 
-    from loom_jupyter.messages import Message, TextBlock, ToolUseBlock
+    from loom_jupyter.messages import Message, TextBlock, ToolSpec, ToolUseBlock, Usage
 
 __all__ = [
     "MessageDone",
@@ -24,10 +24,8 @@ __all__ = [
     "StopReason",
     "TextDelta",
     "ToolInputDelta",
-    "ToolSpec",
     "ToolUseReady",
     "ToolUseStarted",
-    "Usage",
     "UsageUpdate",
 ]
 
@@ -40,15 +38,6 @@ StopReason = Literal[
     "refusal",
     "model_context_window_exceeded",
 ]
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    """A tool as the model sees it."""
-
-    name: str
-    description: str
-    input_schema: Mapping[str, Any]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,29 +59,6 @@ class ModelRequest:
     history_breakpoint: int | None = None
     tool_choice: str | None = None
     metadata: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Usage:
-    """Token counts of one response (or a running total)."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_creation_input_tokens: int = 0
-    cache_read_input_tokens: int = 0
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.input_tokens + other.input_tokens,
-            self.output_tokens + other.output_tokens,
-            self.cache_creation_input_tokens + other.cache_creation_input_tokens,
-            self.cache_read_input_tokens + other.cache_read_input_tokens,
-        )
-
-    @property
-    def total_input_tokens(self) -> int:
-        """Input tokens including cache writes and reads."""
-        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from loom_jupyter.models.base import Usage
+    from loom_jupyter.messages import Usage
 
 __all__ = ["PRICES", "Price", "cost_usd", "price_for"]
 

@@ -50,7 +50,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, TypeAlias
 
 from loom_jupyter.errors import ModelError
-from loom_jupyter.messages import TextBlock, ToolUseBlock
+from loom_jupyter.messages import TextBlock, ToolUseBlock, Usage
 from loom_jupyter.models.base import (
     MessageDone,
     ModelEvent,
@@ -61,7 +61,6 @@ from loom_jupyter.models.base import (
     ToolInputDelta,
     ToolUseReady,
     ToolUseStarted,
-    Usage,
     UsageUpdate,
 )
 from loom_jupyter.models.estimate import estimate_blocks_tokens, estimate_request_tokens

@@ -11,7 +11,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, get_args
 
-from loom_jupyter.messages import TextBlock, ToolUseBlock
+from loom_jupyter.messages import TextBlock, ToolUseBlock, Usage
 from loom_jupyter.models.base import (
     MessageDone,
     ModelEvent,
@@ -20,7 +20,6 @@ from loom_jupyter.models.base import (
     ToolInputDelta,
     ToolUseReady,
     ToolUseStarted,
-    Usage,
     UsageUpdate,
 )
 

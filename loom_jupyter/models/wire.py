@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from loom_jupyter.messages import ApiDict
-    from loom_jupyter.models.base import ModelRequest, ToolSpec
+    from loom_jupyter.messages import ApiDict, ToolSpec
+    from loom_jupyter.models.base import ModelRequest
 
 __all__ = ["EPHEMERAL", "count_tokens_params", "request_params", "tool_choice_param"]
 

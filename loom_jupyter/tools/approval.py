@@ -61,7 +61,7 @@ Approver: TypeAlias = Callable[
 ]
 """The front's way of asking the person (a button, an ``input()`` prompt...).
 
-``allow``/``deny`` (the spelling of :mod:`loom_jupyter.events`) mean ``yes``/``no``.
+``allow``/``deny`` (the spelling of :mod:`loom_jupyter.engine.events`) mean ``yes``/``no``.
 """
 
 

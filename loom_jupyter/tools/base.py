@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping, Sequence
     from pathlib import Path
 
-    from loom_jupyter.archive import Archive
-    from loom_jupyter.models.base import ToolSpec
+    from loom_jupyter.messages import ToolSpec
+    from loom_jupyter.readers import ArchiveReader
     from loom_jupyter.settings import Settings
 
 __all__ = [
@@ -145,7 +145,7 @@ class ToolContext:
     settings: Settings
     kernel: KernelBridge
     notebook_path: Path | None = None
-    archive: Archive | None = None
+    archive: ArchiveReader | None = None
     session_id: str | None = None
     session_summary: Callable[[], Awaitable[str]] | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)

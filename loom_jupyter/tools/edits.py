@@ -10,7 +10,7 @@ import difflib
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from loom_jupyter.errors import ToolError
-from loom_jupyter.models.base import ToolSpec
+from loom_jupyter.messages import ToolSpec
 from loom_jupyter.tools.approval import ApprovalRequest
 from loom_jupyter.tools.base import FileEffect, ToolAccess, ToolContext, ToolOutput
 from loom_jupyter.tools.paths import ARCHIVE_DIR, display_path, read_text, resolve_path

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from loom_jupyter.errors import ToolError
-from loom_jupyter.models.base import ToolSpec
+from loom_jupyter.messages import ToolSpec
 from loom_jupyter.tools.base import FileEffect, ToolAccess, ToolContext, ToolOutput
 from loom_jupyter.tools.edits import EditFile, WriteFile
 from loom_jupyter.tools.paths import (

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from loom_jupyter.models.base import ToolSpec
+from loom_jupyter.messages import ToolSpec
 from loom_jupyter.tools.approval import ApprovalRequest
 from loom_jupyter.tools.base import ExecutionResult, ToolAccess, ToolContext, ToolOutput
 from loom_jupyter.tools.describe import variables_table

@@ -11,7 +11,7 @@ import json
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from loom_jupyter.errors import ToolError
-from loom_jupyter.models.base import ToolSpec
+from loom_jupyter.messages import ToolSpec
 from loom_jupyter.tools.base import FileEffect, ToolAccess, ToolContext, ToolOutput
 from loom_jupyter.tools.schema import object_schema
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from loom_jupyter.errors import ToolError
-from loom_jupyter.models.base import ToolSpec
+from loom_jupyter.messages import ToolSpec
 from loom_jupyter.tools.base import ToolAccess, ToolContext, ToolOutput
 from loom_jupyter.tools.recall_render import (
     RecallEntry,
@@ -30,7 +30,8 @@ from loom_jupyter.tools.schema import object_schema
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from loom_jupyter.archive import Archive, SearchHit, ToolCall
+    from loom_jupyter.readers import ArchiveReader
+    from loom_jupyter.records import SearchHit, ToolCall
     from loom_jupyter.tools.recall_render import Rendered
 
 __all__ = ["ConversationRecall"]
@@ -84,7 +85,7 @@ class ConversationRecall:
         return await _tool_calls(archive, session_id, args, ctx)
 
 
-def _require_archive(ctx: ToolContext) -> tuple[Archive, str]:
+def _require_archive(ctx: ToolContext) -> tuple[ArchiveReader, str]:
     if ctx.archive is None or ctx.session_id is None:
         raise ToolError(
             "There is no conversation archive for this session yet, so there is nothing to recall."
@@ -117,7 +118,7 @@ def _footer(rendered: Rendered, dropped_what: str) -> str:
 
 
 async def _search(
-    archive: Archive, session_id: str, args: Mapping[str, Any], ctx: ToolContext
+    archive: ArchiveReader, session_id: str, args: Mapping[str, Any], ctx: ToolContext
 ) -> ToolOutput:
     query = str(args.get("query") or "").strip()
     if not query:
@@ -183,7 +184,7 @@ def _mentions(text: str, words: frozenset[str]) -> bool:
 
 
 async def _hit_groups(
-    archive: Archive, session_id: str, hits: Sequence[SearchHit], words: frozenset[str]
+    archive: ArchiveReader, session_id: str, hits: Sequence[SearchHit], words: frozenset[str]
 ) -> list[list[RecallEntry]]:
     windows = _windows(hits)
     fetched = await asyncio.gather(*(archive.get_turns(w.session_id, w.lo, w.hi) for w in windows))
@@ -222,7 +223,7 @@ def _range_bounds(args: Mapping[str, Any], last: int) -> tuple[int, int]:
 
 
 async def _range(
-    archive: Archive, session_id: str, args: Mapping[str, Any], ctx: ToolContext
+    archive: ArchiveReader, session_id: str, args: Mapping[str, Any], ctx: ToolContext
 ) -> ToolOutput:
     start, end = _range_bounds(args, await archive.last_turn_number(session_id))
     turns = await archive.get_turns(session_id, start, end)
@@ -240,7 +241,7 @@ async def _range(
 
 
 async def _tool_calls(
-    archive: Archive, session_id: str, args: Mapping[str, Any], ctx: ToolContext
+    archive: ArchiveReader, session_id: str, args: Mapping[str, Any], ctx: ToolContext
 ) -> ToolOutput:
     name = args.get("tool_name")
     calls = await archive.tool_calls(session_id, tool_name=name, limit=int(args.get("limit", 10)))
@@ -278,7 +279,7 @@ async def _summary(ctx: ToolContext) -> ToolOutput:
     return ToolOutput.text(text[: _budget(ctx)], summary="recall summary")
 
 
-async def _stats(archive: Archive, session_id: str) -> str:
+async def _stats(archive: ArchiveReader, session_id: str) -> str:
     info = await archive.get_session(session_id)
     usage = await archive.usage_totals(session_id)
     lines = [

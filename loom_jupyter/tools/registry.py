@@ -18,8 +18,7 @@ from loom_jupyter.tools.schema import validate_input, without_null_optionals
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
-    from loom_jupyter.messages import ToolUseBlock
-    from loom_jupyter.models.base import ToolSpec
+    from loom_jupyter.messages import ToolSpec, ToolUseBlock
     from loom_jupyter.tools.approval import ApprovalPolicy
 
 __all__ = ["ToolRegistry", "default_registry", "default_tools"]

@@ -15,7 +15,7 @@ import signal
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from loom_jupyter.models.base import ToolSpec
+from loom_jupyter.messages import ToolSpec
 from loom_jupyter.tools.approval import ApprovalRequest
 from loom_jupyter.tools.base import ToolAccess, ToolContext, ToolOutput
 from loom_jupyter.tools.output import HeadTail, redact, secret_values

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from loom_jupyter.errors import LeaseHeldError, SessionNotFoundError, TurnNotFoundError
-from loom_jupyter.models.base import Usage
+from loom_jupyter.messages import Usage
 
 if TYPE_CHECKING:
     from loom_jupyter.archive import Archive

@@ -30,6 +30,18 @@ def _session_id(process: subprocess.Popen[str]) -> str:
     return first[1]
 
 
+def _finish(process: subprocess.Popen[str]) -> tuple[str, str]:
+    """The rest of the output, read through the same buffered streams as ``_session_id``.
+
+    (``communicate()`` reads the raw pipes and misses lines ``readline`` already buffered.)
+    """
+    assert process.stdout is not None
+    assert process.stderr is not None
+    out, err = process.stdout.read(), process.stderr.read()
+    process.wait(timeout=120)
+    return out, err
+
+
 def _integrity(path: Path) -> str:
     with sqlite3.connect(path) as db:
         return str(db.execute("PRAGMA integrity_check").fetchone()[0])
@@ -66,9 +78,9 @@ async def test_two_processes_write_different_sessions(tmp_path: Path) -> None:
     writers = [_spawn(path, 200, label) for label in ("left", "right")]
     sessions = [_session_id(w) for w in writers]
     for writer in writers:
-        out, err = writer.communicate(timeout=120)
+        out, err = _finish(writer)
         assert writer.returncode == 0, err
-        assert out.split("\n")[-2] == "ack 200"
+        assert out.splitlines()[-1] == "ack 200"
     assert _integrity(path) == "ok"
     async with Archive.open(path) as archive:
         for sid, label in zip(sessions, ("left", "right"), strict=True):
@@ -82,7 +94,7 @@ async def test_two_processes_create_one_archive_at_once(tmp_path: Path) -> None:
     path = tmp_path / "fresh.sqlite"
     writers = [_spawn(path, 50, label) for label in ("a", "b")]
     for writer in writers:
-        _, err = writer.communicate(timeout=120)
+        _, err = _finish(writer)
         assert writer.returncode == 0, err
     assert _integrity(path) == "ok"
     async with Archive.open(path) as archive:

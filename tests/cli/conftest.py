@@ -8,8 +8,7 @@ import pytest
 from clirun import Notebook
 
 from loom_jupyter.archive import Archive, archive_path_for
-from loom_jupyter.messages import TextBlock, ToolResultBlock, ToolUseBlock
-from loom_jupyter.models.base import Usage
+from loom_jupyter.messages import TextBlock, ToolResultBlock, ToolUseBlock, Usage
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -1,10 +1,177 @@
-"""The core runs without Jupyter, and importing the package stays light (DESIGN §1.5)."""
+"""The layers of docs/architecture.md, as data, checked on every import of the package.
+
+Every ``import`` counts: module level, inside functions and under ``TYPE_CHECKING``.
+A unit may import itself and any unit of a lower layer; units of one layer are
+independent of each other unless the layer says otherwise. Only
+``loom_jupyter.jupyter`` imports the Jupyter stack (DESIGN §1.5), and importing the
+package stays light.
+"""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import loom_jupyter
+
+PACKAGE = Path(loom_jupyter.__file__).parent
+
+
+@dataclass(frozen=True)
+class Layer:
+    name: str
+    units: frozenset[str]
+    units_share: bool = False  # may the layer's units import each other?
+    never: frozenset[str] = frozenset()  # lower units this layer still may not import
+
+
+def layer(
+    name: str, *units: str, units_share: bool = False, never: frozenset[str] = frozenset()
+) -> Layer:
+    return Layer(name, frozenset(units), units_share, never)
+
+
+# Lowest first. Keep in step with the "Layers" section of docs/architecture.md.
+LAYERS = (
+    layer(
+        "values",
+        "_version",
+        "errors",
+        "messages",
+        "records",
+        "readers",
+        "settings",
+        units_share=True,
+    ),
+    layer("storage, model seam, tools", "archive", "models", "tools"),
+    # The engine reads the archive through loom_jupyter.readers protocols only.
+    layer("engine", "engine", never=frozenset({"archive"})),
+    layer("session", "session"),
+    layer("orchestrator", "orchestrator"),
+    layer("test kit", "testing"),
+    layer("fronts", "jupyter", "cli"),
+)
+JUPYTER_STACK = frozenset({"IPython", "ipykernel", "ipywidgets", "comm", "jupyter_server"})
+JUPYTER_UNITS = frozenset({"jupyter"})
+
+
+def unit_of(module: str) -> str | None:
+    """``loom_jupyter.engine.agent`` -> ``engine``; the package root itself is ``None``."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == "loom_jupyter" and len(parts) > 1 else None
+
+
+def layer_index(unit: str) -> int:
+    for index, candidate in enumerate(LAYERS):
+        if unit in candidate.units:
+            return index
+    raise AssertionError(f"unit {unit!r} is in no layer: add it to LAYERS and the map")
+
+
+def may_import(importer: str, imported: str) -> bool:
+    if importer == imported:
+        return True
+    here, there = layer_index(importer), layer_index(imported)
+    if imported in LAYERS[here].never:
+        return False
+    return there < here or (there == here and LAYERS[here].units_share)
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path) -> list[tuple[int, str]]:
+    """Every module ``path`` imports (absolute names), with line numbers."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            found.append((node.lineno, base))
+            found += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
+    return found
+
+
+def package_modules() -> list[Path]:
+    return sorted(p for p in PACKAGE.rglob("*.py") if "labextension" not in p.parts)
+
+
+def violations() -> list[str]:
+    found = []
+    for path in package_modules():
+        importer = unit_of(module_name(path))
+        for line, imported in imports_of(path):
+            where = f"{path.relative_to(PACKAGE.parent)}:{line} imports {imported}"
+            if imported.split(".")[0] in JUPYTER_STACK and importer not in JUPYTER_UNITS:
+                found.append(f"{where} (only loom_jupyter.jupyter may import the Jupyter stack)")
+            target = unit_of(imported)
+            if importer is None or target is None or not _is_unit(target):
+                continue
+            if not may_import(importer, target):
+                found.append(f"{where} ({importer} may not import {target})")
+    return found
+
+
+def _is_unit(name: str) -> bool:
+    return (PACKAGE / name).is_dir() or (PACKAGE / f"{name}.py").is_file()
+
+
+def test_every_unit_of_the_package_is_in_a_layer() -> None:
+    units = {unit_of(module_name(p)) for p in package_modules()} - {None}
+    for unit in units:
+        layer_index(str(unit))
+
+
+def test_no_import_runs_against_the_layers() -> None:
+    assert violations() == []
+
+
+def test_the_checker_sees_function_level_and_type_checking_imports(tmp_path: Path) -> None:
+    source = textwrap.dedent(
+        """
+        from typing import TYPE_CHECKING
+        if TYPE_CHECKING:
+            from loom_jupyter.archive import Archive
+        def later():
+            import loom_jupyter.session.conversation
+        from ..jupyter import render
+        """
+    )
+    probe = PACKAGE / "engine" / "_layering_probe.py"
+    probe.write_text(source)
+    try:
+        found = [imported for _, imported in imports_of(probe)]
+        assert "loom_jupyter.archive" in found
+        assert "loom_jupyter.session.conversation" in found
+        assert "loom_jupyter.jupyter" in found
+        assert not may_import("engine", "archive")
+        assert not may_import("engine", "session")
+        assert may_import("session", "engine")
+        assert not may_import("archive", "tools")
+        assert may_import("messages", "errors")
+    finally:
+        probe.unlink()
+
+
+def test_the_map_names_every_layer() -> None:
+    page = (PACKAGE.parent / "docs" / "architecture.md").read_text()
+    for each in LAYERS:
+        for unit in each.units - {"_version"}:
+            named = f"{unit}/" in page or f"{unit}.py" in page or f"`{unit}`" in page
+            assert named, f"docs/architecture.md does not place {unit} on the map"
+
 
 BLOCKER = """
 import importlib.abc, sys
@@ -57,7 +224,5 @@ print(sorted(m for m in sys.modules if m.split(".")[0] in heavy))
 
 
 def test_labextension_paths_point_inside_the_package() -> None:
-    import loom_jupyter
-
     [entry] = loom_jupyter._jupyter_labextension_paths()
     assert entry == {"src": "labextension", "dest": "loom-jupyter"}

@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from loom_jupyter.context import ContextWindow, WindowConfig
+from loom_jupyter.engine.context import ContextWindow, WindowConfig
+from loom_jupyter.engine.prompts import SYSTEM_PROMPT
+from loom_jupyter.engine.tokens import blocks_tokens, turn_tokens
 from loom_jupyter.errors import ContextBudgetError
 from loom_jupyter.messages import (
     ImageBlock,
@@ -19,8 +21,6 @@ from loom_jupyter.messages import (
     block_to_api,
 )
 from loom_jupyter.models.estimate import IMAGE_TOKENS
-from loom_jupyter.prompts import SYSTEM_PROMPT
-from loom_jupyter.tokens import blocks_tokens, turn_tokens
 from loom_jupyter.tools.registry import default_registry
 
 from .checks import assert_valid_request

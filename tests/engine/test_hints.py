@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from loom_jupyter.hints import detect_reference, recall_hint, suggested_query
+from loom_jupyter.engine.hints import detect_reference, recall_hint, suggested_query
 
 # Messages that point back at earlier conversation (a hint should fire when it is out of view).
 REFERS_BACK = [

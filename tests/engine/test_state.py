@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import yaml
 
+from loom_jupyter.engine.state import SessionState, extract_decisions
 from loom_jupyter.models.estimate import estimate_tokens
-from loom_jupyter.state import SessionState, extract_decisions
 from loom_jupyter.tools.base import FileEffect, VariableEffect
 
 

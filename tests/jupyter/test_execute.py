@@ -10,8 +10,8 @@ import pytest
 
 from loom_jupyter.errors import ToolError
 from loom_jupyter.jupyter.bridge import LiveKernelBridge
-from loom_jupyter.jupyter.engine import EngineThread
 from loom_jupyter.jupyter.execute import run_in_namespace
+from loom_jupyter.jupyter.loop_thread import LoopThread
 from loom_jupyter.jupyter.mainthread import MainThreadQueue
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ def test_matplotlib_figures_come_back_as_png(shell: InteractiveShell) -> None:
 
 
 def test_bridge_marshals_to_the_main_thread(shell: InteractiveShell) -> None:
-    engine = EngineThread()
+    loop_thread = LoopThread()
     main = MainThreadQueue()
     bridge = LiveKernelBridge(shell, main)
     seen: list[str] = []
@@ -74,20 +74,20 @@ def test_bridge_marshals_to_the_main_thread(shell: InteractiveShell) -> None:
         return ran, names, detail
 
     try:
-        future = engine.submit(agent())
+        future = loop_thread.submit(agent())
         main.pump_until(future)
         ran, names, detail = future.result()
     finally:
-        engine.stop()
+        loop_thread.stop()
     assert shell.user_ns["where"] == "MainThread"
-    assert seen == ["loom-engine"]
+    assert seen == ["loom-loop"]
     assert "where" in names
     assert "MainThread" in str(detail)
     assert ran.error is None  # type: ignore[attr-defined]
 
 
 def test_a_keyboard_interrupt_in_user_code_reaches_the_pump(shell: InteractiveShell) -> None:
-    engine = EngineThread()
+    loop_thread = LoopThread()
     main = MainThreadQueue()
 
     def job() -> None:
@@ -101,10 +101,10 @@ def test_a_keyboard_interrupt_in_user_code_reaches_the_pump(shell: InteractiveSh
         return "no error"
 
     try:
-        future = engine.submit(agent())
+        future = loop_thread.submit(agent())
         with pytest.raises(KeyboardInterrupt):
             main.pump_until(future)
         main.pump_until(future)
         assert "interrupted" in future.result()
     finally:
-        engine.stop()
+        loop_thread.stop()

@@ -6,12 +6,18 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from loom_jupyter.events import ApprovalRequest, StateChanged, ToolStarted, TurnStarted, UsageEvent
+from loom_jupyter.engine.events import (
+    ApprovalRequest,
+    StateChanged,
+    ToolStarted,
+    TurnStarted,
+    UsageEvent,
+)
 from loom_jupyter.jupyter.approval import format_question, parse_answer
 from loom_jupyter.jupyter.magics import USAGE, parse_line
 from loom_jupyter.jupyter.notebook_path import resolve_notebook
 from loom_jupyter.jupyter.panel_data import PanelData, panel_html, panel_text, per_turn
-from loom_jupyter.models.base import Usage
+from loom_jupyter.messages import Usage
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -11,17 +11,15 @@ from typing import TYPE_CHECKING
 import pytest
 from model_helpers import CANARY_KEY, collect, done_of, quick_settings, request, strict_client
 
-from loom_jupyter.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from loom_jupyter.messages import Message, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock, Usage
 from loom_jupyter.models.anthropic import AnthropicModel
 from loom_jupyter.models.base import (
     Model,
     ModelEvent,
     TextDelta,
     ToolInputDelta,
-    ToolSpec,
     ToolUseReady,
     ToolUseStarted,
-    Usage,
     UsageUpdate,
 )
 

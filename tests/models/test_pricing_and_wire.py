@@ -11,8 +11,8 @@ from loom_jupyter.errors import (
     RequestTooLargeError,
     StreamInterruptedError,
 )
-from loom_jupyter.messages import ImageBlock, Message, TextBlock
-from loom_jupyter.models.base import ModelRequest, RetryNotice, ToolSpec, Usage
+from loom_jupyter.messages import ImageBlock, Message, TextBlock, ToolSpec, Usage
+from loom_jupyter.models.base import ModelRequest, RetryNotice
 from loom_jupyter.models.failures import (
     ErrorContext,
     Failure,

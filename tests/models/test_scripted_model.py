@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from loom_jupyter.errors import ModelError, OverloadedError
-from loom_jupyter.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from loom_jupyter.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from loom_jupyter.models.base import (
     MessageDone,
     Model,
@@ -18,7 +18,6 @@ from loom_jupyter.models.base import (
     ToolInputDelta,
     ToolUseReady,
     ToolUseStarted,
-    Usage,
     UsageUpdate,
 )
 from loom_jupyter.models.estimate import estimate_request_tokens, estimate_tokens

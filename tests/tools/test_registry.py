@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import pytest
 
 from loom_jupyter.errors import ToolError
-from loom_jupyter.messages import ToolUseBlock
-from loom_jupyter.models.base import ToolSpec
+from loom_jupyter.messages import ToolSpec, ToolUseBlock
 from loom_jupyter.tools.base import ToolAccess, ToolContext, ToolOutput
 from loom_jupyter.tools.registry import ToolRegistry, default_registry
 from loom_jupyter.tools.schema import object_schema

@@ -4,21 +4,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from engine.checks import assert_valid_request
+
+from loom_jupyter.engine.events import ApprovalNeeded, ToolFinished, TurnDone, TurnError
 from loom_jupyter.errors import ContextBudgetError, OverloadedError
-from loom_jupyter.events import ApprovalNeeded, ToolFinished, TurnDone, TurnError
-from loom_jupyter.messages import TextBlock, ToolResultBlock, ToolUseBlock
+from loom_jupyter.messages import TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock
 from loom_jupyter.models import base as model_events
-from loom_jupyter.models.base import ModelEvent, ModelRequest, ToolSpec
 from loom_jupyter.models.scripted import ScriptedModel, fail, reply, text, tool_call
 from loom_jupyter.tools.registry import ToolRegistry, default_tools
 
-from .checks import assert_valid_request
 from .conftest import OpenSession, collect, kinds
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Mapping
 
     from loom_jupyter.archive import Archive
+    from loom_jupyter.models.base import ModelEvent, ModelRequest
     from loom_jupyter.tools.approval import ApprovalRequest
     from loom_jupyter.tools.base import ToolContext, ToolOutput
     from loom_jupyter.tools.local_kernel import LocalKernel

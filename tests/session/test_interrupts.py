@@ -6,21 +6,21 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from engine.checks import assert_valid_request
 
-from loom_jupyter.events import Event, ToolStarted, TurnDone
-from loom_jupyter.models.base import ToolSpec
+from loom_jupyter.engine.events import Event, ToolStarted, TurnDone
+from loom_jupyter.messages import ToolSpec
 from loom_jupyter.models.scripted import ScriptedModel, stall, text, tool_call
 from loom_jupyter.tools.base import ToolContext, ToolOutput
 from loom_jupyter.tools.registry import ToolRegistry, default_tools
 
-from .checks import assert_valid_request
 from .conftest import OpenSession, collect
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from loom_jupyter.archive import Archive
-    from loom_jupyter.conversation import CoworkSession
+    from loom_jupyter.session.conversation import CoworkSession
 
 
 class Consumer:

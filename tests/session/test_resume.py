@@ -6,13 +6,13 @@ import asyncio
 from typing import TYPE_CHECKING
 
 import pytest
+from engine.checks import assert_valid_request
 
+from loom_jupyter.engine.events import TurnDone, TurnError
 from loom_jupyter.errors import LeaseHeldError
-from loom_jupyter.events import TurnDone, TurnError
 from loom_jupyter.messages import TextBlock, ToolResultBlock, ToolUseBlock
 from loom_jupyter.models.scripted import ScriptedModel, text
 
-from .checks import assert_valid_request
 from .conftest import OpenSession, collect
 
 if TYPE_CHECKING:

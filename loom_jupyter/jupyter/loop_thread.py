@@ -1,8 +1,8 @@
-"""The engine thread: one asyncio loop in a daemon thread per kernel.
+"""The loop thread: one asyncio loop in a daemon thread per kernel, where the core runs.
 
 The agent, the archive and the model client all live on this loop, so the core
 never cares which event loop (if any) the kernel itself runs. Fronts submit
-coroutines with :meth:`EngineThread.submit` and get a
+coroutines with :meth:`LoopThread.submit` and get a
 ``concurrent.futures.Future`` back.
 """
 
@@ -16,15 +16,15 @@ if TYPE_CHECKING:
     import concurrent.futures
     from collections.abc import Coroutine
 
-__all__ = ["EngineThread"]
+__all__ = ["LoopThread"]
 
 T = TypeVar("T")
 
 
-class EngineThread:
+class LoopThread:
     """A private event loop running forever in a daemon thread."""
 
-    def __init__(self, name: str = "loom-engine") -> None:
+    def __init__(self, name: str = "loom-loop") -> None:
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
@@ -33,7 +33,7 @@ class EngineThread:
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
-        """The engine's event loop."""
+        """The thread's event loop."""
         return self._loop
 
     @property
@@ -42,11 +42,11 @@ class EngineThread:
         return self._thread.is_alive() and not self._loop.is_closed()
 
     def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
-        """Schedule ``coro`` on the engine loop."""
+        """Schedule ``coro`` on the loop thread."""
         return asyncio.run_coroutine_threadsafe(coro, self._loop)
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
-        """Run ``coro`` on the engine loop and wait for its result (blocking)."""
+        """Run ``coro`` on the loop thread and wait for its result (blocking)."""
         return self.submit(coro).result(timeout)
 
     def stop(self, timeout: float = 2.0) -> None:

@@ -6,12 +6,12 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from engine.checks import assert_valid_request
 
-from loom_jupyter.events import ToolFinished, TurnDone
+from loom_jupyter.engine.events import ToolFinished, TurnDone
 from loom_jupyter.messages import TextBlock, ToolResultBlock
 from loom_jupyter.models.scripted import ScriptedModel, ScriptedReply, text, tool_call
 
-from .checks import assert_valid_request
 from .conftest import collect
 from .test_fake_api import assert_valid_wire
 

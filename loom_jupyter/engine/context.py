@@ -22,8 +22,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
+from loom_jupyter.engine.hints import RecallHint, recall_hint
+from loom_jupyter.engine.tokens import MESSAGE_OVERHEAD, blocks_tokens, text_tokens
 from loom_jupyter.errors import ContextBudgetError
-from loom_jupyter.hints import RecallHint, recall_hint
 from loom_jupyter.messages import (
     ContentBlock,
     ImageBlock,
@@ -31,15 +32,15 @@ from loom_jupyter.messages import (
     MessageRole,
     TextBlock,
     ToolResultBlock,
+    ToolSpec,
     ToolUseBlock,
     Turn,
 )
-from loom_jupyter.models.base import ModelRequest, ToolSpec
+from loom_jupyter.models.base import ModelRequest
 from loom_jupyter.models.estimate import estimate_request_tokens
-from loom_jupyter.tokens import MESSAGE_OVERHEAD, blocks_tokens, text_tokens
 
 if TYPE_CHECKING:
-    from loom_jupyter.archive import Archive
+    from loom_jupyter.readers import TurnReader
     from loom_jupyter.settings import Settings
 
 __all__ = ["INTERRUPTED_RESULT", "ContextWindow", "WindowConfig", "load_window_turns"]
@@ -272,7 +273,7 @@ class ContextWindow:
         return ToolResultBlock(result.tool_use_id, (TextBlock(preview),), result.is_error)
 
 
-async def load_window_turns(archive: Archive, session_id: str, budget_tokens: int) -> list[Turn]:
+async def load_window_turns(archive: TurnReader, session_id: str, budget_tokens: int) -> list[Turn]:
     """The newest turns of a session that fit ``budget_tokens``, starting on a user turn.
 
     Reads backwards from the end of the session only as far as needed; when the

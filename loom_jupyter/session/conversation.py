@@ -6,7 +6,7 @@ through: the user's message before the model is asked, each assistant message
 a ``model_calls`` row per request, and the partial answer when a stream is
 interrupted (``interrupted``) or fails (``partial``). Fronts only render the
 events :meth:`CoworkSession.send` yields (see ``/docs`` and
-:mod:`loom_jupyter.events`).
+:mod:`loom_jupyter.engine.events`).
 
 A session row is created lazily on the first message. One process writes a
 session at a time: the session holds the archive's lease and renews it with a
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from loom_jupyter.agent import (
+from loom_jupyter.engine.agent import (
     AgentEvent,
     AgentLoop,
     LoopEnded,
@@ -33,14 +33,13 @@ from loom_jupyter.agent import (
     ModelCallFailed,
     ToolCallDone,
 )
-from loom_jupyter.context import (
+from loom_jupyter.engine.context import (
     INTERRUPTED_RESULT,
     ContextWindow,
     WindowConfig,
     load_window_turns,
 )
-from loom_jupyter.errors import ArchiveError, LoomError
-from loom_jupyter.events import (
+from loom_jupyter.engine.events import (
     Event,
     StateChanged,
     TextDelta,
@@ -51,20 +50,21 @@ from loom_jupyter.events import (
     TurnStarted,
     UsageEvent,
 )
+from loom_jupyter.engine.prompts import SYSTEM_PROMPT
+from loom_jupyter.engine.state import OpenTask, SessionState
+from loom_jupyter.errors import ArchiveError, LoomError
 from loom_jupyter.messages import (
     ContentBlock,
     ImageBlock,
     TextBlock,
+    Usage,
     blocks_text,
 )
-from loom_jupyter.models.base import Usage
-from loom_jupyter.prompts import SYSTEM_PROMPT
-from loom_jupyter.session_lease import SessionLease
+from loom_jupyter.session.lease import SessionLease
+from loom_jupyter.session.turn_writer import TurnWriter
 from loom_jupyter.settings import ApprovalMode, Settings
-from loom_jupyter.state import OpenTask, SessionState
 from loom_jupyter.tools.approval import ApprovalPolicy, Approver
 from loom_jupyter.tools.base import KernelBridge, ToolContext
-from loom_jupyter.turn_writer import TurnWriter
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, AsyncIterator, Sequence

@@ -6,7 +6,7 @@ import itertools
 import json
 from typing import TYPE_CHECKING, Any
 
-from loom_jupyter.events import Notice, ToolFinished, TurnDone, TurnError
+from loom_jupyter.engine.events import Notice, ToolFinished, TurnDone, TurnError
 
 from .conftest import collect, kinds
 

@@ -5,7 +5,7 @@ One turn::
     request -> stream the model -> assistant message -> tools (approval first) -> results
             -> again while the stop reason is ``tool_use`` or ``pause_turn``
 
-Besides the public events of :mod:`loom_jupyter.events` (text, tool started,
+Besides the public events of :mod:`loom_jupyter.engine.events` (text, tool started,
 approval needed, notices) the loop yields record events (:class:`ModelCallDone`,
 :class:`ModelCallFailed`, :class:`ToolCallDone`, :class:`LoopEnded`,
 :class:`LoopFailed`). The conversation archives each one before it asks for
@@ -22,14 +22,15 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
+from loom_jupyter.engine.events import ApprovalNeeded, Notice, TextDelta, ToolStarted, TurnEndReason
 from loom_jupyter.errors import LoomError, ModelAPIError, ModelError, StreamInterruptedError
-from loom_jupyter.events import ApprovalNeeded, Notice, TextDelta, ToolStarted, TurnEndReason
 from loom_jupyter.messages import TextBlock, ToolUseBlock
 from loom_jupyter.models import base as model_events
 from loom_jupyter.tools.base import ToolOutput
 
 if TYPE_CHECKING:
-    from loom_jupyter.models.base import Model, ModelRequest, StopReason, Usage
+    from loom_jupyter.messages import Usage
+    from loom_jupyter.models.base import Model, ModelRequest, StopReason
     from loom_jupyter.settings import Settings
     from loom_jupyter.tools.approval import ApprovalPolicy
     from loom_jupyter.tools.base import Tool, ToolContext

@@ -15,7 +15,7 @@ import re
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from loom_jupyter.tokens import text_tokens as estimate_tokens
+from loom_jupyter.engine.tokens import text_tokens as estimate_tokens
 from loom_jupyter.tools.base import FileEffect, VariableEffect
 
 if TYPE_CHECKING:

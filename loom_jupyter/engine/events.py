@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 from loom_jupyter.tools.approval import ApprovalAnswer, ApprovalRequest, Approver
 
 if TYPE_CHECKING:
-    from loom_jupyter.models.base import Usage
+    from loom_jupyter.messages import Usage
 
 __all__ = [
     "ApprovalAnswer",

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from loom_jupyter.archive import Archive, archive_path_for
-from loom_jupyter.conversation import CoworkSession
 from loom_jupyter.models.anthropic import AnthropicModel
+from loom_jupyter.session.conversation import CoworkSession
 from loom_jupyter.settings import Settings
 from loom_jupyter.testing.fake_anthropic import FakeAnthropic, Responder
 from loom_jupyter.tools.local_kernel import LocalKernel
@@ -19,7 +19,7 @@ from loom_jupyter.tools.registry import ToolRegistry, default_registry
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from loom_jupyter.events import Event
+    from loom_jupyter.engine.events import Event
     from loom_jupyter.models.base import Model
     from loom_jupyter.tools.approval import Approver
 

@@ -9,18 +9,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from loom_jupyter.context import INTERRUPTED_RESULT
+from loom_jupyter.engine.context import INTERRUPTED_RESULT
+from loom_jupyter.engine.tokens import turn_tokens
 from loom_jupyter.errors import LoomError
 from loom_jupyter.messages import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock, Turn
-from loom_jupyter.tokens import turn_tokens
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from loom_jupyter.archive import Archive
-    from loom_jupyter.context import ContextWindow
-    from loom_jupyter.messages import ContentBlock, TurnRole, TurnStatus
-    from loom_jupyter.models.base import Usage
+    from loom_jupyter.engine.context import ContextWindow
+    from loom_jupyter.messages import ContentBlock, TurnRole, TurnStatus, Usage
 
 __all__ = ["TurnWriter"]
 

@@ -1,0 +1,60 @@
+"""What the engine and the tools read from an archive, as small protocols.
+
+The concrete :class:`~loom_jupyter.archive.Archive` satisfies both; the layers
+above the archive depend on these shapes only, so the engine and the tools
+never import the storage layer (``tests/core/test_layering.py`` checks it).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from loom_jupyter.messages import Turn
+    from loom_jupyter.records import SearchHit, SessionInfo, ToolCall, UsageTotals
+
+__all__ = ["ArchiveReader", "TurnReader"]
+
+
+class TurnReader(Protocol):
+    """Reads a session's turns: what the context window needs to rebuild itself."""
+
+    async def get_turns(
+        self, session_id: str, start: int | None = None, end: int | None = None
+    ) -> list[Turn]:
+        """Turns ``start..end`` (inclusive) of a session, in order."""
+        ...
+
+    async def recent_turns(
+        self, session_id: str, token_budget: int, max_turns: int | None = None
+    ) -> list[Turn]:
+        """The newest turns of a session within ``token_budget``."""
+        ...
+
+    async def last_turn_number(self, session_id: str) -> int:
+        """The session's last turn number (0 when empty)."""
+        ...
+
+
+class ArchiveReader(TurnReader, Protocol):
+    """Everything ``conversation_recall`` reads: turns, search, tool calls, session totals."""
+
+    async def search(
+        self, session_id: str, query: str, limit: int = 10, *, all_sessions: bool = False
+    ) -> list[SearchHit]:
+        """Ranked matches for ``query``."""
+        ...
+
+    async def tool_calls(
+        self, session_id: str, tool_name: str | None = None, limit: int = 20
+    ) -> list[ToolCall]:
+        """Past tool calls, newest first."""
+        ...
+
+    async def get_session(self, session_id: str) -> SessionInfo:
+        """The session's row."""
+        ...
+
+    async def usage_totals(self, session_id: str) -> UsageTotals:
+        """Tokens and cost of the session."""
+        ...
