@@ -128,6 +128,12 @@ class TaskInfo:
     result_json: str | None
     created_at: str
     updated_at: str
+    options_json: str = "{}"
+    message: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    finished_at: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -147,3 +153,13 @@ class SubtaskInfo:
     child_session_id: str | None
     created_at: str
     updated_at: str
+    check_expr: str | None = None
+    reason: str = ""
+    verdicts_json: str = "[]"
+    effects_json: str = "[]"
+    sessions_json: str = "[]"
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    started_at: str | None = None
+    finished_at: str | None = None

@@ -209,12 +209,48 @@ def track_turns_by_trigger(db: sqlite3.Connection) -> None:
     )
 
 
+def add_delegation_details(db: sqlite3.Connection) -> None:
+    """Version 6: what delegation needs to report and resume.
+
+    Options, usage, cost and end times on tasks; the check, the reason for a
+    status, every verdict, usage, effects, the child session of each attempt
+    and timestamps on subtasks.
+    """
+    columns = {
+        "tasks": (
+            "options_json TEXT NOT NULL DEFAULT '{}'",
+            "message TEXT NOT NULL DEFAULT ''",
+            "input_tokens INTEGER NOT NULL DEFAULT 0",
+            "output_tokens INTEGER NOT NULL DEFAULT 0",
+            "cost_usd REAL NOT NULL DEFAULT 0",
+            "finished_at TEXT",
+        ),
+        "subtasks": (
+            "check_expr TEXT",
+            "reason TEXT NOT NULL DEFAULT ''",
+            "verdicts_json TEXT NOT NULL DEFAULT '[]'",
+            "effects_json TEXT NOT NULL DEFAULT '[]'",
+            "sessions_json TEXT NOT NULL DEFAULT '[]'",
+            "input_tokens INTEGER NOT NULL DEFAULT 0",
+            "output_tokens INTEGER NOT NULL DEFAULT 0",
+            "cost_usd REAL NOT NULL DEFAULT 0",
+            "started_at TEXT",
+            "finished_at TEXT",
+        ),
+    }
+    for table, added in columns.items():
+        for column in added:
+            db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
+    db.execute("CREATE INDEX idx_tasks_status ON tasks (status)")
+
+
 MIGRATIONS: list[Migration] = [
     Migration("create_sessions_and_turns", create_sessions_and_turns),
     Migration("create_turns_fts", create_turns_fts),
     Migration("create_model_calls", create_model_calls),
     Migration("create_tasks", create_tasks),
     Migration("track_turns_by_trigger", track_turns_by_trigger),
+    Migration("add_delegation_details", add_delegation_details),
 ]
 """Every schema step, oldest first; a file's ``user_version`` counts those applied."""
 

@@ -25,17 +25,41 @@ class TasksMixin:
 
     _db: Db
 
-    async def create_task(self, session_id: str, *, goal: str, plan_json: str = "") -> str:
+    async def create_task(
+        self,
+        session_id: str,
+        *,
+        goal: str,
+        plan_json: str = "",
+        status: str = "pending",
+        options_json: str = "{}",
+    ) -> str:
         """Record a delegated task of the session; returns its id."""
         task_id, now = uuid.uuid4().hex, utc_now()
         async with self._db.transaction() as tx:
             await require_session(tx, session_id)
             await tx.execute(
-                "INSERT INTO tasks (id, session_id, goal, plan_json, created_at, updated_at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                [task_id, session_id, goal, plan_json, now, now],
+                "INSERT INTO tasks (id, session_id, goal, plan_json, status, options_json,"
+                " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [task_id, session_id, goal, plan_json, status, options_json, now, now],
             )
         return task_id
+
+    async def get_task(self, task_id: str) -> TaskInfo:
+        """The task ``task_id``; raises :class:`TurnNotFoundError` when there is none."""
+        row = await self._db.fetchone("SELECT * FROM tasks WHERE id = ?", [task_id])
+        if row is None:
+            raise TurnNotFoundError(f"No task {task_id!r} in {self._db.path}.")
+        return TaskInfo(**_fields(row))  # type: ignore[arg-type]
+
+    async def tasks_with_status(self, statuses: Sequence[str]) -> list[TaskInfo]:
+        """Every task (of any session) whose status is one of ``statuses``, oldest first."""
+        marks = ", ".join("?" for _ in statuses)
+        rows = await self._db.fetchall(
+            f"SELECT * FROM tasks WHERE status IN ({marks}) ORDER BY created_at, rowid",
+            list(statuses),
+        )
+        return [TaskInfo(**_fields(row)) for row in rows]  # type: ignore[arg-type]
 
     async def update_task(
         self,
@@ -44,9 +68,23 @@ class TasksMixin:
         status: str | None = None,
         result_json: str | None = None,
         plan_json: str | None = None,
+        message: str | None = None,
+        input_tokens: int | None = None,
+        output_tokens: int | None = None,
+        cost_usd: float | None = None,
+        finished_at: str | None = None,
     ) -> None:
         """Change the given fields of a task (``None`` leaves one as it is)."""
-        changes = {"status": status, "result_json": result_json, "plan_json": plan_json}
+        changes = {
+            "status": status,
+            "result_json": result_json,
+            "plan_json": plan_json,
+            "message": message,
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+            "cost_usd": cost_usd,
+            "finished_at": finished_at,
+        }
         await _update(self._db, "tasks", task_id, changes)
 
     async def create_subtask(
@@ -57,6 +95,7 @@ class TasksMixin:
         description: str,
         depends_on: Sequence[str] = (),
         acceptance: str = "",
+        check_expr: str | None = None,
     ) -> str:
         """Record a subtask of ``task_id``; returns its id."""
         subtask_id, now = uuid.uuid4().hex, utc_now()
@@ -64,7 +103,8 @@ class TasksMixin:
             await _require(tx, "tasks", task_id)
             await tx.execute(
                 "INSERT INTO subtasks (id, task_id, subtask_key, description, depends_on,"
-                " acceptance, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                " acceptance, check_expr, created_at, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     subtask_id,
                     task_id,
@@ -72,6 +112,7 @@ class TasksMixin:
                     description,
                     json.dumps(list(depends_on)),
                     acceptance,
+                    check_expr,
                     now,
                     now,
                 ],
@@ -87,6 +128,15 @@ class TasksMixin:
         verdict: str | None = None,
         result: str | None = None,
         child_session_id: str | None = None,
+        reason: str | None = None,
+        verdicts_json: str | None = None,
+        effects_json: str | None = None,
+        sessions_json: str | None = None,
+        input_tokens: int | None = None,
+        output_tokens: int | None = None,
+        cost_usd: float | None = None,
+        started_at: str | None = None,
+        finished_at: str | None = None,
     ) -> None:
         """Change the given fields of a subtask (``None`` leaves one as it is)."""
         changes = {
@@ -95,6 +145,15 @@ class TasksMixin:
             "verdict": verdict,
             "result": result,
             "child_session_id": child_session_id,
+            "reason": reason,
+            "verdicts_json": verdicts_json,
+            "effects_json": effects_json,
+            "sessions_json": sessions_json,
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+            "cost_usd": cost_usd,
+            "started_at": started_at,
+            "finished_at": finished_at,
         }
         await _update(self._db, "subtasks", subtask_id, changes)
 
