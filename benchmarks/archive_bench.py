@@ -31,6 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from loom_jupyter.archive import Archive
+from loom_jupyter.messages import TurnDraft
 
 NOTEBOOK = "/data/projects/sales/analysis.ipynb"
 WINDOW_BUDGET = 60_000  # tokens
@@ -160,7 +161,9 @@ async def bench_append(folder: Path, count: int, maker: TextMaker) -> list[Row]:
         times, cpu = [], []
         for i, text in enumerate(texts):
             start, start_cpu = time.perf_counter(), time.process_time()
-            await archive.append_turn(sid, role=_ROLES[i % 4], content=text, token_count=200)
+            await archive.append_turn(
+                sid, TurnDraft(role=_ROLES[i % 4], content=text, token_count=200)
+            )
             times.append(time.perf_counter() - start)
             cpu.append(time.process_time() - start_cpu)
     ms, cpu_ms = _ms(times), _ms(cpu)

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from loom_jupyter.messages import TurnDraft
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "bench" / "locomo_dev.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -116,7 +118,7 @@ async def run_conversation(archive: Any, conv: Conversation) -> list[Result]:
     sid = await archive.create_session(notebook_path=f"locomo/{conv.sample_id}.ipynb", model="none")
     dia_of: dict[int, str] = {}
     for turn in conv.turns:
-        number = await archive.append_turn(sid, role="user", content=turn.content)
+        number = await archive.append_turn(sid, TurnDraft(role="user", content=turn.content))
         dia_of[number] = turn.dia_id
     results = []
     for question in conv.questions:

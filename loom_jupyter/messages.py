@@ -7,6 +7,7 @@ can be archived verbatim (``blocks_to_json``) and replayed exactly
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
@@ -26,6 +27,7 @@ __all__ = [
     "ToolSpec",
     "ToolUseBlock",
     "Turn",
+    "TurnDraft",
     "TurnRole",
     "TurnStatus",
     "Usage",
@@ -112,6 +114,35 @@ class Message:
     def to_api(self) -> ApiDict:
         """The wire form of this message."""
         return {"role": self.role, "content": [block_to_api(b) for b in self.content]}
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnDraft:
+    """A turn to archive: everything but its session, number and time (the archive adds those).
+
+    ``content`` is the verbatim text a person reads; ``blocks`` the exact API
+    content blocks (for a ``tool`` turn: its single ``ToolResultBlock``).
+    """
+
+    role: TurnRole
+    content: str
+    blocks: tuple[ContentBlock, ...] = ()
+    tool_name: str | None = None
+    tool_call_id: str | None = None
+    tool_input: Mapping[str, Any] | None = None
+    is_error: bool = False
+    token_count: int = 0
+    status: TurnStatus = "complete"
+    kernel_session: str | None = None
+    execution_count: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "blocks", tuple(self.blocks))  # accept any sequence
+
+    def archived(self, session_id: str, turn_number: int, *, created_at: str = "") -> Turn:
+        """The :class:`Turn` this draft became once archived as ``turn_number``."""
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return Turn(session_id, turn_number, created_at=created_at, **fields)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from loom_jupyter.messages import TurnRole
 
 __all__ = [
+    "LeaseTakeover",
     "ModelCallRecord",
     "SearchHit",
     "SessionInfo",
@@ -163,3 +164,11 @@ class SubtaskInfo:
     cost_usd: float = 0.0
     started_at: str | None = None
     finished_at: str | None = None
+
+
+@dataclass(frozen=True)
+class LeaseTakeover:
+    """A lease taken over from a writer that had died without releasing it."""
+
+    owner: str
+    heartbeat: str | None

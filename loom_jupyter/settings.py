@@ -63,6 +63,7 @@ class Settings:
     max_retries: int = 2
     retry_after_cap_seconds: float = 30.0
     lease_stale_seconds: float = 30.0
+    partial_save_seconds: float = 1.0
     busy_timeout_seconds: float = 5.0
 
     def __post_init__(self) -> None:

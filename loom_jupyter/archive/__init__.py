@@ -6,7 +6,7 @@
 
     async with Archive.open(archive_path_for("analysis.ipynb")) as archive:
         sid = await archive.create_session(notebook_path="analysis.ipynb", model="...")
-        n = await archive.append_turn(sid, role="user", content="...")   # after COMMIT
+        n = await archive.append_turn(sid, TurnDraft(role="user", content="..."))   # after COMMIT
         hits = await archive.search(sid, "any text", limit=10)
 
 Importing this package does not import aiosqlite; :meth:`Archive.open` does.

@@ -1,12 +1,14 @@
-"""Leases: at most one live writer per session, with takeover when a writer goes quiet."""
+"""Leases: at most one live writer per session, taken over at once from a dead writer."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from loom_jupyter.archive.clock import age_seconds, utc_now
+from loom_jupyter.archive.liveness import holder_is_alive
 from loom_jupyter.archive.sessions import require_session
 from loom_jupyter.errors import LeaseHeldError
+from loom_jupyter.records import LeaseTakeover
 
 if TYPE_CHECKING:
     from loom_jupyter.archive.db import Db
@@ -21,30 +23,42 @@ class LeaseMixin:
 
     async def acquire_lease(
         self, session_id: str, owner: str, *, stale_after: float = 30.0
-    ) -> None:
-        """Become the session's writer.
+    ) -> LeaseTakeover | None:
+        """Become the session's writer; returns the dead holder it took over from, if any.
 
-        Succeeds when the lease is free, already ``owner``'s, or its holder has
-        not sent a heartbeat for ``stale_after`` seconds (a crashed kernel);
+        Succeeds when the lease is free, already ``owner``'s, or its holder is dead
+        (see :func:`~loom_jupyter.archive.liveness.holder_is_alive`: on this host, its
+        process is gone; elsewhere, no heartbeat for ``stale_after`` seconds);
         otherwise raises :class:`LeaseHeldError`.
         """
         now = utc_now()
         async with self._db.transaction() as tx:
             session = await require_session(tx, session_id)
             holder, beat = session.lease_owner, session.lease_heartbeat
-            if holder not in (None, owner) and beat is not None:
-                quiet = age_seconds(beat, now)
-                if quiet < stale_after:
+            takeover = None
+            if holder not in (None, owner):
+                quiet = age_seconds(beat, now) if beat else None
+                if holder_is_alive(holder, heartbeat_age=quiet, stale_after=stale_after):
                     raise LeaseHeldError(
                         f"Session {session_id} is being written by {holder} (last heartbeat "
-                        f"{quiet:.0f} s ago). Close that notebook or kernel, or start a new "
-                        f"session (`%cowork new`); the lease frees itself after {stale_after:g} s "
-                        "without a heartbeat."
+                        f"{quiet or 0:.0f} s ago). Close that notebook or kernel, or start a new "
+                        "session (`%cowork new`)."
                     )
+                takeover = LeaseTakeover(owner=holder, heartbeat=beat)
             await tx.execute(
                 "UPDATE cowork_sessions SET lease_owner = ?, lease_heartbeat = ? WHERE id = ?",
                 [owner, now, session_id],
             )
+            return takeover
+
+    async def lease_is_held(self, session_id: str, owner: str, *, stale_after: float) -> bool:
+        """Whether a live process other than ``owner`` holds the session's lease."""
+        session = await require_session(self._db, session_id)
+        holder, beat = session.lease_owner, session.lease_heartbeat
+        if holder in (None, owner):
+            return False
+        quiet = age_seconds(beat, utc_now()) if beat else None
+        return holder_is_alive(holder, heartbeat_age=quiet, stale_after=stale_after)
 
     async def heartbeat(self, session_id: str, owner: str) -> None:
         """Renew ``owner``'s lease; raises :class:`LeaseHeldError` if it was taken over."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import TYPE_CHECKING, Any, cast, get_args
 
@@ -10,8 +11,8 @@ from loom_jupyter.archive.search import search_turns
 from loom_jupyter.archive.sessions import no_such_session, require_session
 from loom_jupyter.errors import ArchiveError, TurnNotFoundError
 from loom_jupyter.messages import (
-    ContentBlock,
     Turn,
+    TurnDraft,
     TurnRole,
     TurnStatus,
     blocks_from_json,
@@ -21,7 +22,7 @@ from loom_jupyter.records import SearchHit, ToolCall
 
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Mapping
 
     from loom_jupyter.archive.db import Db
 
@@ -53,12 +54,29 @@ def turn_from_row(row: sqlite3.Row) -> Turn:
     )
 
 
+_COLUMNS = tuple(f.name for f in dataclasses.fields(TurnDraft))
 _APPEND = (
-    "INSERT INTO conversation_turns (session_id, turn_number, role, content, blocks, tool_name,"
-    " tool_call_id, tool_input, is_error, token_count, kernel_session, execution_count, status,"
-    " created_at) SELECT id, turn_count + 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+    f"INSERT INTO conversation_turns (session_id, turn_number, {', '.join(_COLUMNS)}, created_at)"
+    f" SELECT id, turn_count + 1, {', '.join('?' * len(_COLUMNS))}, ?"
     " FROM cowork_sessions WHERE id = ? RETURNING turn_number"
 )
+
+
+def _values(turn: TurnDraft) -> list[object]:
+    """The draft's column values, in ``_COLUMNS`` order, as SQLite stores them."""
+    _check_turn(turn)
+    stored = {
+        "blocks": blocks_to_json(turn.blocks) if turn.blocks else None,
+        "tool_input": _json_or_none(turn.tool_input),
+        "is_error": int(turn.is_error),
+        "token_count": int(turn.token_count),
+    }
+    return [stored.get(name, getattr(turn, name)) for name in _COLUMNS]
+
+
+def _check_turn(turn: TurnDraft) -> None:
+    _check_choice("role", turn.role, _ROLES)
+    _check_choice("status", turn.status, _STATUSES)
 
 
 class TurnsMixin:
@@ -66,49 +84,40 @@ class TurnsMixin:
 
     _db: Db
 
-    async def append_turn(
-        self,
-        session_id: str,
-        *,
-        role: TurnRole,
-        content: str,
-        blocks: Sequence[ContentBlock] = (),
-        tool_name: str | None = None,
-        tool_call_id: str | None = None,
-        tool_input: Mapping[str, Any] | None = None,
-        is_error: bool = False,
-        token_count: int = 0,
-        status: TurnStatus = "complete",
-        kernel_session: str | None = None,
-        execution_count: int | None = None,
-    ) -> int:
+    async def append_turn(self, session_id: str, turn: TurnDraft) -> int:
         """Archive one turn; returns its number once the transaction has committed.
 
         The first user turn also becomes the session's title (100 characters).
         """
-        _check_choice("role", role, _ROLES)
-        _check_choice("status", status, _STATUSES)
-        values = [
-            role,
-            content,
-            blocks_to_json(blocks) if blocks else None,
-            tool_name,
-            tool_call_id,
-            _json_or_none(tool_input),
-            int(is_error),
-            int(token_count),
-            kernel_session,
-            execution_count,
-            status,
-            utc_now(),
-            session_id,
-        ]
         # One statement is one transaction: numbered, inserted, indexed (FTS trigger) and
         # counted in the session (track trigger) atomically, committed before it returns.
-        row = await self._db.fetchone(_APPEND, values)
+        row = await self._db.fetchone(_APPEND, [*_values(turn), utc_now(), session_id])
         if row is None:
             raise no_such_session(self._db, session_id)
         return int(row[0])
+
+    async def update_turn(self, session_id: str, turn_number: int, turn: TurnDraft) -> None:
+        """Rewrite a turn in place (a streaming answer's row as it grows; FTS follows).
+
+        Only the text, blocks, token count, error flag and status change.
+        """
+        _check_turn(turn)
+        changed = await self._db.execute(
+            "UPDATE conversation_turns SET content = ?, blocks = ?, token_count = ?,"
+            " is_error = ?, status = ? WHERE session_id = ? AND turn_number = ?",
+            [
+                turn.content,
+                blocks_to_json(turn.blocks) if turn.blocks else None,
+                int(turn.token_count),
+                int(turn.is_error),
+                turn.status,
+                session_id,
+                turn_number,
+            ],
+        )
+        if changed == 0:
+            await require_session(self._db, session_id)
+            raise TurnNotFoundError(f"Session {session_id} has no turn {turn_number}.")
 
     async def get_turn(self, session_id: str, turn_number: int) -> Turn:
         """One turn; raises :class:`TurnNotFoundError` (or ``SessionNotFoundError``)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from loom_jupyter.engine.tokens import text_tokens as estimate_tokens
 from loom_jupyter.tools.base import FileEffect, VariableEffect
@@ -38,6 +38,7 @@ MAX_FILES = 20
 MAX_VARIABLES = 20
 MAX_DECISIONS = 10
 MAX_RESOLVED = 5
+MAX_LOSSES = 3
 FOCUS_CHARS = 100
 DECISION_CHARS = 160
 ERROR_CHARS = 120
@@ -109,6 +110,15 @@ class OpenTask:
 
 
 @dataclass(frozen=True)
+class KernelLoss:
+    """The kernel lost its namespace after ``turn``: a ``restart`` or a ``crash`` at ``at``."""
+
+    turn: int
+    cause: Literal["restart", "crash"]
+    at: str
+
+
+@dataclass(frozen=True)
 class SessionState:
     """The mechanically extracted state of one session (immutable; ``with_*`` return copies)."""
 
@@ -126,6 +136,7 @@ class SessionState:
     errors_resolved: tuple[ResolvedError, ...] = ()
     pending_errors: tuple[PendingError, ...] = field(default=(), repr=False)
     open_tasks: tuple[OpenTask, ...] = ()
+    kernel_losses: tuple[KernelLoss, ...] = ()
 
     def with_user_message(self, turn: int, text: str) -> SessionState:
         """Fold in a user message: focus and explicit decisions."""
@@ -170,6 +181,22 @@ class SessionState:
             cost_usd=cost_usd,
         )
 
+    def with_kernel_lost(
+        self, turn: int, cause: Literal["restart", "crash"], at: str
+    ) -> SessionState:
+        """Note that the kernel's variables are gone (those made up to ``turn``)."""
+        losses = (*self.kernel_losses, KernelLoss(turn, cause, at))[-MAX_LOSSES:]
+        return replace(self, kernel_losses=losses)
+
+    def live_and_gone(self) -> tuple[list[VariableChange], list[VariableChange]]:
+        """Variables still in the kernel and those lost with it (made before the last loss)."""
+        if not self.kernel_losses:
+            return list(self.variables), []
+        cut = self.kernel_losses[-1].turn
+        return [v for v in self.variables if v.turn > cut], [
+            v for v in self.variables if v.turn <= cut
+        ]
+
     def with_tasks(self, tasks: Sequence[OpenTask]) -> SessionState:
         """Replace the open delegated tasks."""
         return replace(self, open_tasks=tuple(tasks))
@@ -207,7 +234,15 @@ class SessionState:
         sections = _sections(self)
         text = _dump(sections)
         # Prune the least important, oldest entries first until it fits.
-        for key in ("files_touched", "variables", "errors_resolved", "open_tasks", "key_decisions"):
+        prunable = (
+            "files_touched",
+            "variables_gone",
+            "variables",
+            "errors_resolved",
+            "open_tasks",
+            "key_decisions",
+        )
+        for key in prunable:
             while estimate_tokens(text) > max_tokens and sections.get(key):
                 sections[key] = sections[key][1:]
                 text = _dump(sections)
@@ -240,6 +275,7 @@ _NESTED: dict[str, type[Any]] = {
     "errors_resolved": ResolvedError,
     "pending_errors": PendingError,
     "open_tasks": OpenTask,
+    "kernel_losses": KernelLoss,
 }
 
 
@@ -252,15 +288,26 @@ def _sections(state: SessionState) -> dict[str, Any]:
         "tokens": {"input": state.input_tokens, "output": state.output_tokens},
         "cost_usd": round(state.cost_usd, 4),
     }
+    live, gone = state.live_and_gone()
     return {
         "session": session,
         "current_focus": state.focus,
+        "kernel": _kernel_line(state.kernel_losses[-1]) if state.kernel_losses else "",
         "key_decisions": [f"turn {d.turn}: {d.text}" for d in state.decisions],
         "files_touched": [f"{f.path} ({f.action}, turn {f.turn})" for f in state.files],
-        "variables": [_variable_line(v) for v in state.variables],
+        "variables": [_variable_line(v) for v in live],
+        "variables_gone": [_variable_line(v) for v in gone],
         "errors_resolved": [_resolved_line(e) for e in state.errors_resolved],
         "open_tasks": [f"{t.id} [{t.status}]: {t.goal[:100]}" for t in state.open_tasks],
     }
+
+
+def _kernel_line(loss: KernelLoss) -> str:
+    what = "died" if loss.cause == "crash" else "restarted"
+    return (
+        f"the kernel {what} at {loss.at} (after turn {loss.turn}); its variables are gone "
+        "(variables_gone) until code re-creates them"
+    )
 
 
 def _variable_line(v: VariableChange) -> str:

@@ -16,22 +16,17 @@ heartbeat task while it is open.
 from __future__ import annotations
 
 import asyncio
-import os
-import socket
-import uuid
 from contextlib import aclosing
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from loom_jupyter.archive.liveness import this_process_owner
 from loom_jupyter.engine.agent import (
     AgentEvent,
     AgentLoop,
     LoopEnded,
     LoopFailed,
-    ModelCallDone,
-    ModelCallFailed,
-    ToolCallDone,
 )
 from loom_jupyter.engine.context import (
     INTERRUPTED_RESULT,
@@ -42,13 +37,10 @@ from loom_jupyter.engine.context import (
 from loom_jupyter.engine.events import (
     Event,
     StateChanged,
-    TextDelta,
-    ToolFinished,
     TurnDone,
     TurnEndReason,
     TurnError,
     TurnStarted,
-    UsageEvent,
 )
 from loom_jupyter.engine.prompts import SYSTEM_PROMPT
 from loom_jupyter.engine.state import OpenTask, SessionState
@@ -57,20 +49,23 @@ from loom_jupyter.messages import (
     ContentBlock,
     ImageBlock,
     TextBlock,
-    Usage,
-    blocks_text,
+    TurnDraft,
 )
 from loom_jupyter.session.lease import SessionLease
+from loom_jupyter.session.recovery import KERNEL_DIED_RESULT, CrashRecovery
+from loom_jupyter.session.turn import ActiveTurn
 from loom_jupyter.session.turn_writer import TurnWriter
 from loom_jupyter.settings import ApprovalMode, Settings
 from loom_jupyter.tools.approval import ApprovalPolicy, Approver
 from loom_jupyter.tools.base import KernelBridge, ToolContext
 
 if TYPE_CHECKING:
+    import os
     from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 
     from loom_jupyter.archive import Archive, SessionInfo
     from loom_jupyter.models.base import Model, ModelRequest
+    from loom_jupyter.records import LeaseTakeover
     from loom_jupyter.tools.registry import ToolRegistry
 
 __all__ = ["CoworkSession"]
@@ -80,18 +75,6 @@ _FINISHED_TASK = frozenset({"done", "succeeded", "completed", "failed", "cancell
 
 class _Interrupted(Exception):
     """The person interrupted the turn (``CoworkSession.interrupt``)."""
-
-
-@dataclass
-class _TurnLog:
-    """What one turn has produced so far (for the closing event and for cleanup)."""
-
-    first: int
-    last: int
-    partial: list[str] = field(default_factory=list)
-    texts: list[str] = field(default_factory=list)
-    usage: Usage = field(default_factory=Usage)
-    cost: float = 0.0
 
 
 class CoworkSession:
@@ -128,6 +111,7 @@ class CoworkSession:
         self._running = False
         self._step: asyncio.Future[AgentEvent] | None = None
         self._interrupt_requested = False
+        self.recovered: CrashRecovery | None = None  # set when resume found a dead writer
 
     @classmethod
     async def open(
@@ -158,7 +142,7 @@ class CoworkSession:
             kernel=kernel or _default_kernel(),
             tools=tools or _default_tools(),
             policy=ApprovalPolicy.from_settings(settings, approver=approver),
-            owner=owner or default_owner(),
+            owner=owner or str(this_process_owner()),
         )
         if resume:
             latest = await archive.latest_active_session(str(path))
@@ -253,30 +237,43 @@ class CoworkSession:
         try:
             sid = await self._ensure_session()
             blocks: tuple[ContentBlock, ...] = (TextBlock(text), *images)
-            first = await self._writer.append("user", text, blocks)
+            first = await self._writer.append(TurnDraft(role="user", content=text, blocks=blocks))
         except LoomError as error:
             yield TurnError(str(error), type(error).__name__)
             return
         self._state = self._state.with_user_message(first, text)
         yield TurnStarted(sid, first)
-        log = _TurnLog(first=first, last=first)
+        turn = ActiveTurn(
+            self._writer, self._state, first=first, save_every=self.settings.partial_save_seconds
+        )
         loop = AgentLoop(
             model=self.model, registry=self.tools, policy=self.policy, settings=self.settings
         )
         agent = loop.run(self._request, self._tool_context(sid))
         try:
             async for event in self._steps(agent):
-                async for public in self._record(event, log):
+                async for public in self._archive_step(turn, event):
                     yield public
         except _Interrupted:
-            await asyncio.shield(self._abandon(log))
-            async for public in self._finish(log, LoopEnded("interrupted", _INTERRUPTED)):
+            await asyncio.shield(self._abandon(turn))
+            async for public in self._finish(turn, LoopEnded("interrupted", _INTERRUPTED)):
                 yield public
         except ArchiveError as error:
-            yield TurnError(_archive_failed(error), type(error).__name__, first, log.last)
+            yield TurnError(_archive_failed(error), type(error).__name__, first, turn.last)
         except (asyncio.CancelledError, GeneratorExit):
-            await asyncio.shield(self._abandon(log))
+            await asyncio.shield(self._abandon(turn))
             raise
+
+    async def _archive_step(self, turn: ActiveTurn, event: AgentEvent) -> AsyncIterator[Event]:
+        """Archive one agent step through ``turn``; the loop's end closes the turn."""
+        if isinstance(event, LoopEnded | LoopFailed):
+            async for public in self._finish(turn, event):
+                yield public
+            return
+        shown = await turn.record(event)
+        self._state = turn.state
+        if shown is not None:
+            yield shown
 
     async def _steps(
         self, agent: AsyncGenerator[AgentEvent, None]
@@ -301,98 +298,28 @@ class CoworkSession:
         finally:
             await agent.aclose()
 
-    async def _record(self, event: AgentEvent, log: _TurnLog) -> AsyncIterator[Event]:
-        """Archive a record event (write-through) and yield what fronts should see."""
-        if isinstance(event, ModelCallDone):
-            yield await self._record_message(event, log)
-        elif isinstance(event, ModelCallFailed):
-            await self._record_failure(event, log)
-        elif isinstance(event, ToolCallDone):
-            yield await self._record_tool(event, log)
-        elif isinstance(event, LoopEnded | LoopFailed):
-            async for public in self._finish(log, event):
-                yield public
-        else:
-            if isinstance(event, TextDelta):
-                log.partial.append(event.text)
-            yield event
-
-    async def _record_message(self, event: ModelCallDone, log: _TurnLog) -> UsageEvent:
-        text = blocks_text(event.blocks)
-        log.last = await self._writer.append("assistant", text, event.blocks)
-        log.partial.clear()
-        log.texts.append(text)
-        cost = _cost(event.model, event.usage)
-        log.usage, log.cost = log.usage + event.usage, log.cost + cost
-        await self._writer.model_call(
-            model=event.model,
-            usage=event.usage,
-            stop_reason=event.stop_reason,
-            latency_ms=event.latency_ms,
-            cost_usd=cost,
-            turn_number=log.last,
-        )
-        return UsageEvent(event.usage, cost, event.model)
-
-    async def _record_failure(self, event: ModelCallFailed, log: _TurnLog) -> None:
-        if event.partial_text:
-            blocks = (TextBlock(event.partial_text),)
-            log.last = await self._writer.append("assistant", event.partial_text, blocks, "partial")
-            log.texts.append(event.partial_text)
-        log.partial.clear()
-        await self._writer.model_call(
-            model=event.model,
-            usage=Usage(),
-            stop_reason=None,
-            latency_ms=event.latency_ms,
-            error=f"{type(event.error).__name__}: {event.error}",
-            turn_number=log.last,
-        )
-
-    async def _record_tool(self, event: ToolCallDone, log: _TurnLog) -> ToolFinished:
-        call, output = event.call, event.output
-        log.last = await self._writer.tool_result(
-            call, output.content, output.text_content, is_error=output.is_error
-        )
-        self._state = self._state.with_tool_result(
-            log.last,
-            call.name,
-            is_error=output.is_error,
-            text=output.text_content,
-            effects=output.effects,
-        )
-        summary = output.summary or _first_line(output.text_content)
-        return ToolFinished(call.id, call.name, summary, output.is_error, log.last)
-
-    async def _finish(self, log: _TurnLog, end: LoopEnded | LoopFailed) -> AsyncIterator[Event]:
+    async def _finish(self, turn: ActiveTurn, end: LoopEnded | LoopFailed) -> AsyncIterator[Event]:
         await self._refresh()
         yield self.state_event()
         if isinstance(end, LoopFailed):
             error = end.error
-            yield TurnError(str(error), type(error).__name__, log.first, log.last)
+            yield TurnError(str(error), type(error).__name__, turn.first, turn.last)
             return
-        text = "\n".join(t for t in log.texts if t)
         reason: TurnEndReason = end.reason
-        yield TurnDone(reason, log.first, log.last, text, log.usage, log.cost, end.message)
+        yield TurnDone(reason, turn.first, turn.last, turn.text, turn.usage, turn.cost, end.message)
 
-    async def _abandon(self, log: _TurnLog) -> None:
+    async def _abandon(self, turn: ActiveTurn) -> None:
         """Archive what an interrupted turn leaves: its partial answer and unfinished calls."""
-        partial = "".join(log.partial)
-        if partial:
-            blocks = (TextBlock(partial),)
-            log.last = await self._writer.append("assistant", partial, blocks, "interrupted")
-            log.texts.append(partial)
-            log.partial.clear()
-        log.last = await self._repair_dangling() or log.last
+        await turn.abandon()
+        self._state = turn.state
+        turn.last = await self._repair_dangling() or turn.last
         await self._refresh()
 
-    async def _repair_dangling(self) -> int:
+    async def _repair_dangling(self, reason: str = INTERRUPTED_RESULT) -> int:
         """Archive ``interrupted`` results for unanswered calls; returns the last turn (or 0)."""
         last = 0
-        for last, call in await self._writer.repair_dangling():
-            self._state = self._state.with_tool_result(
-                last, call.name, is_error=True, text=INTERRUPTED_RESULT
-            )
+        for last, call in await self._writer.repair_dangling(reason):
+            self._state = self._state.with_tool_result(last, call.name, is_error=True, text=reason)
         return last
 
     async def _refresh(self) -> None:
@@ -421,7 +348,7 @@ class CoworkSession:
         info = await self.archive.get_session(session_id)
         await self._release()
         self._go_lazy()  # if the lease is held elsewhere, stay lazy rather than half-switched
-        await self._lease.take(session_id)
+        takeover = await self._lease.take(session_id)
         self._writer.session_id = session_id
         if info.status != "active":
             await self.archive.reopen_session(session_id)
@@ -429,10 +356,27 @@ class CoworkSession:
         self._state = _with_identity(restored, session_id, self.notebook_path, self.model.name)
         budget = self._window.config.budget_tokens
         self._window.reset(await load_window_turns(self.archive, session_id, budget))
+        self.recovered = None
+        if takeover is not None:
+            self.recovered = await self._recover_crash(takeover)
         await self._repair_dangling()
         await self._refresh()
         assert self._info is not None
         return self._info
+
+    async def _recover_crash(self, takeover: LeaseTakeover) -> CrashRecovery:
+        """The previous writer died: say so in the archive, the state and (via ``recovered``)
+        the banner; tools it left running get a "the kernel died" result."""
+        last = await self.archive.last_turn_number(self._sid)
+        tail = await self.archive.get_turns(self._sid, max(1, last - 20), last)
+        recovery = CrashRecovery.inspect(tail, takeover)
+        await self._repair_dangling(KERNEL_DIED_RESULT)
+        if recovery.during_turn:
+            note = recovery.model_note()
+            draft = TurnDraft(role="system", content=note, blocks=(TextBlock(note),))
+            last = await self._writer.append(draft)
+        self._state = self._state.with_kernel_lost(last, "crash", recovery.died_at_text)
+        return recovery
 
     async def new(self) -> None:
         """Leave the current session; the next message starts a new one."""
@@ -518,11 +462,6 @@ def _absolute(path: str | os.PathLike[str]) -> Path:
     return Path(path).expanduser().absolute()
 
 
-def default_owner() -> str:
-    """A lease owner naming this process: ``host:pid:random``."""
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-
-
 _INTERRUPTED = "Interrupted. The partial answer is archived; send a message to continue."
 
 
@@ -530,21 +469,11 @@ def _with_identity(state: SessionState, sid: str, notebook: Path, model: str) ->
     return replace(state, session_id=sid, notebook=str(notebook), model=model)
 
 
-def _first_line(text: str) -> str:
-    return next((line.strip() for line in text.splitlines() if line.strip()), "")[:100]
-
-
 def _archive_failed(error: ArchiveError) -> str:
     return (
         f"The turn stopped because the archive could not be written: {error} "
         "Everything before this point is saved; fix the problem and send the message again."
     )
-
-
-def _cost(model: str, usage: Usage) -> float:
-    from loom_jupyter.models.pricing import cost_usd
-
-    return cost_usd(model, usage)
 
 
 def _default_model(settings: Settings) -> Model:

@@ -9,6 +9,7 @@ from loom_jupyter.errors import ArchiveError, LeaseHeldError
 
 if TYPE_CHECKING:
     from loom_jupyter.archive import Archive
+    from loom_jupyter.records import LeaseTakeover
 
 __all__ = ["SessionLease"]
 
@@ -28,11 +29,17 @@ class SessionLease:
         self.lost: LeaseHeldError | None = None
         self._beat: asyncio.Task[None] | None = None
 
-    async def take(self, session_id: str) -> None:
-        """Become the writer of ``session_id``; raises :class:`LeaseHeldError` if held live."""
-        await self.archive.acquire_lease(session_id, self.owner, stale_after=self.stale_after)
+    async def take(self, session_id: str) -> LeaseTakeover | None:
+        """Become the writer of ``session_id``; raises :class:`LeaseHeldError` if held live.
+
+        Returns the dead writer it took the lease from (a crashed kernel), if any.
+        """
+        takeover = await self.archive.acquire_lease(
+            session_id, self.owner, stale_after=self.stale_after
+        )
         self.session_id, self.lost = session_id, None
         self._beat = asyncio.ensure_future(self._renew(session_id, self.stale_after / 3))
+        return takeover
 
     async def release(self) -> None:
         """Stop the heartbeat and give the lease up (unless it was lost)."""

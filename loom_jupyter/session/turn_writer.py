@@ -7,19 +7,18 @@ anything the archive does not).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from loom_jupyter.engine.context import INTERRUPTED_RESULT
 from loom_jupyter.engine.tokens import turn_tokens
 from loom_jupyter.errors import LoomError
-from loom_jupyter.messages import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock, Turn
+from loom_jupyter.messages import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock, TurnDraft
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from loom_jupyter.archive import Archive
     from loom_jupyter.engine.context import ContextWindow
-    from loom_jupyter.messages import ContentBlock, TurnRole, TurnStatus, Usage
+    from loom_jupyter.messages import TurnStatus, Usage
 
 __all__ = ["TurnWriter"]
 
@@ -39,47 +38,30 @@ class TurnWriter:
             raise LoomError("No session yet: send a message first.")
         return self.session_id
 
-    async def append(
-        self,
-        role: TurnRole,
-        content: str,
-        blocks: Sequence[ContentBlock],
-        status: TurnStatus = "complete",
-        *,
-        tool_call: ToolUseBlock | None = None,
-        is_error: bool = False,
-    ) -> int:
+    async def append(self, turn: TurnDraft) -> int:
         """Archive one turn, then put it in the window; returns its number."""
-        tokens = turn_tokens(content, blocks)
-        name = tool_call.name if tool_call else None
-        call_id = tool_call.id if tool_call else None
-        tool_input = dict(tool_call.input) if tool_call else None
-        number = await self.archive.append_turn(
-            self.sid,
-            role=role,
-            content=content,
-            blocks=blocks,
-            tool_name=name,
-            tool_call_id=call_id,
-            tool_input=tool_input,
-            is_error=is_error,
-            token_count=tokens,
-            status=status,
-        )
-        turn = Turn(
-            self.sid,
-            number,
-            role,
-            content,
-            tuple(blocks),
-            tool_name=name,
-            tool_call_id=call_id,
-            tool_input=tool_input,
-            is_error=is_error,
-            token_count=tokens,
-            status=status,
-        )
-        self.window.append(turn)
+        turn = replace(turn, token_count=turn_tokens(turn.content, turn.blocks))
+        number = await self.archive.append_turn(self.sid, turn)
+        self.window.append(turn.archived(self.sid, number))
+        return number
+
+    async def start_partial(self, text: str) -> int:
+        """Archive the first text of a streaming answer as a ``partial`` turn (not in the window).
+
+        :meth:`save_partial` rewrites it as more streams; :meth:`finish_partial`
+        turns it into the finished message and only then puts it in the window.
+        """
+        return await self.archive.append_turn(self.sid, _partial(text))
+
+    async def save_partial(self, number: int, text: str) -> None:
+        """Rewrite the streaming answer's row with the text shown so far."""
+        await self.archive.update_turn(self.sid, number, _partial(text))
+
+    async def finish_partial(self, number: int, turn: TurnDraft) -> int:
+        """Make the streaming row ``number`` the finished ``turn``, then put it in the window."""
+        turn = replace(turn, token_count=turn_tokens(turn.content, turn.blocks))
+        await self.archive.update_turn(self.sid, number, turn)
+        self.window.append(turn.archived(self.sid, number))
         return number
 
     async def tool_result(
@@ -93,15 +75,28 @@ class TurnWriter:
     ) -> int:
         """Archive the result of ``call`` as a ``tool`` turn."""
         result = ToolResultBlock(call.id, content, is_error)
-        return await self.append("tool", text, (result,), status, tool_call=call, is_error=is_error)
+        return await self.append(
+            TurnDraft(
+                role="tool",
+                content=text,
+                blocks=(result,),
+                tool_name=call.name,
+                tool_call_id=call.id,
+                tool_input=dict(call.input),
+                is_error=is_error,
+                status=status,
+            )
+        )
 
-    async def repair_dangling(self) -> list[tuple[int, ToolUseBlock]]:
+    async def repair_dangling(
+        self, reason: str = INTERRUPTED_RESULT
+    ) -> list[tuple[int, ToolUseBlock]]:
         """Archive an ``interrupted`` result for each unanswered call of the last assistant turn."""
         repaired = []
         for call in self.window.dangling_tool_calls():
-            content = (TextBlock(INTERRUPTED_RESULT),)
+            content = (TextBlock(reason),)
             number = await self.tool_result(
-                call, content, INTERRUPTED_RESULT, is_error=True, status="interrupted"
+                call, content, reason, is_error=True, status="interrupted"
             )
             repaired.append((number, call))
         return repaired
@@ -128,3 +123,7 @@ class TurnWriter:
             cost_usd=cost_usd,
             turn_number=turn_number,
         )
+
+
+def _partial(text: str) -> TurnDraft:
+    return TurnDraft(role="assistant", content=text, blocks=(TextBlock(text),), status="partial")

@@ -10,6 +10,7 @@ import pytest
 from loom_jupyter.archive import Archive
 from loom_jupyter.archive.schema import MIGRATIONS, Migration, migrate, schema_version
 from loom_jupyter.errors import ArchiveError
+from loom_jupyter.messages import TurnDraft
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -68,7 +69,7 @@ async def test_upgrade_from_version_1_keeps_the_data(tmp_path: Path) -> None:
         ]
         hits = await archive.search("s1", "median", limit=5)  # FTS built from old rows
         assert {h.turn_number for h in hits} == {1, 2}
-        assert await archive.append_turn("s1", role="user", content="thanks") == 3
+        assert await archive.append_turn("s1", TurnDraft(role="user", content="thanks")) == 3
         assert (await archive.get_session("s1")).turn_count == 3
         await archive.create_task("s1", goal="new tables work")
     with sqlite3.connect(path) as check:

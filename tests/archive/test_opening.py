@@ -21,6 +21,7 @@ from loom_jupyter.errors import (
     ArchiveReadOnlyError,
     SessionNotFoundError,
 )
+from loom_jupyter.messages import TurnDraft
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -98,7 +99,7 @@ async def test_new_archive_is_private_and_in_wal_mode(tmp_path: Path) -> None:
     path = archive_path_for(tmp_path / "nb.ipynb")
     async with Archive.open(path) as archive:
         sid = await archive.create_session(notebook_path="nb.ipynb", model="m")
-        await archive.append_turn(sid, role="user", content="x")
+        await archive.append_turn(sid, TurnDraft(role="user", content="x"))
         assert archive.path == path
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
         for side in (path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
@@ -154,7 +155,7 @@ async def test_damage_found_later_stops_all_writes(tmp_path: Path) -> None:
     async with Archive.open(path) as archive:
         sid = await archive.create_session(notebook_path="n", model="m")
         for i in range(300):
-            await archive.append_turn(sid, role="user", content=f"turn {i} " * 40)
+            await archive.append_turn(sid, TurnDraft(role="user", content=f"turn {i} " * 40))
     data = bytearray(path.read_bytes())
     middle = len(data) // 2
     data[middle : middle + 16384] = b"\xff" * 16384
@@ -164,7 +165,7 @@ async def test_damage_found_later_stops_all_writes(tmp_path: Path) -> None:
         with pytest.raises(ArchiveCorruptError, match="malformed"):
             await archive.get_turns(sid)
         with pytest.raises(ArchiveCorruptError):
-            await archive.append_turn(sid, role="user", content="more")
+            await archive.append_turn(sid, TurnDraft(role="user", content="more"))
     assert _digest(path) == before
 
 
@@ -193,13 +194,13 @@ async def test_read_only_archive_file_reads_but_refuses_writes(tmp_path: Path) -
     path = tmp_path / "a.sqlite"
     async with Archive.open(path) as archive:
         sid = await archive.create_session(notebook_path="n", model="m")
-        await archive.append_turn(sid, role="user", content="kept")
+        await archive.append_turn(sid, TurnDraft(role="user", content="kept"))
     before = _digest(path)
     with _read_only_file(path):
         async with Archive.open(path) as archive:
             assert [t.content for t in await archive.get_turns(sid)] == ["kept"]
             with pytest.raises(ArchiveReadOnlyError, match="cannot be written"):
-                await archive.append_turn(sid, role="user", content="lost?")
+                await archive.append_turn(sid, TurnDraft(role="user", content="lost?"))
     assert _digest(path) == before
 
 
@@ -207,17 +208,17 @@ async def test_busy_archive_times_out_with_a_clear_error(tmp_path: Path) -> None
     path = tmp_path / "a.sqlite"
     async with Archive.open(path, busy_timeout=0.2) as archive:
         sid = await archive.create_session(notebook_path="n", model="m")
-        await archive.append_turn(sid, role="user", content="before the lock")
+        await archive.append_turn(sid, TurnDraft(role="user", content="before the lock"))
         other = sqlite3.connect(path, isolation_level=None)
         other.execute("BEGIN IMMEDIATE")  # another writer holds the write lock
         try:
             with pytest.raises(ArchiveBusyError, match=r"locked by another process.*0\.2 s"):
-                await archive.append_turn(sid, role="user", content="blocked")
+                await archive.append_turn(sid, TurnDraft(role="user", content="blocked"))
             assert [t.content for t in await archive.get_turns(sid)] == ["before the lock"]
         finally:
             other.execute("ROLLBACK")
             other.close()
-        assert await archive.append_turn(sid, role="user", content="after") == 2
+        assert await archive.append_turn(sid, TurnDraft(role="user", content="after")) == 2
 
 
 async def test_unknown_session(archive: Archive) -> None:

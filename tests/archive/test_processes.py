@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from loom_jupyter.archive import Archive
+from loom_jupyter.messages import TurnDraft
 
 WRITER = Path(__file__).with_name("writer.py")
 
@@ -66,7 +67,10 @@ async def test_sigkill_loses_no_acknowledged_turn(tmp_path: Path) -> None:
         assert set(acked) <= set(numbers)
         assert numbers == list(range(1, len(numbers) + 1))
         assert (await archive.get_session(sid)).turn_count == len(numbers)
-        assert await archive.append_turn(sid, role="user", content="after") == len(numbers) + 1
+        assert (
+            await archive.append_turn(sid, TurnDraft(role="user", content="after"))
+            == len(numbers) + 1
+        )
         hits = await archive.search(sid, f"message {acked[-1]}", limit=50)
         assert any(h.turn_number == acked[-1] for h in hits)
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from loom_jupyter.archive.search import COMMON_TERM
+from loom_jupyter.messages import TurnDraft
 
 if TYPE_CHECKING:
     from loom_jupyter.archive import Archive
@@ -22,7 +23,9 @@ FILLER = [
 
 
 async def _add(archive: Archive, session: str, *texts: str) -> list[int]:
-    return [await archive.append_turn(session, role="user", content=text) for text in texts]
+    return [
+        await archive.append_turn(session, TurnDraft(role="user", content=text)) for text in texts
+    ]
 
 
 async def _top(archive: Archive, session: str, query: str, limit: int = 10) -> list[int]:
@@ -197,17 +200,21 @@ async def test_interleaved_and_forked_sessions_stay_apart(archive: Archive, note
     left = await archive.create_session(notebook_path=notebook, model="m")
     right = await archive.create_session(notebook_path=notebook, model="m")
     for i, text in enumerate(FILLER):
-        await archive.append_turn(left, role="user", content=f"left {i}: {text}")
-        await archive.append_turn(right, role="assistant", content=f"right {i}: {text}")
-    await archive.append_turn(left, role="user", content="the shared keyword zebra, left side")
-    await archive.append_turn(right, role="user", content="the shared keyword zebra, right side")
+        await archive.append_turn(left, TurnDraft(role="user", content=f"left {i}: {text}"))
+        await archive.append_turn(right, TurnDraft(role="assistant", content=f"right {i}: {text}"))
+    await archive.append_turn(
+        left, TurnDraft(role="user", content="the shared keyword zebra, left side")
+    )
+    await archive.append_turn(
+        right, TurnDraft(role="user", content="the shared keyword zebra, right side")
+    )
     for session, side in ((left, "left"), (right, "right")):
         hits = await archive.search(session, "zebra")
         assert {hit.session_id for hit in hits} == {session}
         assert hits[0].turn_number == len(FILLER) + 1
         assert hits[0].content.endswith(f"{side} side")
     fork = await archive.fork_session(left, at_turn=3)
-    await archive.append_turn(fork, role="user", content="zebra again, in the fork")
+    await archive.append_turn(fork, TurnDraft(role="user", content="zebra again, in the fork"))
     hits = await archive.search(fork, "zebra")
     assert [(hit.session_id, hit.turn_number) for hit in hits[:1]] == [(fork, 4)]
     assert all(hit.session_id == fork for hit in hits)

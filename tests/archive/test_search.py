@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from loom_jupyter.messages import TurnDraft
+
 if TYPE_CHECKING:
     from loom_jupyter.archive import Archive
 
@@ -62,7 +64,7 @@ async def _filled(archive: Archive, session: str) -> None:
         "prefix matching is not a thing here",
     ]
     for text in texts:
-        await archive.append_turn(session, role="user", content=text)
+        await archive.append_turn(session, TurnDraft(role="user", content=text))
 
 
 @pytest.mark.parametrize("query", NASTY_QUERIES)
@@ -96,8 +98,8 @@ async def test_special_text_finds_the_turn(
 
 
 async def test_words_only_punctuation_and_stopwords(archive: Archive, session: str) -> None:
-    await archive.append_turn(session, role="user", content="the cat sat on the mat")
-    await archive.append_turn(session, role="user", content="dogs bark")
+    await archive.append_turn(session, TurnDraft(role="user", content="the cat sat on the mat"))
+    await archive.append_turn(session, TurnDraft(role="user", content="dogs bark"))
     assert await archive.search(session, "!!! ??? ---") == []
     # Hits may include a matching turn's neighbours (context) after it.
     assert (await archive.search(session, "the"))[0].turn_number == 1
@@ -105,9 +107,11 @@ async def test_words_only_punctuation_and_stopwords(archive: Archive, session: s
 
 
 async def test_ranking_prefers_more_matching_words(archive: Archive, session: str) -> None:
-    await archive.append_turn(session, role="user", content="plot the revenue")
-    await archive.append_turn(session, role="assistant", content="revenue by region plot, monthly")
-    await archive.append_turn(session, role="user", content="something unrelated")
+    await archive.append_turn(session, TurnDraft(role="user", content="plot the revenue"))
+    await archive.append_turn(
+        session, TurnDraft(role="assistant", content="revenue by region plot, monthly")
+    )
+    await archive.append_turn(session, TurnDraft(role="user", content="something unrelated"))
     hits = await archive.search(session, "monthly revenue plot", limit=10)
     assert [h.turn_number for h in hits][:2] == [2, 1]
     assert hits[0].score > hits[1].score
@@ -117,7 +121,7 @@ async def test_ranking_prefers_more_matching_words(archive: Archive, session: st
 
 async def test_ties_go_to_the_newest_turn(archive: Archive, session: str) -> None:
     for _ in range(3):
-        await archive.append_turn(session, role="user", content="same words again")
+        await archive.append_turn(session, TurnDraft(role="user", content="same words again"))
     hits = await archive.search(session, "same words", limit=10)
     assert [h.turn_number for h in hits] == [3, 2, 1]
 
@@ -129,7 +133,7 @@ async def test_search_is_scoped_to_the_session_or_the_notebook(
     second = await archive.create_session(notebook_path=notebook, model="m")
     other = await archive.create_session(notebook_path="/elsewhere.ipynb", model="m")
     for sid in (first, second, other):
-        await archive.append_turn(sid, role="user", content="gradient boosting")
+        await archive.append_turn(sid, TurnDraft(role="user", content="gradient boosting"))
     assert {h.session_id for h in await archive.search(first, "boosting")} == {first}
     wide = await archive.search(first, "boosting", all_sessions=True)
     assert {h.session_id for h in wide} == {first, second}
@@ -139,10 +143,9 @@ async def test_limit_and_tool_turns(archive: Archive, session: str) -> None:
     for i in range(12):
         await archive.append_turn(
             session,
-            role="tool",
-            content=f"result {i}",
-            tool_name="run_python",
-            tool_call_id=f"t{i}",
+            TurnDraft(
+                role="tool", content=f"result {i}", tool_name="run_python", tool_call_id=f"t{i}"
+            ),
         )
     hits = await archive.search(session, "run_python", limit=4)
     assert len(hits) == 4

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from loom_jupyter.errors import ArchiveError, SessionNotFoundError
-from loom_jupyter.messages import Usage
+from loom_jupyter.messages import TurnDraft, Usage
 
 if TYPE_CHECKING:
     from loom_jupyter.archive import Archive
@@ -25,11 +25,11 @@ async def test_create_and_get(archive: Archive, notebook: str) -> None:
 
 
 async def test_first_user_message_becomes_the_title(archive: Archive, session: str) -> None:
-    await archive.append_turn(session, role="system", content="setup")
+    await archive.append_turn(session, TurnDraft(role="system", content="setup"))
     await archive.append_turn(
-        session, role="user", content="  Plot   revenue\nby month " + "x" * 200
+        session, TurnDraft(role="user", content="  Plot   revenue\nby month " + "x" * 200)
     )
-    await archive.append_turn(session, role="user", content="second message")
+    await archive.append_turn(session, TurnDraft(role="user", content="second message"))
     title = (await archive.get_session(session)).title
     assert title.startswith("Plot   revenue by month x")  # one line, trimmed
     assert len(title) == 100
@@ -39,7 +39,7 @@ async def test_unknown_session_is_a_clear_error(archive: Archive) -> None:
     with pytest.raises(SessionNotFoundError, match=r"No session 'nope'.*loom-jupyter sessions"):
         await archive.get_session("nope")
     for call in (
-        archive.append_turn("nope", role="user", content="x"),
+        archive.append_turn("nope", TurnDraft(role="user", content="x")),
         archive.get_turns("nope"),
         archive.recent_turns("nope", token_budget=100),
         archive.last_turn_number("nope"),
@@ -61,7 +61,7 @@ async def test_list_is_most_recently_active_first(archive: Archive, notebook: st
     new = await archive.create_session(notebook_path=notebook, model="m")
     other = await archive.create_session(notebook_path="/other.ipynb", model="m")
     assert [s.id for s in await archive.list_sessions()] == [other, new, old]
-    await archive.append_turn(old, role="user", content="I am back")
+    await archive.append_turn(old, TurnDraft(role="user", content="I am back"))
     assert [s.id for s in await archive.list_sessions(notebook)] == [old, new]
     assert [s.id for s in await archive.list_sessions(limit=1)] == [old]
     latest = await archive.latest_active_session(notebook)
@@ -87,12 +87,14 @@ async def test_update_close_reopen(archive: Archive, session: str) -> None:
 
 async def test_fork_at_turn_copies_the_prefix(archive: Archive, session: str) -> None:
     for i in range(1, 6):
-        await archive.append_turn(session, role="user", content=f"turn {i}", token_count=i)
+        await archive.append_turn(
+            session, TurnDraft(role="user", content=f"turn {i}", token_count=i)
+        )
     fork = await archive.fork_session(session, at_turn=3)
     info = await archive.get_session(fork)
     assert (info.parent_session_id, info.forked_at_turn, info.turn_count) == (session, 3, 3)
     assert [t.content for t in await archive.get_turns(fork)] == ["turn 1", "turn 2", "turn 3"]
-    assert await archive.append_turn(fork, role="user", content="diverge") == 4
+    assert await archive.append_turn(fork, TurnDraft(role="user", content="diverge")) == 4
     assert {h.session_id for h in await archive.search(fork, "diverge")} == {fork}
     assert len(await archive.get_turns(session)) == 5  # the original is untouched
     whole = await archive.fork_session(session)
@@ -100,7 +102,7 @@ async def test_fork_at_turn_copies_the_prefix(archive: Archive, session: str) ->
 
 
 async def test_delete_cascades_and_keeps_forks(archive: Archive, session: str) -> None:
-    await archive.append_turn(session, role="user", content="searchable words")
+    await archive.append_turn(session, TurnDraft(role="user", content="searchable words"))
     fork = await archive.fork_session(session)
     await archive.record_model_call(
         session, model="m", usage=Usage(10, 5), stop_reason="end_turn", latency_ms=3.0

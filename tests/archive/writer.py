@@ -10,6 +10,7 @@ import asyncio
 import sys
 
 from loom_jupyter.archive import Archive
+from loom_jupyter.messages import TurnDraft
 
 
 async def main(path: str, count: int, label: str) -> None:
@@ -19,7 +20,7 @@ async def main(path: str, count: int, label: str) -> None:
         n = 0
         while count == 0 or n < count:
             n = await archive.append_turn(
-                sid, role="user", content=f"{label} message {n + 1} " * 8, token_count=3
+                sid, TurnDraft(role="user", content=f"{label} message {n + 1} " * 8, token_count=3)
             )
             print(f"ack {n}", flush=True)
 

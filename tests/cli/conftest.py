@@ -8,7 +8,7 @@ import pytest
 from clirun import Notebook
 
 from loom_jupyter.archive import Archive, archive_path_for
-from loom_jupyter.messages import TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from loom_jupyter.messages import TextBlock, ToolResultBlock, ToolUseBlock, TurnDraft, Usage
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -21,24 +21,32 @@ async def notebook(tmp_path: Path) -> Notebook:
     code = {"code": "df = pd.read_csv('sales.csv')"}
     async with Archive.open(archive_path_for(path)) as archive:
         older = await archive.create_session(notebook_path=str(path), model="claude-sonnet")
-        await archive.append_turn(older, role="user", content="Load sales.csv and plot revenue")
         await archive.append_turn(
-            older,
-            role="assistant",
-            content="Loading it.",
-            blocks=(TextBlock("Loading it."), ToolUseBlock("tu_1", "run_python", code)),
+            older, TurnDraft(role="user", content="Load sales.csv and plot revenue")
         )
         await archive.append_turn(
             older,
-            role="tool",
-            content="KeyError: 'revenue'",
-            tool_name="run_python",
-            tool_call_id="tu_1",
-            tool_input=code,
-            is_error=True,
-            blocks=(ToolResultBlock("tu_1", (TextBlock("KeyError: 'revenue'"),), True),),
+            TurnDraft(
+                role="assistant",
+                content="Loading it.",
+                blocks=(TextBlock("Loading it."), ToolUseBlock("tu_1", "run_python", code)),
+            ),
         )
-        await archive.append_turn(older, role="assistant", content="The column is `Revenue`.")
+        await archive.append_turn(
+            older,
+            TurnDraft(
+                role="tool",
+                content="KeyError: 'revenue'",
+                tool_name="run_python",
+                tool_call_id="tu_1",
+                tool_input=code,
+                is_error=True,
+                blocks=(ToolResultBlock("tu_1", (TextBlock("KeyError: 'revenue'"),), True),),
+            ),
+        )
+        await archive.append_turn(
+            older, TurnDraft(role="assistant", content="The column is `Revenue`.")
+        )
         await archive.record_model_call(
             older,
             model="claude-sonnet",
@@ -48,5 +56,5 @@ async def notebook(tmp_path: Path) -> Notebook:
             cost_usd=0.0125,
         )
         newer = await archive.create_session(notebook_path=str(path), model="claude-sonnet")
-        await archive.append_turn(newer, role="user", content="Find outliers in revenue")
+        await archive.append_turn(newer, TurnDraft(role="user", content="Find outliers in revenue"))
     return Notebook(path, older, newer)

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import socket
+import subprocess
+import sys
 from typing import TYPE_CHECKING
 
 import pytest
 from engine.checks import assert_valid_request
 
+from loom_jupyter.archive.liveness import LeaseOwner
 from loom_jupyter.engine.events import TurnDone, TurnError
 from loom_jupyter.errors import LeaseHeldError
-from loom_jupyter.messages import TextBlock, ToolResultBlock, ToolUseBlock
+from loom_jupyter.messages import TextBlock, ToolResultBlock, ToolUseBlock, TurnDraft
 from loom_jupyter.models.scripted import ScriptedModel, text
 
 from .conftest import OpenSession, collect
@@ -59,26 +63,37 @@ async def test_reopening_resumes_the_latest_active_session_with_its_state(
 async def crash_mid_tool_call(archive: Archive, notebook: Path) -> str:
     """What a kernel killed while run_python ran leaves: a tool_use without a result."""
     sid = await archive.create_session(notebook_path=str(notebook), model="scripted")
-    await archive.append_turn(sid, role="user", content="train the model", token_count=8)
+    await archive.append_turn(sid, TurnDraft(role="user", content="train the model", token_count=8))
     call = ToolUseBlock("toolu_crash", "run_python", {"code": "fit()"})
     blocks = (TextBlock("Training now."), call)
     await archive.append_turn(
-        sid, role="assistant", content="Training now.", blocks=blocks, token_count=20
+        sid, TurnDraft(role="assistant", content="Training now.", blocks=blocks, token_count=20)
     )
-    await archive.acquire_lease(sid, "dead-kernel")
+    await archive.acquire_lease(sid, dead_owner())
     return sid
+
+
+def dead_owner() -> str:
+    """The lease owner of a kernel on this host that is gone (its process has exited)."""
+    done = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    # A start time no live process has: even a reused pid does not look like the old kernel.
+    return str(LeaseOwner(socket.gethostname(), int(done.stdout), "gone/0", "dead"))
 
 
 async def test_resume_after_a_crash_mid_tool_call_repairs_the_dangling_call(
     open_session: OpenSession, archive: Archive, notebook: Path
 ) -> None:
     sid = await crash_mid_tool_call(archive, notebook)
-    await asyncio.sleep(0.15)  # the dead kernel's lease goes stale
     model = ScriptedModel([text("The training was interrupted; rerun it?")])
-    session = await open_session(model, lease_stale_seconds=0.1)
-    assert session.session_id == sid  # stale lease taken over
+    session = await open_session(model)  # default settings: no waiting for the heartbeat
+    assert session.session_id == sid  # the dead kernel's lease is taken over at once
     turns = await archive.get_turns(sid)
-    repaired = turns[-1]
+    repaired, note = turns[-2], turns[-1]
     assert (repaired.role, repaired.tool_call_id, repaired.is_error, repaired.status) == (
         "tool",
         "toolu_crash",
@@ -86,6 +101,14 @@ async def test_resume_after_a_crash_mid_tool_call_repairs_the_dangling_call(
         "interrupted",
     )
     assert isinstance(repaired.blocks[0], ToolResultBlock)
+    assert "the kernel died while this ran" in repaired.content
+    assert note.role == "system"
+    assert "run_python" in note.content
+    assert "variables are gone" in note.content
+    assert session.recovered is not None
+    assert session.recovered.tools_cut == ("run_python",)
+    assert "died during a turn" in session.recovered.banner()
+    assert "kernel died" in session.state.to_yaml()
     events = await collect(session, "what happened?")
     assert isinstance(events[-1], TurnDone)
     assert_valid_request(model.requests[0])

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from loom_jupyter.archive import Archive
-from loom_jupyter.messages import TextBlock, ToolResultBlock, ToolUseBlock
+from loom_jupyter.messages import TextBlock, ToolResultBlock, ToolUseBlock, TurnDraft
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -42,7 +42,7 @@ def recall(call: Caller, archive: Archive, session: str) -> Caller:
 
 
 async def say(archive: Archive, sid: str, role: str, text: str) -> int:
-    return await archive.append_turn(sid, role=role, content=text)  # type: ignore[arg-type]
+    return await archive.append_turn(sid, TurnDraft(role=role, content=text))  # type: ignore[arg-type]
 
 
 async def tool_exchange(
@@ -57,18 +57,23 @@ async def tool_exchange(
     """An assistant turn calling ``name``, then its result turn; returns the result's number."""
     use = ToolUseBlock(f"toolu_{name}_{len(result)}", name, args)
     await archive.append_turn(
-        sid, role="assistant", content="Let me check.", blocks=(TextBlock("Let me check."), use)
+        sid,
+        TurnDraft(
+            role="assistant", content="Let me check.", blocks=(TextBlock("Let me check."), use)
+        ),
     )
     block = ToolResultBlock(use.id, (TextBlock(result),), is_error)
     return await archive.append_turn(
         sid,
-        role="tool",
-        content=result,
-        blocks=(block,),
-        tool_name=name,
-        tool_call_id=use.id,
-        tool_input=args,
-        is_error=is_error,
+        TurnDraft(
+            role="tool",
+            content=result,
+            blocks=(block,),
+            tool_name=name,
+            tool_call_id=use.id,
+            tool_input=args,
+            is_error=is_error,
+        ),
     )
 
 
