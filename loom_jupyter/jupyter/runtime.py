@@ -10,12 +10,10 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import os
-import socket
-import uuid
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from loom_jupyter.archive.liveness import this_process_owner
 from loom_jupyter.errors import LeaseHeldError, LoomError
 from loom_jupyter.jupyter.loop_thread import LoopThread
 from loom_jupyter.jupyter.mainthread import MainThreadQueue
@@ -35,7 +33,7 @@ if TYPE_CHECKING:
     from loom_jupyter.settings import Settings
     from loom_jupyter.tools.base import ExecutionResult
 
-__all__ = ["LEASE_MESSAGE", "KernelCowork", "TurnOutcome", "lease_is_live", "missing_key_message"]
+__all__ = ["LEASE_MESSAGE", "KernelCowork", "TurnOutcome", "missing_key_message"]
 
 LEASE_MESSAGE = (
     "The latest session of this notebook is being written by another live kernel. "
@@ -76,8 +74,9 @@ class KernelCowork:
         self.loop_thread = LoopThread()
         self.main = MainThreadQueue(_running_loop())
         self.approver: StdinApprover | None = None  # built with the session, off the main thread
-        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.owner = str(this_process_owner())
         self.lease_message: str | None = None
+        self.crash_message: str | None = None  # the previous kernel died holding the session
         self.panel: Panel | None = None
         self._renderer: Renderer | None = None
         self.resumed: SessionInfo | None = None  # the session resumed at load, if any
@@ -108,9 +107,13 @@ class KernelCowork:
         path = archive_path_for(self.location.path)
         self._archive = await Archive.open(path, busy_timeout=settings.busy_timeout_seconds)
         self.resumed = await self._archive.latest_active_session(str(self.location.path))
-        held = self.resumed is not None and lease_is_live(self.resumed, settings, self.owner)
+        held = self.resumed is not None and await self._archive.lease_is_held(
+            self.resumed.id, self.owner, stale_after=settings.lease_stale_seconds
+        )
         if held:  # decided before the banner is printed
             self.lease_message, self.resumed = LEASE_MESSAGE, None
+        elif self.resumed is not None and self.resumed.lease_owner:
+            self.crash_message = await _crash_line(self._archive, self.resumed)
         self._peeked.set_result(None)
         await self._open_session(settings, resume=not held)
 
@@ -230,7 +233,8 @@ class KernelCowork:
         else:
             head = f"{where} — resumed “{info.title or '(untitled)'}” ({info.turn_count} turns)"
         tail = " · `%cowork sessions` to switch, `%cowork --help` for help"
-        return head + tail + (f"\n{self.lease_message}" if self.lease_message else "")
+        notes = [m for m in (self.crash_message, self.lease_message) if m]
+        return "\n".join([head + tail, *notes])
 
     # turns -------------------------------------------------------------------
 
@@ -284,15 +288,15 @@ class KernelCowork:
             self._renderer.show_execution(code, result)
 
 
-def lease_is_live(info: SessionInfo, settings: Settings, owner: str) -> bool:
-    """Whether another process holds ``info``'s lease with a fresh heartbeat."""
-    if not info.lease_owner or info.lease_owner == owner or not info.lease_heartbeat:
-        return False
-    beat = datetime.fromisoformat(info.lease_heartbeat.replace("Z", "+00:00"))
-    if beat.tzinfo is None:
-        beat = beat.replace(tzinfo=timezone.utc)
-    age = (datetime.now(timezone.utc) - beat).total_seconds()
-    return age < settings.lease_stale_seconds
+async def _crash_line(archive: Archive, info: SessionInfo) -> str:
+    """What the dead kernel that still names itself ``info``'s writer left (for the banner)."""
+    from loom_jupyter.records import LeaseTakeover
+    from loom_jupyter.session.recovery import CrashRecovery
+
+    last = info.turn_count
+    tail = await archive.get_turns(info.id, max(1, last - 20), last)
+    takeover = LeaseTakeover(owner=info.lease_owner or "", heartbeat=info.lease_heartbeat)
+    return CrashRecovery.inspect(tail, takeover).banner()
 
 
 def _either(
