@@ -2,8 +2,12 @@
 
 Request layout (so the cacheable prefix stays byte-identical across turns)::
 
-    tools + static system prompt            <- breakpoint (ModelRequest.cache_prefix)
-    history: whole turns, oldest first      <- breakpoint on the last history message
+    tools + static system prompt            <- breakpoint, 1 h TTL (ModelRequest.cache_prefix)
+    history: whole turns, oldest first      <- breakpoint on the last history message,
+                                               5 min or 1 h by the session's rhythm
+                                               (engine/cache_policy.py), plus one at the
+                                               last request's breakpoint when more than
+                                               LOOKBACK_BLOCKS blocks came since
     one final user message, never cached:  session state, recall hint, the new user message
 
 The window keeps its turns in memory and only ever appends new turns or drops
@@ -18,10 +22,16 @@ rendered byte for byte the same, so the prompt cache keeps hitting.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
+from itertools import pairwise
 from typing import TYPE_CHECKING, TypeAlias
 
+from typing_extensions import assert_never
+
+from loom_jupyter.engine.cache_policy import CacheRhythm
 from loom_jupyter.engine.hints import RecallHint, recall_hint
 from loom_jupyter.engine.tokens import MESSAGE_OVERHEAD, blocks_tokens, text_tokens
 from loom_jupyter.errors import ContextBudgetError
@@ -40,10 +50,17 @@ from loom_jupyter.models.base import ModelRequest
 from loom_jupyter.models.estimate import estimate_request_tokens
 
 if TYPE_CHECKING:
+    from loom_jupyter.models.base import CacheTtl
     from loom_jupyter.readers import TurnReader
     from loom_jupyter.settings import Settings
 
-__all__ = ["INTERRUPTED_RESULT", "ContextWindow", "WindowConfig", "load_window_turns"]
+__all__ = [
+    "INTERRUPTED_RESULT",
+    "LOOKBACK_BLOCKS",
+    "ContextWindow",
+    "WindowConfig",
+    "load_window_turns",
+]
 
 INTERRUPTED_RESULT = (
     "interrupted: this tool call did not finish (the turn was interrupted or the process "
@@ -51,6 +68,21 @@ INTERRUPTED_RESULT = (
 )
 _BlocksOf: TypeAlias = Callable[[Turn], tuple[ContentBlock, ...]]
 _HINT_RESERVE = 200  # tokens kept free for a recall hint when the budget is checked
+
+LOOKBACK_BLOCKS = 16
+"""The API finds a cached prefix at most 20 blocks before a breakpoint; past this many
+new blocks since the last request's breakpoint, that spot is marked again (a margin
+for blocks counted differently)."""
+
+
+@dataclass(frozen=True)
+class _Mark:
+    """Where the last request's history breakpoint was, and in which window layout."""
+
+    first_turn: int
+    cut_through: int
+    message: int
+    blocks: int  # content blocks of the history up to and including that message
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -75,7 +107,12 @@ class ContextWindow:
     """The turns in view, and the requests built from them."""
 
     def __init__(
-        self, config: WindowConfig, *, system: str, tools: Sequence[ToolSpec] = ()
+        self,
+        config: WindowConfig,
+        *,
+        system: str,
+        tools: Sequence[ToolSpec] = (),
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.config = config
         self.system = system
@@ -90,6 +127,13 @@ class ContextWindow:
         self.cut_through = 0
         self.moves = 0
         self.last_hint: RecallHint | None = None
+        self.rhythm = CacheRhythm()
+        self.history_ttl: CacheTtl = "5m"
+        self._clock = clock
+        self._last_request_at: float | None = None
+        self._turn_seen = 0  # the user turn whose first request was built
+        self._turn_tokens: int | None = None  # history tokens at that request
+        self._mark: _Mark | None = None
 
     # -- contents ---------------------------------------------------------
 
@@ -117,6 +161,8 @@ class ContextWindow:
         """Replace the contents (on resume); the window starts at the first user turn given."""
         self._turns, self._cost, self._rendered, self._total = [], {}, {}, 0
         self.cut_through = 0
+        self._mark, self._last_request_at, self._turn_tokens = None, None, None
+        self.rhythm = CacheRhythm(gaps=_archived_gaps(turns))
         start = next((i for i, t in enumerate(turns) if t.role == "user"), len(turns))
         for turn in turns[start:]:
             self.append(turn)
@@ -158,6 +204,8 @@ class ContextWindow:
             if self.last_hint is not None:
                 final.append(TextBlock(self.last_hint.text(first_turn_in_view=self.first_turn)))
             final.extend(self._blocks(tail))
+            self._new_turn(tail.turn_number)
+        self._last_request_at = self._clock()  # each use restarts the entry's TTL
         messages = _render(history, self._blocks)
         breakpoint_index = len(messages) - 1 if messages else None
         return ModelRequest(
@@ -168,7 +216,39 @@ class ContextWindow:
             max_tokens=max_tokens,
             cache_prefix=True,
             history_breakpoint=breakpoint_index,
+            extra_breakpoints=self._lookback(messages),
+            prefix_ttl="1h",
+            history_ttl=self.history_ttl,
         )
+
+    # -- prompt caching ---------------------------------------------------
+
+    def _new_turn(self, turn_number: int) -> None:
+        """A person's message starts a turn: note the gap since the last request, pick the TTL."""
+        if turn_number == self._turn_seen:  # the same turn's request again (a retry)
+            return
+        if self._last_request_at is not None:
+            grew = None if self._turn_tokens is None else self._total - self._turn_tokens
+            self.rhythm = self.rhythm.observe(self._clock() - self._last_request_at, grew)
+        self._turn_seen, self._turn_tokens = turn_number, self._total
+        self.history_ttl = self.rhythm.choose(self._total)
+
+    def _lookback(self, messages: Sequence[Message]) -> tuple[int, ...]:
+        """The last request's breakpoint again, when the new one is too far past it to find it."""
+        if not messages:
+            self._mark = None
+            return ()
+        end = sum(len(m.content) for m in messages)
+        mark, last = self._mark, len(messages) - 1
+        self._mark = _Mark(self.first_turn, self.cut_through, last, end)
+        if mark is None or (mark.first_turn, mark.cut_through) != (
+            self.first_turn,
+            self.cut_through,
+        ):
+            return ()
+        if mark.message >= last or end - mark.blocks <= LOOKBACK_BLOCKS:
+            return ()
+        return (mark.message,)
 
     # -- moving the window ------------------------------------------------
 
@@ -242,19 +322,21 @@ class ContextWindow:
         return self._rendered[turn.turn_number]
 
     def _render_turn(self, turn: Turn) -> tuple[ContentBlock, ...]:
-        if turn.role == "user":
-            return _user_blocks(turn)
-        if turn.role == "assistant":
-            return _assistant_blocks(turn)
-        if turn.role == "tool":
-            result = _result_block(turn)
-            if (
-                turn.turn_number <= self.cut_through
-                and turn.token_count > self.config.preview_min_tokens
-            ):
-                result = self._preview(result, turn.turn_number)
-            return (result,)
-        return ()
+        match turn.role:
+            case "user" | "system":  # system notes (a crash, notebook activity) read as user text
+                return _user_blocks(turn)
+            case "assistant":
+                return _assistant_blocks(turn)
+            case "tool":
+                result = _result_block(turn)
+                if (
+                    turn.turn_number <= self.cut_through
+                    and turn.token_count > self.config.preview_min_tokens
+                ):
+                    result = self._preview(result, turn.turn_number)
+                return (result,)
+            case _:
+                assert_never(turn.role)
 
     def _preview(self, result: ToolResultBlock, turn_number: int) -> ToolResultBlock:
         text = result.text
@@ -271,6 +353,16 @@ class ContextWindow:
         )
         preview = text[:head] + marker + (text[-tail:] if cut else "")
         return ToolResultBlock(result.tool_use_id, (TextBlock(preview),), result.is_error)
+
+
+def _archived_gaps(turns: Sequence[Turn]) -> tuple[float, ...]:
+    """Seconds between each archived user turn and the turn before it (the pause)."""
+    gaps: list[float] = []
+    for before, turn in pairwise(turns):
+        if turn.role == "user" and before.created_at and turn.created_at:
+            then = datetime.fromisoformat(before.created_at)
+            gaps.append((datetime.fromisoformat(turn.created_at) - then).total_seconds())
+    return tuple(gaps)
 
 
 async def load_window_turns(archive: TurnReader, session_id: str, budget_tokens: int) -> list[Turn]:
