@@ -1,4 +1,4 @@
-"""The system prompt only names tools the model can call (an unregistered name is "unknown tool")."""
+"""The system prompt names only tools the model can call (else: "unknown tool")."""
 
 from __future__ import annotations
 
