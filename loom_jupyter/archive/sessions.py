@@ -101,6 +101,20 @@ class SessionsMixin:
         )
         return [session_from_row(row) for row in rows]
 
+    async def prompt_counts(self, session_ids: list[str]) -> dict[str, int]:
+        """How many messages the person sent in each session (``turn_count`` counts every row)."""
+        if not session_ids:
+            return {}
+        marks = ", ".join("?" for _ in session_ids)
+        rows = await self._db.fetchall(
+            "SELECT session_id, COUNT(*) FROM conversation_turns"
+            f" WHERE role = 'user' AND session_id IN ({marks}) GROUP BY session_id",
+            list(session_ids),
+        )
+        counts = dict.fromkeys(session_ids, 0)
+        counts.update({str(sid): int(n) for sid, n in rows})
+        return counts
+
     async def latest_active_session(self, notebook_path: str | None = None) -> SessionInfo | None:
         """The most recently active ``active`` session (of ``notebook_path``), if any."""
         sessions = await self.list_sessions(notebook_path, "active", limit=1)

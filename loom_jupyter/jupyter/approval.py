@@ -1,22 +1,41 @@
 """Ask the person before a write tool runs (policy ``ask``), through ``input()``.
 
-A message sent to a busy kernel is handled only after the running cell ends,
-so from a blocking ``%cowork`` cell the only way to get an answer is stdin.
-``input()`` must run on the main thread, so the question is marshalled there.
-Where there is no stdin (nbclient, ``jupyter execute``, a closed terminal) the
-call is denied with a message saying how to allow tools without asking.
+A message sent to a busy kernel's main shell is handled only after the running
+cell ends, so from a blocking ``%cowork`` cell the way to get an answer is
+stdin (and the sidebar, whose comm rides a subshell: see
+:mod:`.sidebar.approvals`; the first answer wins). ``input()`` must run on the
+main thread, so the question is marshalled there. In a notebook the question
+is shown in a display that is cleared once answered; only the short prompt
+and the answer stay. Where there is no stdin (nbclient, ``jupyter execute``, a
+closed terminal) the call is denied with a message saying how to allow tools
+without asking.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import ctypes
+import threading
+import time
+import uuid
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from loom_jupyter.engine.events import ApprovalAnswer, ApprovalRequest
     from loom_jupyter.jupyter.mainthread import MainThreadQueue
     from loom_jupyter.jupyter.render import Renderer
 
-__all__ = ["NO_STDIN_MESSAGE", "StdinApprover", "format_question", "parse_answer", "read_answer"]
+__all__ = [
+    "NO_STDIN_MESSAGE",
+    "Interruptible",
+    "StdinApprover",
+    "format_question",
+    "parse_answer",
+    "read_answer",
+]
+
+T = TypeVar("T")
 
 NO_STDIN_MESSAGE = (
     "Denied {tool}: approval needs an answer on stdin, which this run does not have "
@@ -25,6 +44,66 @@ NO_STDIN_MESSAGE = (
 )
 _DETAIL_KEYS = ("code", "command", "source", "path", "content", "old", "new", "goal")
 _DETAIL_CHARS = 4000
+_PROMPT = "Allow? [y]es / [n]o / [a]lways for this tool: "
+
+
+class _AnsweredElsewhere(BaseException):
+    """Raised into the main thread to end an ``input()`` answered in the sidebar.
+
+    A BaseException because ipykernel's input loop swallows ``Exception``.
+    """
+
+
+class Interruptible:
+    """Run a blocking call on the main thread so that another thread can end it.
+
+    :meth:`cancel` raises :class:`_AnsweredElsewhere` asynchronously in the
+    thread inside :meth:`run` (``PyThreadState_SetAsyncExc``). The handshake
+    (``_phase``, ``_cancelling``, ``_injected``) guarantees the exception can
+    only land inside ``run``: after the call returns, ``run`` waits for a
+    cancel in progress and absorbs an exception already sent. No lock is held
+    on the main thread, so the exception cannot leave one locked.
+    """
+
+    def __init__(self) -> None:
+        self._thread: int | None = None
+        self._cancelling = False
+        self._injected = False
+
+    def run(self, fn: Callable[[], T]) -> T | None:
+        """``fn()``, or None when :meth:`cancel` ended it."""
+        landed = False
+        try:
+            self._injected = False
+            self._thread = threading.get_ident()
+            try:
+                return fn()
+            except _AnsweredElsewhere:
+                landed = True
+                return None
+            finally:
+                self._thread = None
+                while self._cancelling:  # a cancel in progress decides now
+                    time.sleep(0.001)
+                while self._injected and not landed:  # sent but not raised yet: let it land here
+                    time.sleep(0.001)
+        except _AnsweredElsewhere:
+            return None
+
+    def cancel(self) -> bool:
+        """End the running call (from another thread); False when none runs."""
+        self._cancelling = True
+        try:
+            thread = self._thread
+            if thread is None or self._injected:
+                return False
+            exc = ctypes.py_object(_AnsweredElsewhere)
+            self._injected = (
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread), exc) == 1
+            )
+            return self._injected
+        finally:
+            self._cancelling = False
 
 
 class StdinApprover:
@@ -34,30 +113,73 @@ class StdinApprover:
         self._main = main
         self.renderer = renderer
         self._stdin_missing = False
+        self._pending = Interruptible()
 
     async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer:
         """Show the request and wait for y / n / a on the main thread."""
+        answer = await self.ask(request)
+        return "no" if answer is None else answer
+
+    async def ask(self, request: ApprovalRequest) -> ApprovalAnswer | None:
+        """The answer on stdin; None when there is no stdin or :meth:`cancel` ended the wait."""
         if self._stdin_missing:
-            return self._deny_without_stdin(request)
-        return await self._main.call(lambda: self._ask(request))
+            self._warn_no_stdin(request)
+            return None
+        answer = await self._main.call(lambda: self._pending.run(lambda: self._ask(request)))
+        return parse_answer(answer) if answer is not None else None
 
-    def _ask(self, request: ApprovalRequest) -> ApprovalAnswer:
-        question = format_question(request)
-        while True:
-            answer = read_answer(question)
-            if answer is None:
-                self._stdin_missing = True
-                return self._deny_without_stdin(request)
-            decision = parse_answer(answer)
-            if decision is not None:
-                return decision
-            question = "Please answer y (yes), n (no) or a (always for this tool): "
+    def cancel(self) -> bool:
+        """End a pending question (answered elsewhere); any thread."""
+        return self._pending.cancel()
 
-    def _deny_without_stdin(self, request: ApprovalRequest) -> ApprovalAnswer:
+    def _ask(self, request: ApprovalRequest) -> ApprovalAnswer | str:
+        shown = _show_question(request, self.renderer)
+        question = _PROMPT if shown else format_question(request)
+        try:
+            while True:
+                answer = read_answer(question)
+                if answer is None:
+                    self._stdin_missing = True
+                    self._warn_no_stdin(request)
+                    return "missing"
+                decision = parse_answer(answer)
+                if decision is not None:
+                    return decision
+                question = "Please answer y (yes), n (no) or a (always for this tool): "
+        finally:
+            if shown:
+                _clear_question(shown)
+
+    def _warn_no_stdin(self, request: ApprovalRequest) -> None:
         message = NO_STDIN_MESSAGE.format(tool=request.tool_name)
         if self.renderer is not None:
             self.renderer.message(message, level="warning")
-        return "no"
+
+
+def _show_question(request: ApprovalRequest, renderer: Renderer | None) -> str | None:
+    """Show the question above the stdin box in a notebook; its display id (None elsewhere)."""
+    if renderer is None or not getattr(renderer, "rich", False):
+        return None
+    from IPython.display import display
+
+    display_id = uuid.uuid4().hex
+    text = format_question(request).removesuffix(_PROMPT).rstrip()
+    display(_question_bundle(text), raw=True, display_id=display_id)
+    return display_id
+
+
+def _clear_question(display_id: str) -> None:
+    """Answered: the question's display becomes empty (the tool card shows the outcome)."""
+    from IPython.display import update_display
+
+    update_display({"text/plain": ""}, raw=True, display_id=display_id)
+
+
+def _question_bundle(text: str) -> dict[str, Any]:
+    import html
+
+    body = f'<pre style="margin:2px 0;white-space:pre-wrap">{html.escape(text)}</pre>'
+    return {"text/html": body, "text/plain": text}
 
 
 def read_answer(question: str) -> str | None:
@@ -81,7 +203,7 @@ def format_question(request: ApprovalRequest) -> str:
         lines.append(_cap(request.detail.rstrip()))
     else:
         lines.extend(_input_details(request))
-    lines.append("Allow? [y]es / [n]o / [a]lways for this tool: ")
+    lines.append(_PROMPT)
     return "\n".join(lines)
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
 
 from loom_jupyter.errors import LoomError
 from loom_jupyter.jupyter.commands import SUBCOMMANDS
@@ -114,6 +114,7 @@ class CoworkMagics(Magics):
         self._get_cowork = get_cowork
 
     @line_magic
+    @no_var_expand  # the person's words verbatim: no {expr}/$name expansion (quadratic on big text)
     def cowork(self, line: str) -> None:
         """Talk to your notebook coworker; `%cowork --help` lists everything."""
         self._dispatch(parse_line(line))
@@ -163,9 +164,22 @@ class CoworkMagics(Magics):
         if problem:
             print(problem)
             return
-        outcome = cowork.send(text)
+        outcome = cowork.send(_without_secrets(text))
         if outcome.error:
             print(f"loom: {outcome.error}")
+
+
+def _without_secrets(text: str) -> str:
+    """The prompt with pasted keys and secret environment values replaced (never archived)."""
+    from loom_jupyter.tools.output import REDACTED, redact_secrets
+
+    clean = redact_secrets(text)
+    if clean != text:
+        print(
+            f"loom: your message holds a secret (an API key, or the value of a secret environment "
+            f"variable); it was replaced by {REDACTED} and is not sent to the model or archived."
+        )
+    return clean
 
 
 CoworkMagics.cowork.__doc__ = USAGE  # `%cowork?` shows the same text as `%cowork --help`

@@ -75,6 +75,11 @@ class MainThreadQueue:
         self._pumping = 0
         self._main = threading.main_thread()
 
+    @property
+    def pumping(self) -> bool:
+        """Whether a blocking cell is pumping this queue right now (its jobs run at once)."""
+        return self._pumping > 0
+
     async def call(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` on the main thread and await its result (from the engine loop)."""
         if threading.current_thread() is self._main:

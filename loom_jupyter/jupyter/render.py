@@ -60,6 +60,8 @@ def make_renderer(shell: Any) -> Renderer:
 class NotebookRenderer:
     """Markdown segments and HTML tool cards, updated in place."""
 
+    rich = True  # can show displays (the approval question is one)
+
     def __init__(self) -> None:
         self._text = ""
         self._segment_id: str | None = None
@@ -167,6 +169,8 @@ def _decode(data: str) -> bytes:
 
 class TextRenderer:
     """Plain text for terminal IPython (and any shell without a kernel)."""
+
+    rich = False
 
     def __init__(self) -> None:
         self._at_line_start = True

@@ -18,6 +18,7 @@ from loom_jupyter.errors import LeaseHeldError, LoomError
 from loom_jupyter.jupyter.loop_thread import LoopThread
 from loom_jupyter.jupyter.mainthread import MainThreadQueue
 from loom_jupyter.jupyter.render import Renderer, make_renderer
+from loom_jupyter.jupyter.sidebar.hub import SidebarHub
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from loom_jupyter.jupyter.notebook_path import NotebookLocation
     from loom_jupyter.jupyter.panel import Panel
     from loom_jupyter.jupyter.panel_data import PanelData
+    from loom_jupyter.jupyter.sidebar.cellguard import CellGuard
     from loom_jupyter.models.base import Model
     from loom_jupyter.session.conversation import CoworkSession
     from loom_jupyter.settings import Settings
@@ -84,6 +86,8 @@ class KernelCowork:
         self._session: CoworkSession | None = None
         self._opening: concurrent.futures.Future[None] | None = None
         self._peeked: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self.sidebar = SidebarHub(self)  # the comm target is registered by open() in a kernel
+        self._guard: CellGuard | None = None
 
     # lifecycle -------------------------------------------------------------
     #
@@ -98,6 +102,15 @@ class KernelCowork:
         self.main.pump_until(_either(self._opening, self._peeked))
         if self._opening.done():
             self._opening.result()  # raise a failure to open the archive now
+        if self.in_kernel:
+            self._attach_sidebar()
+
+    def _attach_sidebar(self) -> None:
+        """Follow the person's cells and accept sidebar comms (main thread)."""
+        from loom_jupyter.jupyter.sidebar.cellguard import CellGuard
+
+        self._guard = CellGuard(self.shell)
+        self.sidebar.attach(self.shell.kernel)
 
     async def _open(self) -> None:
         from loom_jupyter.archive import Archive, archive_path_for
@@ -120,6 +133,7 @@ class KernelCowork:
     async def _open_session(self, settings: Settings, *, resume: bool) -> None:
         from loom_jupyter.jupyter.approval import StdinApprover
         from loom_jupyter.jupyter.bridge import LiveKernelBridge
+        from loom_jupyter.jupyter.sidebar.approvals import SharedApprover
         from loom_jupyter.session.conversation import CoworkSession
 
         assert self._archive is not None
@@ -127,8 +141,8 @@ class KernelCowork:
         options: dict[str, Any] = {
             "notebook_path": self.location.path,
             "settings": settings,
-            "kernel": LiveKernelBridge(self.shell, self.main, on_result=self._show_execution),
-            "approver": self.approver,
+            "kernel": self._bridge(LiveKernelBridge(self.shell, self.main, on_result=self._shown)),
+            "approver": SharedApprover(self.approver, self.sidebar),
             "owner": self.owner,
             "model": self._model,
         }
@@ -138,10 +152,21 @@ class KernelCowork:
             self._session = await CoworkSession.open(self._archive, resume=False, **options)
             self.lease_message, self.resumed = LEASE_MESSAGE, None
 
+    def _bridge(self, live: Any) -> Any:
+        """The KernelBridge: in a kernel, one that waits for the person's running cell."""
+        from loom_jupyter.jupyter.sidebar.cellguard import CellGuard, GuardedBridge
+
+        guard = self._guard or CellGuard(self.shell)
+        self._guard = guard
+        return GuardedBridge(live, self.shell, self.main, guard, self.sidebar)
+
     def close(self) -> None:
         """Release the lease and close the archive; safe to call twice (atexit, unload)."""
         if not self.loop_thread.alive:
             return
+        self.sidebar.detach()
+        if self._guard is not None:
+            self._guard.close()
         try:
             if self._opening is not None:
                 self._opening.result(timeout=30.0)
@@ -174,6 +199,18 @@ class KernelCowork:
         self._ready()
         assert self._session is not None
         return self._session
+
+    def session_now(self) -> CoworkSession:
+        """The conversation, from the engine loop once opening is done."""
+        if self._session is None:
+            raise LoomError("loom is still opening this notebook's archive; try again")
+        return self._session
+
+    async def session_async(self) -> CoworkSession:
+        """The conversation, awaited on the engine loop (opening may still run)."""
+        if self._opening is not None and not self._opening.done():
+            await asyncio.wrap_future(self._opening)
+        return self.session_now()
 
     @property
     def archive(self) -> Archive:
@@ -208,9 +245,25 @@ class KernelCowork:
         return self.panel
 
     def refresh_panel(self) -> None:
-        """Reload the panel from the archive (after resume, new, fork, delete)."""
+        """Reload the panel from the archive (after resume, new, fork, delete); tell sidebars."""
         if self.panel is not None:
             self.panel.reset(self.run(self._panel_data()))
+        self.sidebar.session_switched()
+
+    def panel_reset_soon(self) -> None:
+        """Reload the panel from the engine loop (a sidebar switched sessions)."""
+        if self.panel is None:
+            return
+
+        def reset(data: PanelData) -> None:
+            if self.panel is not None:
+                self.panel.reset(data)
+
+        def settled(future: concurrent.futures.Future[PanelData]) -> None:
+            if future.exception() is None:
+                self.main.post(lambda: reset(future.result()))
+
+        self.loop_thread.submit(self._panel_data()).add_done_callback(settled)
 
     async def _panel_data(self) -> PanelData:
         from loom_jupyter.jupyter.panel_data import PanelData
@@ -256,8 +309,33 @@ class KernelCowork:
     async def _drive(
         self, session: CoworkSession, text: str, sink: Callable[[Event], None]
     ) -> None:
+        self.sidebar.begin("cell", text, None)  # raises while a sidebar turn runs
+        try:
+            async for event in session.send(text):
+                sink(event)
+                await self.sidebar.publish(event)
+        finally:
+            self.sidebar.end()
+
+    async def sidebar_turn(self, hub: SidebarHub, text: str, client_id: str | None) -> None:
+        """Run a sidebar message as a turn (engine loop); it renders only in the sidebar."""
+        from loom_jupyter.jupyter.sidebar.protocol import TurnErrorMsg
+
+        session = await self.session_async()
+        problem = missing_key_message() if session.settings.provider == "anthropic" else None
+        hub.begin("sidebar", text, client_id)
+        self._renderer = None  # figures of a sidebar turn are not drawn into a cell
+        if problem:
+            hub.publish_message(TurnErrorMsg(None, problem, "MissingKeyError"))
+            return
         async for event in session.send(text):
-            sink(event)
+            await hub.publish(event)
+            if self.panel is not None:
+                self.main.post(lambda e=event: self._panel_apply(e))  # type: ignore[misc]
+
+    def _panel_apply(self, event: Event) -> None:
+        if self.panel is not None:
+            self.panel.apply(event)
 
     def _sink(self, renderer: Renderer) -> Callable[[Event], None]:
         def deliver(event: Event) -> None:
@@ -283,7 +361,7 @@ class KernelCowork:
         renderer.message("Interrupted: the partial answer is saved in the archive as interrupted.")
         return TurnOutcome(interrupted=True)
 
-    def _show_execution(self, code: str, result: ExecutionResult) -> None:
+    def _shown(self, code: str, result: ExecutionResult) -> None:
         if self._renderer is not None:
             self._renderer.show_execution(code, result)
 

@@ -205,8 +205,19 @@ def test_approval_asks_through_input_and_always_is_remembered(
     turn = kernel.run("%cowork set a then b", answers=["n", "a"])
     assert turn.status == "ok"
     assert len(turn.prompts) == 2
-    assert "a = 1" in turn.prompts[0]
     assert "[y]es / [n]o / [a]lways" in turn.prompts[0]
+    questions = [
+        m for m in turn.of("display_data") if "a = 1" in m["content"]["data"]["text/plain"]
+    ]
+    assert questions  # the question (with the code) is shown above the prompt...
+    question_id = questions[0]["content"]["transient"]["display_id"]
+    cleared = [
+        m
+        for m in turn.of("update_display_data")
+        if m["content"]["transient"]["display_id"] == question_id
+    ]
+    assert cleared
+    assert cleared[-1]["content"]["data"]["text/plain"] == ""  # ...and cleared after
     assert "NameError" in kernel.run("a").text()  # denied
     assert kernel.value("b") == "2"  # allowed ("always")
     fake.add(_tool_use("run_python", code="c = 3"), "Again.")

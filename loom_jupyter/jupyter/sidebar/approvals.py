@@ -1,0 +1,77 @@
+"""The session's approver: the sidebar, stdin, or both (first answer wins).
+
+A sidebar turn asks the sidebar only. A cell turn asks on stdin and, when a
+sidebar is open, there too: whichever answers first decides, the other is
+closed (the stdin question is ended in the main thread; the sidebar gets
+``approval_closed``). Without a sidebar this is the plain stdin approver.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from loom_jupyter.engine.events import ApprovalAnswer, ApprovalRequest
+    from loom_jupyter.jupyter.approval import StdinApprover
+    from loom_jupyter.jupyter.sidebar.hub import SidebarHub
+    from loom_jupyter.jupyter.sidebar.protocol import Decision
+
+__all__ = ["SharedApprover"]
+
+_ANSWERS: dict[Decision, ApprovalAnswer] = {"allow": "yes", "deny": "no", "always": "always"}
+_DECISIONS: dict[ApprovalAnswer, Decision] = {"yes": "allow", "no": "deny", "always": "always"}
+
+
+class SharedApprover:
+    """An ``Approver`` that routes each question by the turn's source."""
+
+    def __init__(self, stdin: StdinApprover, hub: SidebarHub) -> None:
+        self.stdin = stdin
+        self._hub = hub
+
+    async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer:
+        """Ask, and wait for the first answer."""
+        request_id = request.call_id or uuid.uuid4().hex
+        if self._hub.sidebar_turn():
+            decision = await self._hub.ask(request_id, request)
+            if decision is None:
+                return "no"  # the sidebar closed: nobody left to ask
+            self._hub.close_approval(request_id, decision, "sidebar")
+            return _ANSWERS[decision]
+        if not self._hub.has_fronts:
+            return await self.stdin(request)
+        return await self._race(request_id, request)
+
+    async def _race(self, request_id: str, request: ApprovalRequest) -> ApprovalAnswer:
+        sidebar = asyncio.ensure_future(self._hub.ask(request_id, request))
+        stdin = asyncio.ensure_future(self.stdin.ask(request))
+        try:
+            return await self._first(request_id, sidebar, stdin)
+        finally:
+            if not stdin.done():
+                self.stdin.cancel()
+            sidebar.cancel()
+
+    async def _first(
+        self,
+        request_id: str,
+        sidebar: asyncio.Future[Decision | None],
+        stdin: asyncio.Future[ApprovalAnswer | None],
+    ) -> ApprovalAnswer:
+        pending: set[asyncio.Future[object]] = {sidebar, stdin}  # type: ignore[arg-type]
+        while pending:
+            _, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            if sidebar.done() and not sidebar.cancelled() and sidebar.result() is not None:
+                decision = sidebar.result()
+                assert decision is not None
+                self.stdin.cancel()
+                self._hub.close_approval(request_id, decision, "sidebar")
+                return _ANSWERS[decision]
+            if stdin.done() and stdin.result() is not None:
+                answer = stdin.result()
+                assert answer is not None
+                self._hub.close_approval(request_id, _DECISIONS[answer], "stdin")
+                return answer
+        return "no"  # no stdin and no sidebar any more

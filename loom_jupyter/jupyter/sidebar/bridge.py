@@ -1,0 +1,144 @@
+"""The comm target ``loom``: receive, validate and queue; send from the engine thread.
+
+The handlers run on whichever kernel thread got the message (a subshell's
+thread while a cell runs, or the main shell). They only parse the message and
+hand it to the engine loop; a message that does not parse gets an error
+``notice`` back, never an exception in the kernel.
+
+Sending from the engine thread: ipykernel stamps a comm message with the
+"current" parent request, which from a foreign thread is whatever request the
+kernel saw last. ipykernel 7.4 also routes the front's next messages on a comm
+to the subshell of the parent its last outgoing message carried, so a reply
+stamped with a cell's request would pull the sidebar off its subshell and
+behind the running cell. Each send therefore runs in a context whose parent is
+the last message from that front, and the comm keeps following the subshell
+named in each incoming header.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from loom_jupyter.jupyter.sidebar.protocol import ProtocolError, parse_inbound
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Coroutine
+
+    from loom_jupyter.jupyter.sidebar.protocol import Inbound
+
+__all__ = ["TARGET", "CommLink", "Peer"]
+
+TARGET = "loom"
+_log = logging.getLogger(__name__)
+
+
+@dataclass(eq=False)
+class Peer:
+    """One open sidebar (a comm) and the last message it sent."""
+
+    comm: Any
+    parent: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        """The comm id."""
+        return str(self.comm.comm_id)
+
+
+class CommLink:
+    """The kernel end of every open sidebar comm."""
+
+    def __init__(
+        self,
+        kernel: Any,
+        loop: asyncio.AbstractEventLoop,
+        deliver: Callable[[Peer, Inbound], Coroutine[Any, Any, None]],
+        reject: Callable[[Peer, str], None],
+    ) -> None:
+        self._kernel = kernel
+        self._loop = loop
+        self._deliver = deliver
+        self._reject = reject
+        self._peers: dict[str, Peer] = {}
+
+    # -- registration -----------------------------------------------------------
+
+    def register(self) -> None:
+        """Accept ``comm_open`` for target ``loom``."""
+        self._kernel.comm_manager.register_target(TARGET, self._opened)
+
+    def unregister(self) -> None:
+        """Stop accepting new sidebars and close the open ones."""
+        manager = self._kernel.comm_manager
+        if manager.targets.get(TARGET) == self._opened:
+            manager.unregister_target(TARGET, self._opened)
+        for peer in list(self._peers.values()):
+            self._drop(peer)
+            try:
+                peer.comm.close()
+            except Exception:  # already closed by the front
+                _log.debug("closing a sidebar comm failed", exc_info=True)
+
+    @property
+    def kernel(self) -> Any:
+        """The ipykernel instance."""
+        return self._kernel
+
+    @property
+    def peers(self) -> list[Peer]:
+        """The open sidebars."""
+        return list(self._peers.values())
+
+    # -- any kernel thread --------------------------------------------------------
+
+    def _opened(self, comm: Any, msg: dict[str, Any]) -> None:
+        peer = Peer(comm)
+        self._peers[peer.id] = peer
+        comm._reply_subshell_for = _follow_header  # see the module docstring
+        comm.on_msg(lambda m: self._received(peer, m))
+        comm.on_close(lambda _m: self._loop.call_soon_threadsafe(self._drop, peer))
+        self._received(peer, msg)
+
+    def _received(self, peer: Peer, msg: dict[str, Any]) -> None:
+        peer.parent = msg
+        data = (msg.get("content") or {}).get("data")
+        try:
+            message = parse_inbound(data)
+        except ProtocolError as exc:
+            self._loop.call_soon_threadsafe(self._reject, peer, str(exc))
+            return
+        asyncio.run_coroutine_threadsafe(self._deliver(peer, message), self._loop)
+
+    # -- the engine thread ---------------------------------------------------------
+
+    def send(self, peer: Peer, data: dict[str, Any]) -> None:
+        """Send ``data`` to one sidebar, as a reply to its last message."""
+        context = contextvars.copy_context()
+        try:
+            context.run(self._send_as_reply, peer, data)
+        except Exception:  # a comm the front closed meanwhile
+            _log.debug("sending to a sidebar failed", exc_info=True)
+            self._drop(peer)
+
+    def broadcast(self, data: dict[str, Any]) -> None:
+        """Send ``data`` to every open sidebar."""
+        for peer in list(self._peers.values()):
+            self.send(peer, data)
+
+    def _send_as_reply(self, peer: Peer, data: dict[str, Any]) -> None:
+        parent_var = getattr(self._kernel, "_shell_parent", None)
+        if isinstance(parent_var, contextvars.ContextVar) and peer.parent:
+            parent_var.set(peer.parent)
+        peer.comm.send(data)
+
+    def _drop(self, peer: Peer) -> None:
+        self._peers.pop(peer.id, None)
+
+
+def _follow_header(data: object, default: str | None) -> str | None:
+    """Route a front's message to the subshell its own header names."""
+    return default

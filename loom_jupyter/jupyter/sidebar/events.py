@@ -1,0 +1,98 @@
+"""Engine events -> sidebar messages, for one turn at a time.
+
+The same typed events the cell renderer draws are fanned out to the sidebar;
+this turns each into the protocol's messages. Dispatch is exhaustive.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from typing_extensions import assert_never
+
+from loom_jupyter.jupyter.sidebar.history import cap
+from loom_jupyter.jupyter.sidebar.protocol import (
+    NoticeMsg,
+    Outbound,
+    Status,
+    TextMsg,
+    ToolFinishedMsg,
+    ToolStartedMsg,
+    TurnDoneMsg,
+    TurnErrorMsg,
+    TurnStartedMsg,
+    UsageMsg,
+)
+
+if TYPE_CHECKING:
+    from loom_jupyter.engine.events import Event
+    from loom_jupyter.messages import Turn
+
+__all__ = ["TurnMirror"]
+
+Source = Literal["cell", "sidebar"]
+
+
+@dataclass
+class TurnMirror:
+    """The running turn as the sidebar sees it (one per turn)."""
+
+    source: Source
+    text: str
+    client_id: str | None
+    cost_before: float = 0.0
+    context_budget: int = 0
+    turn: int | None = None
+    first_seq: int = 0  # the seq of its turn_started (replayed after a welcome)
+    started: dict[str, float] = field(default_factory=dict)  # call id -> monotonic start
+    inputs: dict[str, dict[str, object]] = field(default_factory=dict)  # from approvals
+    cost: float = 0.0
+
+    def messages(self, event: Event, archived: Turn | None = None) -> list[Outbound]:
+        """The messages for ``event`` (``archived``: the tool turn of a ``tool_finished``)."""
+        turn = self.turn or 0
+        if event.kind == "turn_started":
+            self.turn = event.turn_number
+            return [
+                TurnStartedMsg(event.turn_number, self.source, self.text, self.client_id),
+                Status("thinking"),
+            ]
+        if event.kind == "text_delta":
+            return [TextMsg(turn, event.text)]
+        if event.kind == "tool_started":
+            self.started[event.call_id] = time.monotonic()
+            inputs = self.inputs.get(event.call_id, {})
+            return [ToolStartedMsg(turn, event.call_id, event.name, event.summary, dict(inputs))]
+        if event.kind == "approval_needed":
+            return [Status("waiting-approval", f"waiting for approval: {event.name}")]
+        if event.kind == "tool_finished":
+            return [self._finished(event.call_id, event.name, event.summary, event, archived)]
+        if event.kind == "usage":
+            return [self._usage(event.usage.total_input_tokens, event.usage.output_tokens, event)]
+        if event.kind == "notice":
+            return [NoticeMsg(event.message, event.level)]
+        if event.kind == "state_changed":
+            return []
+        if event.kind == "turn_done":
+            return [TurnDoneMsg(turn, event.stop_reason, event.text), Status("idle")]
+        if event.kind == "turn_error":
+            return [TurnErrorMsg(self.turn, event.message, event.error_class), Status("idle")]
+        assert_never(event)
+
+    def _finished(
+        self, call_id: str, name: str, summary: str, event: Event, archived: Turn | None
+    ) -> ToolFinishedMsg:
+        began = self.started.pop(call_id, time.monotonic())
+        is_error = bool(getattr(event, "is_error", False))
+        result = cap(archived.content) if archived is not None else ""
+        inputs = dict(archived.tool_input or {}) if archived is not None else {}
+        ms = int((time.monotonic() - began) * 1000)
+        return ToolFinishedMsg(
+            self.turn or 0, call_id, name, summary, is_error, ms, result, inputs or {}
+        )
+
+    def _usage(self, context: int, output: int, event: Event) -> UsageMsg:
+        self.cost += float(getattr(event, "cost_usd", 0.0))
+        return UsageMsg(context, output, self.cost_before + self.cost, context, self.context_budget)

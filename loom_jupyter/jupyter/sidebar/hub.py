@@ -1,0 +1,396 @@
+"""The sidebar hub: one conversation shared by cells and sidebars, driven on the engine loop.
+
+Everything here runs on the engine loop thread (``KernelCowork.loop_thread``)
+except :meth:`SidebarHub.publish_task` and :meth:`SidebarHub.notice`, which
+any thread may call. Cell turns (``%cowork``) report their events through
+:meth:`begin`/:meth:`publish`/:meth:`end`; sidebar turns run here as tasks.
+One turn runs at a time; a message sent meanwhile is queued and runs next.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any, Literal
+
+from typing_extensions import assert_never
+
+from loom_jupyter.errors import LoomError
+from loom_jupyter.jupyter.sidebar.bridge import CommLink, Peer
+from loom_jupyter.jupyter.sidebar.events import Source, TurnMirror
+from loom_jupyter.jupyter.sidebar.history import history_page, session_rows, session_summary
+from loom_jupyter.jupyter.sidebar.protocol import (
+    Approval,
+    ApprovalClosed,
+    CellProposal,
+    Decision,
+    History,
+    NoticeMsg,
+    QueueMsg,
+    SearchResults,
+    SessionChanged,
+    SessionsMsg,
+    Status,
+    TaskView,
+    TurnErrorMsg,
+    Welcome,
+)
+from loom_jupyter.jupyter.sidebar.queue import SendQueue
+from loom_jupyter.jupyter.sidebar.replay import EventLog
+
+if TYPE_CHECKING:
+    from loom_jupyter.engine.events import ApprovalRequest, Event
+    from loom_jupyter.jupyter.runtime import KernelCowork
+    from loom_jupyter.jupyter.sidebar.protocol import (
+        Fork,
+        Hello,
+        Inbound,
+        New,
+        Outbound,
+        Queued,
+        Resume,
+        Send,
+    )
+    from loom_jupyter.messages import Turn
+    from loom_jupyter.session.conversation import CoworkSession
+
+__all__ = ["SidebarHub"]
+
+_log = logging.getLogger(__name__)
+
+
+class SidebarHub:
+    """The kernel side of every sidebar of one kernel."""
+
+    def __init__(self, cowork: KernelCowork) -> None:
+        self._cw = cowork
+        self.log = EventLog()
+        self.queue = SendQueue()
+        self.link: CommLink | None = None
+        self.mirror: TurnMirror | None = None  # the running turn, cell or sidebar
+        self.state = Status("idle")
+        self._approvals: dict[str, asyncio.Future[Decision | None]] = {}
+        self._tasks: dict[str, TaskView] = {}
+        self._running: asyncio.Task[None] | None = None
+
+    @property
+    def _loop(self) -> asyncio.AbstractEventLoop:
+        return self._cw.loop_thread.loop
+
+    # -- lifecycle (main thread) ---------------------------------------------------
+
+    def attach(self, kernel: Any) -> None:
+        """Register the comm target on ``kernel``."""
+        self.link = CommLink(kernel, self._loop, self.handle, self._reject)
+        self.link.register()
+
+    def detach(self) -> None:
+        """Unregister the comm target and close the open comms."""
+        if self.link is not None:
+            self.link.unregister()
+            self.link = None
+
+    @property
+    def has_fronts(self) -> bool:
+        """Whether a sidebar is open."""
+        return self.link is not None and bool(self.link.peers)
+
+    # -- any thread -------------------------------------------------------------------
+
+    def publish_task(self, task: TaskView) -> None:
+        """Delegation progress (a full snapshot of ``task``), from any thread."""
+        self._loop.call_soon_threadsafe(self._task, task)
+
+    def notice(self, message: str, level: str = "info") -> None:
+        """A notice to every sidebar, from any thread."""
+        known = level if level in ("info", "warning", "error") else "info"
+        self._loop.call_soon_threadsafe(self._broadcast, NoticeMsg(message, known))  # type: ignore[arg-type]
+
+    def session_switched(self) -> None:
+        """A cell resumed, forked or started a session: tell the sidebars (any thread)."""
+        asyncio.run_coroutine_threadsafe(self._session_changed(), self._loop)
+
+    # -- sending ----------------------------------------------------------------------------
+
+    def _broadcast(self, message: Outbound, turn: int | None = None) -> None:
+        if isinstance(message, Status):
+            self.state = message
+        data = self.log.record(message, turn)
+        if self.link is not None:
+            self.link.broadcast(data)
+
+    def _reply(self, peer: Peer, message: Outbound) -> None:
+        if self.link is not None:
+            self.link.send(peer, self.log.reply(message))
+
+    def _reject(self, peer: Peer, problem: str) -> None:
+        self._reply(peer, NoticeMsg(f"loom: bad sidebar message ({problem})", "error"))
+
+    def _task(self, task: TaskView) -> None:
+        self._tasks[task.task_id] = task
+        self._broadcast(task)
+
+    # -- turns --------------------------------------------------------------------------------
+
+    def begin(self, source: Source, text: str, client_id: str | None) -> TurnMirror:
+        """A turn starts (engine loop); LoomError while another one runs."""
+        if self.mirror is not None:
+            who = "the sidebar" if self.mirror.source == "sidebar" else "a cell"
+            raise LoomError(f"A turn started from {who} is running; wait for it or stop it.")
+        session = self._cw.session_now()
+        self.mirror = TurnMirror(
+            source,
+            text,
+            client_id,
+            cost_before=session.state.cost_usd,
+            context_budget=session.window.config.budget_tokens,
+            first_seq=self.log.seq + 1,
+        )
+        return self.mirror
+
+    async def publish(self, event: Event) -> None:
+        """Fan one engine event of the running turn out to the sidebars."""
+        mirror = self.mirror
+        if mirror is None:
+            return
+        archived = await self._tool_turn(event)
+        for message in mirror.messages(event, archived):
+            self._broadcast(message, mirror.turn)
+
+    def publish_message(self, message: Outbound) -> None:
+        """Broadcast one message of the running turn (engine loop)."""
+        self._broadcast(message, self.mirror.turn if self.mirror else None)
+
+    def end(self) -> None:
+        """The running turn is over: run the next queued message."""
+        mirror, self.mirror = self.mirror, None
+        if mirror is not None and self.state.state != "idle":
+            self._broadcast(Status("idle"), mirror.turn)
+        self._start_next()
+
+    def sidebar_turn(self) -> bool:
+        """Whether the running turn came from the sidebar."""
+        return self.mirror is not None and self.mirror.source == "sidebar"
+
+    async def _tool_turn(self, event: Event) -> Turn | None:
+        sid = self._cw.session_now().session_id
+        if event.kind != "tool_finished" or sid is None:
+            return None
+        try:
+            return await self._cw.archive.get_turn(sid, event.turn_number)
+        except LoomError:
+            return None
+
+    def _start_next(self) -> None:
+        if self.mirror is not None or (self._running is not None and not self._running.done()):
+            return
+        item = self.queue.pop()
+        if item is None:
+            return
+        self._broadcast(QueueMsg(self.queue.items()))
+        self._running = asyncio.ensure_future(self._sidebar_turn(item))
+
+    async def _sidebar_turn(self, item: Queued) -> None:
+        try:
+            await self._cw.sidebar_turn(self, item.text, item.client_id)
+        except LoomError as exc:
+            turn = self.mirror.turn if self.mirror else None
+            self._broadcast(TurnErrorMsg(turn, str(exc), type(exc).__name__), turn)
+        except Exception as exc:  # never lose the queue to an unexpected failure
+            _log.exception("sidebar turn failed")
+            self._broadcast(TurnErrorMsg(None, f"{type(exc).__name__}: {exc}", "InternalError"))
+        finally:
+            self.end()
+
+    # -- approvals --------------------------------------------------------------------------
+
+    async def ask(self, request_id: str, request: ApprovalRequest) -> Decision | None:
+        """Ask every open sidebar; None when none is open (or all closed meanwhile)."""
+        if not self.has_fronts:
+            return None
+        inputs = dict(request.input)
+        if self.mirror is not None and request.call_id:
+            self.mirror.inputs[request.call_id] = inputs
+        future: asyncio.Future[Decision | None] = self._loop.create_future()
+        self._approvals[request_id] = future
+        turn = self.mirror.turn if self.mirror else None
+        message = Approval(request_id, request.tool_name, inputs, request.detail, request.summary)
+        self._broadcast(message, turn)
+        try:
+            return await future
+        finally:
+            self._approvals.pop(request_id, None)
+            if not future.done():  # the turn was stopped while asking
+                self._broadcast(ApprovalClosed(request_id, "deny", "timeout"), turn)
+
+    def close_approval(
+        self, request_id: str, decision: Decision, by: Literal["sidebar", "stdin"]
+    ) -> None:
+        """Tell the sidebars an approval is settled (``by`` sidebar or stdin)."""
+        future = self._approvals.pop(request_id, None)
+        if future is not None and not future.done():
+            future.cancel()
+        turn = self.mirror.turn if self.mirror else None
+        self._broadcast(ApprovalClosed(request_id, decision, by), turn)
+
+    # -- bridge hooks ---------------------------------------------------------------------------
+
+    def waiting_for_cell(self, waiting: bool) -> None:
+        """Code waits for the person's running cell (engine loop)."""
+        state = Status("waiting-cell", "waiting for your cell to finish")
+        turn = self.mirror.turn if self.mirror else None
+        self._broadcast(state if waiting else Status("thinking"), turn)
+
+    def propose_cell(self, source: str) -> None:
+        """A sidebar turn's insert_cell: the sidebar inserts the cell."""
+        self._broadcast(CellProposal(source), self.mirror.turn if self.mirror else None)
+
+    # -- inbound messages ------------------------------------------------------------------------
+
+    async def handle(self, peer: Peer, message: Inbound) -> None:
+        """Act on one message from a sidebar (engine loop); failures become notices."""
+        try:
+            await self._dispatch(peer, message)
+        except LoomError as exc:
+            self._reply(peer, NoticeMsg(str(exc), "error"))
+        except Exception as exc:
+            _log.exception("sidebar message failed")
+            self._reply(peer, NoticeMsg(f"loom: {type(exc).__name__}: {exc}", "error"))
+
+    async def _dispatch(self, peer: Peer, m: Inbound) -> None:
+        if m.type == "hello":
+            await self._hello(peer, m)
+        elif m.type == "send":
+            await self._send(m)
+        elif m.type == "cancel_queued":
+            if self.queue.cancel(m.client_id):
+                self._broadcast(QueueMsg(self.queue.items()))
+        elif m.type == "stop":
+            await self._stop()
+        elif m.type == "approve":
+            self._approve(peer, m.request_id, m.decision)
+        elif m.type == "load_more":
+            items, more = await history_page(self._cw.archive, await self._sid(), m.before_turn)
+            self._reply(peer, History(items, more))
+        elif m.type == "sessions":
+            await self._sessions(peer)
+        elif m.type == "resume" or m.type == "new" or m.type == "fork":
+            await self._switch(m)
+        elif m.type == "search":
+            await self._search(peer, m.query)
+        elif m.type == "set_notebook":
+            pass  # informational: this kernel's archive stays where it was opened
+        else:
+            assert_never(m)
+
+    async def _hello(self, peer: Peer, hello: Hello) -> None:
+        if hello.since_seq is not None:
+            missed = self.log.since(hello.since_seq, hello.kernel_session)
+            if missed is not None and self.link is not None:
+                for data in missed:
+                    self.link.send(peer, data)
+                return
+        await self._welcome(peer)
+
+    async def _welcome(self, peer: Peer) -> None:
+        session = await self._cw.session_async()
+        running = self.mirror
+        before = running.turn if running is not None and running.turn else None
+        items, more = await history_page(self._cw.archive, session.session_id, before)
+        welcome = Welcome(
+            session=await self._summary(session),
+            history=items,
+            more_before=more,
+            busy=running is not None,
+            state=self.state,
+            queue=self.queue.items(),
+            subshells=_supports_subshells(self.link),
+            tasks=tuple(self._tasks.values()),
+        )
+        self._reply(peer, welcome)
+        if running is not None and self.link is not None:
+            for data in self.log.from_seq(running.first_seq):
+                self.link.send(peer, data)
+
+    async def _send(self, m: Send) -> None:
+        if not self.queue.accept(m.client_id):
+            return  # a resend of a message already accepted
+        self.queue.push(m.client_id, m.text)
+        if self.mirror is not None or (self._running is not None and not self._running.done()):
+            self._broadcast(QueueMsg(self.queue.items()))
+            self._broadcast(Status("queued", f"{len(self.queue.items())} message(s) waiting"))
+            return
+        self._start_next()
+
+    async def _stop(self) -> None:
+        session = await self._cw.session_async()
+        if not session.interrupt() and self._running is not None and not self._running.done():
+            self._running.cancel()  # stopped before the session started the turn
+
+    def _approve(self, peer: Peer, request_id: str, decision: Decision) -> None:
+        future = self._approvals.get(request_id)
+        if future is None or future.done():
+            self._reply(peer, NoticeMsg("That approval was already answered.", "info"))
+            return
+        future.set_result(decision)
+
+    async def _sid(self) -> str | None:
+        return (await self._cw.session_async()).session_id
+
+    async def _summary(self, session: CoworkSession) -> Any:
+        sid = session.session_id
+        info = await self._cw.archive.get_session(sid) if sid else None
+        return await session_summary(self._cw.archive, info, session.policy.mode)
+
+    async def _sessions(self, peer: Peer) -> None:
+        listed = await self._cw.archive.list_sessions(notebook_path=str(self._cw.location.path))
+        rows = await session_rows(self._cw.archive, listed, await self._sid())
+        self._reply(peer, SessionsMsg(rows))
+
+    async def _switch(self, m: Resume | New | Fork) -> None:
+        from loom_jupyter.archive.refs import resolve_session_ref
+
+        if self.mirror is not None:
+            raise LoomError("A turn is running: stop it or wait before switching sessions.")
+        session = await self._cw.session_async()
+        if m.type == "resume":
+            listed = await self._cw.archive.list_sessions(notebook_path=str(self._cw.location.path))
+            await session.resume(resolve_session_ref(listed, m.session).id)
+        elif m.type == "fork":
+            await session.fork(at_turn=m.at_turn)
+        else:
+            await session.new()
+        await self._session_changed()
+        self._cw.panel_reset_soon()
+
+    async def _session_changed(self) -> None:
+        session = await self._cw.session_async()
+        items, more = await history_page(self._cw.archive, session.session_id, None)
+        self._broadcast(SessionChanged(await self._summary(session), items, more))
+
+    async def _search(self, peer: Peer, query: str) -> None:
+        sid = await self._sid()
+        if sid is None:
+            listed = await self._cw.archive.list_sessions(notebook_path=str(self._cw.location.path))
+            sid = listed[0].id if listed else None
+        hits = await self._cw.archive.search(sid, query, limit=20, all_sessions=True) if sid else []
+        rows = tuple(
+            {
+                "session_id": h.session_id,
+                "turn": h.turn_number,
+                "role": h.tool_name or h.role,
+                "snippet": _snippet(h.content),
+            }
+            for h in hits
+        )
+        self._reply(peer, SearchResults(query, rows))
+
+
+def _snippet(text: str, limit: int = 160) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _supports_subshells(link: CommLink | None) -> bool:
+    kernel = link.kernel if link is not None else None
+    return bool(getattr(kernel, "_supports_kernel_subshells", False))
