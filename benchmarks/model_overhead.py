@@ -20,7 +20,7 @@ from typing import Any
 
 from loom_jupyter.messages import Message
 from loom_jupyter.models.anthropic import AnthropicModel
-from loom_jupyter.models.base import ModelRequest, TextDelta
+from loom_jupyter.models.base import ModelRequest, TextChunk
 from loom_jupyter.models.wire import request_params
 from loom_jupyter.settings import Settings
 from loom_jupyter.testing import FakeAnthropic
@@ -46,7 +46,7 @@ async def _adapter(model: AnthropicModel, request: ModelRequest) -> Timing:
     start = time.perf_counter()
     first = None
     async for event in model.stream(request):
-        if first is None and isinstance(event, TextDelta):
+        if first is None and isinstance(event, TextChunk):
             first = time.perf_counter()
     end = time.perf_counter()
     return (first or end) - start, end - start

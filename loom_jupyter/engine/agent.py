@@ -159,7 +159,7 @@ class AgentLoop:
             stream = self.model.stream(request)
             try:
                 async for event in stream:
-                    if isinstance(event, model_events.TextDelta):
+                    if isinstance(event, model_events.TextChunk):
                         streamed.append(event.text)
                         yield TextDelta(event.text)
                     elif isinstance(event, model_events.RetryNotice):

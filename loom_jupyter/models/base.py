@@ -16,13 +16,14 @@ if TYPE_CHECKING:
     from loom_jupyter.messages import Message, TextBlock, ToolSpec, ToolUseBlock, Usage
 
 __all__ = [
+    "CacheTtl",
     "MessageDone",
     "Model",
     "ModelEvent",
     "ModelRequest",
     "RetryNotice",
     "StopReason",
-    "TextDelta",
+    "TextChunk",
     "ToolInputDelta",
     "ToolUseReady",
     "ToolUseStarted",
@@ -39,6 +40,9 @@ StopReason = Literal[
     "model_context_window_exceeded",
 ]
 
+CacheTtl = Literal["5m", "1h"]
+"""How long a prompt-cache entry lives after its last use (the API's two choices)."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class ModelRequest:
@@ -48,6 +52,10 @@ class ModelRequest:
     follows tools + system. ``history_breakpoint`` is the index in ``messages``
     of the message whose last block carries a breakpoint (the end of the
     cacheable history); blocks after it are per-turn and never cached.
+    ``extra_breakpoints`` are earlier messages marked too (the API looks back
+    only 20 blocks from a breakpoint for a cached prefix). The prefix lives
+    ``prefix_ttl``, the history ``history_ttl`` (a longer TTL never follows a
+    shorter one, as the API requires).
     """
 
     model: str
@@ -57,16 +65,19 @@ class ModelRequest:
     max_tokens: int = 8192
     cache_prefix: bool = True
     history_breakpoint: int | None = None
+    extra_breakpoints: tuple[int, ...] = ()
+    prefix_ttl: CacheTtl = "1h"
+    history_ttl: CacheTtl = "5m"
     tool_choice: str | None = None
     metadata: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
-class TextDelta:
+class TextChunk:
     """A piece of assistant text, as it streams."""
 
     text: str
-    kind: Literal["text_delta"] = "text_delta"
+    kind: Literal["text_chunk"] = "text_chunk"
 
 
 @dataclass(frozen=True)
@@ -100,7 +111,7 @@ class UsageUpdate:
     """Usage as reported so far by the stream."""
 
     usage: Usage
-    kind: Literal["usage"] = "usage"
+    kind: Literal["usage_update"] = "usage_update"
 
 
 @dataclass(frozen=True)
@@ -140,7 +151,7 @@ class RetryNotice:
 
 
 ModelEvent: TypeAlias = (
-    "TextDelta | ToolUseStarted | ToolInputDelta | ToolUseReady | UsageUpdate"
+    "TextChunk | ToolUseStarted | ToolInputDelta | ToolUseReady | UsageUpdate"
     " | RetryNotice | MessageDone"
 )
 

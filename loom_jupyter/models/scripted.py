@@ -57,7 +57,7 @@ from loom_jupyter.models.base import (
     ModelRequest,
     RetryNotice,
     StopReason,
-    TextDelta,
+    TextChunk,
     ToolInputDelta,
     ToolUseReady,
     ToolUseStarted,
@@ -274,7 +274,7 @@ class ScriptedModel:
             p for b in scripted.blocks if isinstance(b, TextBlock) for p in _text_pieces(b.text)
         ]
         for piece in pieces[: fault.after_deltas]:
-            yield await self._paced(TextDelta(piece))
+            yield await self._paced(TextChunk(piece))
         if isinstance(fault, Raise):
             raise fault.error
         await asyncio.Event().wait()  # until cancelled
@@ -291,7 +291,7 @@ def _as_reply(value: ReplyLike) -> ScriptedReply:
 
 def _block_events(block: TextBlock | ToolUseBlock) -> list[ModelEvent]:
     if isinstance(block, TextBlock):
-        return [TextDelta(piece) for piece in _text_pieces(block.text)]
+        return [TextChunk(piece) for piece in _text_pieces(block.text)]
     events: list[ModelEvent] = [ToolUseStarted(block.id, block.name)]
     events.extend(ToolInputDelta(block.id, p) for p in _json_pieces(dict(block.input)))
     events.append(ToolUseReady(block))

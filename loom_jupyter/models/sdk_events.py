@@ -16,7 +16,7 @@ from loom_jupyter.models.base import (
     MessageDone,
     ModelEvent,
     StopReason,
-    TextDelta,
+    TextChunk,
     ToolInputDelta,
     ToolUseReady,
     ToolUseStarted,
@@ -80,7 +80,7 @@ class StreamMapper:
         delta = event.delta
         if delta.type == "text_delta":
             self.shown = True
-            return TextDelta(delta.text)
+            return TextChunk(delta.text)
         if delta.type == "input_json_delta" and event.index in self._tool_ids:
             return ToolInputDelta(self._tool_ids[event.index], delta.partial_json)
         return None

@@ -21,7 +21,7 @@ from loom_jupyter.errors import (
     StreamInterruptedError,
 )
 from loom_jupyter.models.anthropic import AnthropicModel
-from loom_jupyter.models.base import ModelEvent, RetryNotice, TextDelta
+from loom_jupyter.models.base import ModelEvent, RetryNotice, TextChunk
 from loom_jupyter.testing import FakeAnthropic
 
 if TYPE_CHECKING:
@@ -128,7 +128,7 @@ async def test_mid_stream_error_event_is_classified_by_type(
     assert isinstance(error, StreamInterruptedError)
     assert "in the middle of the answer (api_error: Internal)" in str(error)
     assert "kept" in str(error)
-    assert [e.text for e in seen if isinstance(e, TextDelta)] == ["This answer ", "starts to "]
+    assert [e.text for e in seen if isinstance(e, TextChunk)] == ["This answer ", "starts to "]
 
 
 async def test_mid_stream_rate_limit_event(
@@ -163,7 +163,7 @@ async def test_dropped_connection(
     error, seen = await _fail(make_model())
     assert isinstance(error, StreamInterruptedError)
     assert "broke in the middle of the answer" in str(error)
-    assert sum(isinstance(e, TextDelta) for e in seen) == 2
+    assert sum(isinstance(e, TextChunk) for e in seen) == 2
     assert len(fake.message_requests) == 1
 
 
@@ -175,7 +175,7 @@ async def test_stalled_stream_hits_the_idle_timeout(
     assert isinstance(error, ModelTimeoutError)
     assert "nothing arrived for 0.3 s" in str(error)
     assert "stream_idle_timeout_seconds" in str(error)
-    assert sum(isinstance(e, TextDelta) for e in seen) == 1
+    assert sum(isinstance(e, TextChunk) for e in seen) == 1
     assert len(fake.message_requests) == 1
 
 
@@ -186,7 +186,7 @@ async def test_stream_ending_without_message_stop(
     error, seen = await _fail(make_model())
     assert isinstance(error, StreamInterruptedError)
     assert "without message_stop" in str(error)
-    assert sum(isinstance(e, TextDelta) for e in seen) == 2
+    assert sum(isinstance(e, TextChunk) for e in seen) == 2
 
 
 async def test_no_answer_before_the_timeout_is_retried_then_reported(
@@ -301,6 +301,6 @@ async def test_the_idle_timeout_comes_from_settings(fake_anthropic: FakeAnthropi
     error, seen = await _fail(model)
     assert isinstance(error, ModelTimeoutError)
     assert "nothing arrived for 0.25 s" in str(error)
-    assert sum(isinstance(e, TextDelta) for e in seen) == 1
+    assert sum(isinstance(e, TextChunk) for e in seen) == 1
     assert fake_anthropic.message_requests[0].headers["x-stainless-read-timeout"] == "0.25"
     await model.aclose()

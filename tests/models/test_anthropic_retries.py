@@ -18,7 +18,7 @@ from loom_jupyter.errors import (
 )
 from loom_jupyter.messages import TextBlock
 from loom_jupyter.models.anthropic import AnthropicModel
-from loom_jupyter.models.base import ModelEvent, RetryNotice, TextDelta, UsageUpdate
+from loom_jupyter.models.base import ModelEvent, RetryNotice, TextChunk, UsageUpdate
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -102,7 +102,7 @@ async def test_one_retry_of_a_mid_stream_overload_before_any_text(
     [notice] = _notices(events)
     assert (notice.attempt, notice.max_attempts, notice.reason) == (1, 1, "overloaded (mid-stream)")
     assert done_of(events).content == (TextBlock("recovered"),)
-    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "recovered"
+    assert "".join(e.text for e in events if isinstance(e, TextChunk)) == "recovered"
     # the abandoned attempt yielded only usage, then the notice
     first_notice = events.index(notice)
     assert all(isinstance(e, UsageUpdate) for e in events[:first_notice])
@@ -129,7 +129,7 @@ async def test_no_retry_once_text_was_shown(
     seen: list[ModelEvent] = []
     with pytest.raises(OverloadedError):
         await collect_into(seen, make_model().stream(request()))
-    assert [e.text for e in seen if isinstance(e, TextDelta)] == ["This answer "]
+    assert [e.text for e in seen if isinstance(e, TextChunk)] == ["This answer "]
     assert _notices(seen) == []
     assert len(fake.message_requests) == 1
     assert fake.remaining == 1

@@ -16,7 +16,7 @@ from loom_jupyter.models.anthropic import AnthropicModel
 from loom_jupyter.models.base import (
     Model,
     ModelEvent,
-    TextDelta,
+    TextChunk,
     ToolInputDelta,
     ToolUseReady,
     ToolUseStarted,
@@ -56,7 +56,7 @@ async def test_text_streams_in_order(
     answer = "The data frame has three rows, two columns and no missing values at all."
     fake.add(answer)
     events = await collect(make_model().stream(request("describe df")))
-    deltas = [e.text for e in events if isinstance(e, TextDelta)]
+    deltas = [e.text for e in events if isinstance(e, TextChunk)]
     assert len(deltas) >= 5
     assert "".join(deltas) == answer
     done = done_of(events)
@@ -157,13 +157,13 @@ async def test_cache_control_placement_in_the_request_body(
     await collect(make_model().stream(req))
     body = fake.message_requests[0].body
     assert body is not None
-    ephemeral = {"type": "ephemeral"}
+    hour = {"type": "ephemeral", "ttl": "1h"}
     assert body["system"] == [
-        {"type": "text", "text": "You are a helpful notebook coworker.", "cache_control": ephemeral}
+        {"type": "text", "text": "You are a helpful notebook coworker.", "cache_control": hour}
     ]
-    assert "cache_control" not in body["tools"][0]
-    assert body["tools"][1]["cache_control"] == ephemeral
-    assert body["messages"][1]["content"][-1]["cache_control"] == ephemeral
+    # The system prompt's breakpoint covers the tools before it.
+    assert all("cache_control" not in tool for tool in body["tools"])
+    assert body["messages"][1]["content"][-1]["cache_control"] == {"type": "ephemeral", "ttl": "5m"}
     assert "cache_control" not in body["messages"][0]["content"][-1]
     assert all("cache_control" not in block for block in body["messages"][2]["content"])
     assert body["stream"] is True
@@ -261,13 +261,13 @@ async def test_cancelling_mid_stream_releases_the_connection(
     stream = model.stream(request())
     seen = [await anext(stream) for _ in range(4)]
     await stream.aclose()
-    assert any(isinstance(e, TextDelta) for e in seen)
+    assert any(isinstance(e, TextChunk) for e in seen)
 
     got_text = asyncio.Event()
 
     async def consume() -> None:
         async for event in model.stream(request()):
-            if isinstance(event, TextDelta):
+            if isinstance(event, TextChunk):
                 got_text.set()
 
     task = asyncio.create_task(consume())

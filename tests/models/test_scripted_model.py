@@ -14,7 +14,7 @@ from loom_jupyter.models.base import (
     ModelEvent,
     ModelRequest,
     RetryNotice,
-    TextDelta,
+    TextChunk,
     ToolInputDelta,
     ToolUseReady,
     ToolUseStarted,
@@ -60,7 +60,7 @@ def test_satisfies_the_model_protocol() -> None:
 async def test_text_streams_in_several_deltas_that_join_to_the_reply() -> None:
     model = ScriptedModel([text("The frame has three rows and two columns.")])
     events = await _collect(model, _request())
-    deltas = [e.text for e in events if isinstance(e, TextDelta)]
+    deltas = [e.text for e in events if isinstance(e, TextChunk)]
     assert len(deltas) == 8
     assert "".join(deltas) == "The frame has three rows and two columns."
     done = _done(events)
@@ -164,7 +164,7 @@ async def test_scripted_error_raises_at_once() -> None:
     seen: list[ModelEvent] = []
     with pytest.raises(OverloadedError, match="busy"):
         await _collect_into(seen, model, _request())
-    assert not any(isinstance(e, TextDelta) for e in seen)
+    assert not any(isinstance(e, TextChunk) for e in seen)
 
 
 async def test_scripted_error_after_some_deltas() -> None:
@@ -172,7 +172,7 @@ async def test_scripted_error_after_some_deltas() -> None:
     seen: list[ModelEvent] = []
     with pytest.raises(OverloadedError):
         await _collect_into(seen, model, _request())
-    assert [e.text for e in seen if isinstance(e, TextDelta)] == ["This ", "answer ", "starts "]
+    assert [e.text for e in seen if isinstance(e, TextChunk)] == ["This ", "answer ", "starts "]
     assert not any(isinstance(e, MessageDone) for e in seen)
 
 
@@ -184,7 +184,7 @@ async def test_a_stall_waits_until_cancelled_and_the_model_stays_usable() -> Non
     async def consume() -> None:
         async for event in model.stream(_request()):
             seen.append(event)
-            if sum(isinstance(e, TextDelta) for e in seen) == 2:
+            if sum(isinstance(e, TextChunk) for e in seen) == 2:
                 two_deltas.set()
 
     task = asyncio.create_task(consume())

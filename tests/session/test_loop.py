@@ -255,7 +255,7 @@ class BrokenClient:
         return 0
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        yield model_events.TextDelta("Half an ")
+        yield model_events.TextChunk("Half an ")
         raise RuntimeError("socket exploded")
 
 
