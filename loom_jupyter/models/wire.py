@@ -3,11 +3,14 @@
 Kept apart from the adapter so it never imports ``anthropic``: the scripted
 model, the token estimate and tests use the same body the SDK would send.
 
-Prompt caching (``cache_control: ephemeral``) is placed where
-:class:`ModelRequest` says: on the last tool and on the static system prompt
-when ``cache_prefix`` is set, and on the last block of
-``messages[history_breakpoint]``. That is at most three of the API's four
-breakpoints.
+Prompt caching (``cache_control: ephemeral`` with a ``ttl``) is placed where
+:class:`ModelRequest` says: one breakpoint closing tools + system when
+``cache_prefix`` is set (on the system prompt, which follows the tools, else on
+the last tool), on the last block of each ``extra_breakpoints`` message and of
+``messages[history_breakpoint]``. Never more than :data:`MAX_BREAKPOINTS`
+(the API's limit): extra breakpoints beyond it are dropped, oldest first. The
+API rejects a longer TTL after a shorter one, so the history never outlives the
+prefix.
 """
 
 from __future__ import annotations
@@ -16,11 +19,20 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from loom_jupyter.messages import ApiDict, ToolSpec
-    from loom_jupyter.models.base import ModelRequest
+    from loom_jupyter.models.base import CacheTtl, ModelRequest
 
-__all__ = ["EPHEMERAL", "count_tokens_params", "request_params", "tool_choice_param"]
+__all__ = [
+    "MAX_BREAKPOINTS",
+    "cache_control",
+    "count_tokens_params",
+    "request_params",
+    "tool_choice_param",
+]
 
-EPHEMERAL: ApiDict = {"type": "ephemeral"}
+MAX_BREAKPOINTS = 4
+"""The Messages API accepts at most four blocks with ``cache_control``."""
+
+_TTL_ORDER: dict[str, int] = {"5m": 0, "1h": 1}
 
 # The API accepts only these metadata keys; other keys in ModelRequest.metadata
 # are local labels and are not sent (the API would reject the request).
@@ -37,7 +49,7 @@ def request_params(request: ModelRequest) -> ApiDict:
     if request.system:
         params["system"] = _system(request)
     if request.tools:
-        params["tools"] = _tools(request.tools, cache=request.cache_prefix)
+        params["tools"] = _tools(request)
     if request.tool_choice:
         params["tool_choice"] = tool_choice_param(request.tool_choice)
     metadata = {k: v for k, v in request.metadata.items() if k in _API_METADATA_KEYS}
@@ -61,17 +73,23 @@ def tool_choice_param(choice: str) -> ApiDict:
     return {"type": "tool", "name": choice}
 
 
+def cache_control(ttl: CacheTtl) -> ApiDict:
+    """A breakpoint's ``cache_control`` value."""
+    return {"type": "ephemeral", "ttl": ttl}
+
+
 def _system(request: ModelRequest) -> list[ApiDict]:
     block: ApiDict = {"type": "text", "text": request.system}
     if request.cache_prefix:
-        block["cache_control"] = dict(EPHEMERAL)
+        block["cache_control"] = cache_control(request.prefix_ttl)
     return [block]
 
 
-def _tools(tools: tuple[ToolSpec, ...], *, cache: bool) -> list[ApiDict]:
-    wire = [_tool(t) for t in tools]
-    if cache:
-        wire[-1]["cache_control"] = dict(EPHEMERAL)
+def _tools(request: ModelRequest) -> list[ApiDict]:
+    wire = [_tool(t) for t in request.tools]
+    # The system prompt follows the tools, so its breakpoint covers them too.
+    if request.cache_prefix and not request.system:
+        wire[-1]["cache_control"] = cache_control(request.prefix_ttl)
     return wire
 
 
@@ -82,7 +100,27 @@ def _tool(tool: ToolSpec) -> ApiDict:
 
 def _messages(request: ModelRequest) -> list[ApiDict]:
     wire = [m.to_api() for m in request.messages]
-    index = request.history_breakpoint
-    if index is not None and -len(wire) <= index < len(wire) and wire[index]["content"]:
-        wire[index]["content"][-1]["cache_control"] = dict(EPHEMERAL)
+    ttl = _history_ttl(request)
+    for index in _history_breakpoints(request, len(wire)):
+        if wire[index]["content"]:
+            wire[index]["content"][-1]["cache_control"] = cache_control(ttl)
     return wire
+
+
+def _history_ttl(request: ModelRequest) -> CacheTtl:
+    """The history's TTL, never longer than the prefix's (the API's order rule)."""
+    if request.cache_prefix and _TTL_ORDER[request.history_ttl] > _TTL_ORDER[request.prefix_ttl]:
+        return request.prefix_ttl
+    return request.history_ttl
+
+
+def _history_breakpoints(request: ModelRequest, count: int) -> list[int]:
+    """Message indices to mark (non-negative, distinct, in order), within the API's limit."""
+    marks = [*request.extra_breakpoints]
+    if request.history_breakpoint is not None:
+        marks.append(request.history_breakpoint)
+    indices = sorted({i % count for i in marks if -count <= i < count})
+    room = MAX_BREAKPOINTS - (
+        1 if request.cache_prefix and (request.system or request.tools) else 0
+    )
+    return indices[-room:] if room > 0 else []

@@ -8,6 +8,7 @@ JSON / SSE payloads the Messages API sends. Standard library only.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 import re
@@ -23,6 +24,7 @@ __all__ = [
     "HttpFault",
     "Reply",
     "StreamFault",
+    "cache_control_problem",
     "echo_reply",
     "error_body",
     "estimate_tokens",
@@ -234,7 +236,9 @@ class CacheSimulator:
         total = estimate_tokens(_prompt_parts(body))
         prefix = _cached_prefix(body)
         cached = min(estimate_tokens(prefix), total) if prefix else 0
-        key = hashlib.sha256(json.dumps(prefix, sort_keys=True).encode()).hexdigest()
+        # Keyed by content alone: moving a breakpoint or changing its TTL keeps the entry.
+        content = [_without_cache_control(item) for item in prefix]
+        key = hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
         hit = bool(prefix) and key in self.seen
         if prefix:
             self.seen.add(key)
@@ -269,6 +273,35 @@ def _walk_blocks(parts: list[Any]) -> Iterator[Any]:
 
 def _has_cache_control(item: Any) -> bool:
     return isinstance(item, dict) and "cache_control" in item
+
+
+def _without_cache_control(item: Any) -> Any:
+    if not _has_cache_control(item):
+        return item
+    return {k: v for k, v in item.items() if k != "cache_control"}
+
+
+_TTLS = {"5m": 0, "1h": 1}
+
+
+def cache_control_problem(body: Json) -> str | None:
+    """What the real API would reject in the request's breakpoints, or ``None``.
+
+    At most four blocks may carry ``cache_control``; each is ``ephemeral`` with an
+    optional ``ttl`` of ``"5m"`` or ``"1h"``; a longer TTL may not follow a shorter one.
+    """
+    marks = [i["cache_control"] for i in _walk_blocks(_prompt_parts(body)) if _has_cache_control(i)]
+    if len(marks) > 4:
+        return f"A maximum of 4 blocks with cache_control may be provided. Found {len(marks)}."
+    ttls = [mark.get("ttl", "5m") if isinstance(mark, dict) else None for mark in marks]
+    if any(not isinstance(m, dict) or m.get("type") != "ephemeral" for m in marks):
+        return "cache_control: type must be 'ephemeral'"
+    if any(ttl not in _TTLS for ttl in ttls):
+        return "cache_control.ttl: must be '5m' or '1h'"
+    ranks = [_TTLS[str(ttl)] for ttl in ttls]
+    if any(later > earlier for earlier, later in itertools.pairwise(ranks)):
+        return "a ttl='1h' cache_control block must not come after a ttl='5m' block"
+    return None
 
 
 def text_pieces(text: str, words_per_piece: int = 2) -> list[str]:

@@ -29,6 +29,7 @@ from loom_jupyter.testing.fake_script import (
     HttpFault,
     Reply,
     StreamFault,
+    cache_control_problem,
     echo_reply,
     error_body,
     estimate_tokens,
@@ -197,6 +198,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def _messages(self, body: Json | None) -> None:
         assert body is not None
+        problem = cache_control_problem(body)
+        if problem is not None:
+            self._error(400, "invalid_request_error", problem)
+            return
         entry = self.state.next_entry(body)
         if entry is None:
             used = self.state.served

@@ -22,6 +22,7 @@ BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
         ("model_overhead.py", "AnthropicModel"),
         ("engine_bench.py", "Prompt-cache prefix stability"),
         ("tools_bench.py", "recall action"),
+        ("cache_cost.py", "Prompt-cache cost per turn"),
     ],
 )
 def test_quick_benchmark_prints_its_table(script: str, expected: str) -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
 import pytest
 
 from loom_jupyter.errors import (
@@ -23,6 +26,7 @@ from loom_jupyter.models.failures import (
 )
 from loom_jupyter.models.pricing import cost_usd, price_for
 from loom_jupyter.models.wire import request_params
+from loom_jupyter.testing.fake_script import cache_control_problem
 
 
 @pytest.mark.parametrize(
@@ -65,20 +69,68 @@ def _request(**options: object) -> ModelRequest:
     return ModelRequest(model="m", system="sys", messages=messages, tools=tools, **options)
 
 
-def test_wire_form_places_three_breakpoints() -> None:
-    params = request_params(_request(history_breakpoint=1))
-    assert params["system"] == [
-        {"type": "text", "text": "sys", "cache_control": {"type": "ephemeral"}}
-    ]
-    assert [t.get("cache_control") for t in params["tools"]] == [None, {"type": "ephemeral"}]
-    marked = [
-        (i, j)
+def _marked(params: dict[str, Any]) -> list[tuple[int, int, str]]:
+    return [
+        (i, j, b["cache_control"]["ttl"])
         for i, m in enumerate(params["messages"])
         for j, b in enumerate(m["content"])
         if "cache_control" in b
     ]
-    assert marked == [(1, 0)]
+
+
+def test_wire_form_places_prefix_and_history_breakpoints() -> None:
+    params = request_params(_request(history_breakpoint=1))
+    assert params["system"] == [
+        {"type": "text", "text": "sys", "cache_control": {"type": "ephemeral", "ttl": "1h"}}
+    ]
+    assert [t.get("cache_control") for t in params["tools"]] == [None, None]
+    assert _marked(params) == [(1, 0, "5m")]
     assert params["messages"][2]["content"][1]["source"]["media_type"] == "image/png"
+
+
+def test_without_a_system_prompt_the_last_tool_closes_the_prefix() -> None:
+    params = request_params(replace(_request(history_breakpoint=1), system=""))
+    assert [t.get("cache_control") for t in params["tools"]] == [
+        None,
+        {"type": "ephemeral", "ttl": "1h"},
+    ]
+
+
+def test_extra_breakpoints_share_the_history_ttl_and_stay_within_four() -> None:
+    messages = tuple(Message.user_text(f"m{i}") for i in range(8))
+    request = replace(
+        _request(history_breakpoint=6, history_ttl="1h"),
+        messages=messages,
+        extra_breakpoints=(0, 2, 4),
+    )
+    params = request_params(request)
+    assert _marked(params) == [(2, 0, "1h"), (4, 0, "1h"), (6, 0, "1h")]
+    assert cache_control_problem(params) is None
+
+
+def test_the_history_never_outlives_the_prefix() -> None:
+    params = request_params(_request(history_breakpoint=1, prefix_ttl="5m", history_ttl="1h"))
+    assert params["system"][0]["cache_control"]["ttl"] == "5m"
+    assert _marked(params) == [(1, 0, "5m")]
+    assert cache_control_problem(params) is None
+
+
+@pytest.mark.parametrize(
+    ("marks", "problem"),
+    [
+        ([{"type": "ephemeral"}] * 5, "A maximum of 4 blocks"),
+        ([{"type": "ephemeral", "ttl": "10m"}], "must be '5m' or '1h'"),
+        ([{"type": "ephemeral", "ttl": "5m"}, {"type": "ephemeral", "ttl": "1h"}], "must not come"),
+        ([{"type": "persistent"}], "type must be 'ephemeral'"),
+    ],
+)
+def test_the_fake_api_rejects_what_the_real_one_rejects(
+    marks: list[dict[str, str]], problem: str
+) -> None:
+    content = [{"type": "text", "text": str(i), "cache_control": m} for i, m in enumerate(marks)]
+    found = cache_control_problem({"messages": [{"role": "user", "content": content}]})
+    assert found is not None
+    assert problem in found
 
 
 def test_wire_form_without_caching_or_system() -> None:
