@@ -66,11 +66,14 @@ if TYPE_CHECKING:
     from loom_jupyter.archive import Archive, SessionInfo
     from loom_jupyter.models.base import Model, ModelRequest
     from loom_jupyter.records import LeaseTakeover
+    from loom_jupyter.tools.delegate import Delegator
     from loom_jupyter.tools.registry import ToolRegistry
 
 __all__ = ["CoworkSession"]
 
-_FINISHED_TASK = frozenset({"done", "succeeded", "completed", "failed", "cancelled", "canceled"})
+_FINISHED_TASK = frozenset(
+    {"done", "succeeded", "completed", "passed", "failed", "cancelled", "canceled"}
+)
 
 
 class _Interrupted(Exception):
@@ -112,6 +115,7 @@ class CoworkSession:
         self._step: asyncio.Future[AgentEvent] | None = None
         self._interrupt_requested = False
         self.recovered: CrashRecovery | None = None  # set when resume found a dead writer
+        self.delegator: Delegator | None = None  # set by loom_jupyter.orchestrator.attach
 
     @classmethod
     async def open(
@@ -400,6 +404,21 @@ class CoworkSession:
         """Stop the heartbeat and release the lease (the session stays active in the archive)."""
         await self._release()
 
+    async def ensure_session_id(self) -> str:
+        """The archived session's id, creating the session row if it is still lazy."""
+        return await self._ensure_session()
+
+    async def append_note(self, text: str) -> int:
+        """Archive ``text`` as a ``system`` turn the next request sees (a delegation's digest).
+
+        Call between turns: a note must not land between a tool call and its result.
+        """
+        await self._ensure_session()
+        draft = TurnDraft(role="system", content=text, blocks=(TextBlock(text),))
+        number = await self._writer.append(draft)
+        await self._refresh()
+        return number
+
     async def _ensure_session(self) -> str:
         if self.session_id is None:
             sid = await self.archive.create_session(
@@ -451,6 +470,7 @@ class CoworkSession:
             archive=self.archive,
             session_id=session_id,
             session_summary=self._summary,
+            delegator=self.delegator,
         )
 
     async def _summary(self) -> str:

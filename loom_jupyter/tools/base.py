@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from loom_jupyter.messages import ToolSpec
     from loom_jupyter.readers import ArchiveReader
     from loom_jupyter.settings import Settings
+    from loom_jupyter.tools.delegate import Delegator
 
 __all__ = [
     "Effect",
@@ -148,6 +149,7 @@ class ToolContext:
     archive: ArchiveReader | None = None
     session_id: str | None = None
     session_summary: Callable[[], Awaitable[str]] | None = None
+    delegator: Delegator | None = None  # the orchestrator, when the session has one
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 

@@ -111,6 +111,7 @@ async def _run_guarded(tool: Tool, call: ToolUseBlock, ctx: ToolContext) -> Tool
 
 def default_tools() -> tuple[Tool, ...]:
     """One instance of every built-in tool, in their fixed order."""
+    from loom_jupyter.tools.delegate import DelegateTask
     from loom_jupyter.tools.files import EditFile, ListFiles, ReadFile, SearchFiles, WriteFile
     from loom_jupyter.tools.kernel import InsertCell, InspectVariables, ReadNotebook, RunPython
     from loom_jupyter.tools.recall import ConversationRecall
@@ -128,6 +129,7 @@ def default_tools() -> tuple[Tool, ...]:
         WriteFile(),
         EditFile(),
         Shell(),
+        DelegateTask(),
     )
 
 

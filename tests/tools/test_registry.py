@@ -31,6 +31,7 @@ PINNED = (
     "write_file",
     "edit_file",
     "shell",
+    "delegate_task",
 )
 
 
