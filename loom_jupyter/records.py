@@ -8,21 +8,36 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from loom_jupyter.messages import TurnRole
+    from loom_jupyter.messages import Turn, TurnRole
 
 __all__ = [
+    "FINISHED_SUBTASK",
+    "FINISHED_TASK",
     "LeaseTakeover",
     "ModelCallRecord",
+    "ProjectHit",
+    "ProjectSearch",
     "SearchHit",
     "SessionInfo",
     "SessionStatus",
     "SubtaskInfo",
+    "SubtaskStatus",
     "TaskInfo",
+    "TaskStatus",
     "ToolCall",
     "UsageTotals",
 ]
 
 SessionStatus = Literal["active", "closed", "archived"]
+TaskStatus = Literal["planning", "running", "passed", "failed", "cancelled", "interrupted"]
+SubtaskStatus = Literal[
+    "pending", "running", "passed", "failed", "skipped", "cancelled", "incomplete"
+]
+FINISHED_TASK: frozenset[str] = frozenset({"passed", "failed", "cancelled", "interrupted"})
+"""Task statuses that will not change again (the one home of this rule)."""
+FINISHED_SUBTASK: frozenset[str] = frozenset(
+    {"passed", "failed", "skipped", "cancelled", "incomplete"}
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,6 +75,26 @@ class SearchHit:
     score: float
     created_at: str
     tool_name: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProjectHit:
+    """A search hit in one notebook's archive of a project, with the turns around it."""
+
+    notebook: str  # the notebook's path, relative to the project root when inside it
+    session_id: str
+    session_title: str
+    hit: SearchHit
+    context: tuple[Turn, ...] = ()  # the hit's neighbours and the hit itself, in order
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProjectSearch:
+    """Hits from every archive of a project, best first, and what was left out."""
+
+    hits: tuple[ProjectHit, ...]
+    archives: int  # archives searched
+    skipped: tuple[str, ...] = ()  # one line per archive not searched, saying why
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -22,6 +22,8 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
+from typing_extensions import assert_never
+
 from loom_jupyter.engine.events import ApprovalNeeded, Notice, TextDelta, ToolStarted, TurnEndReason
 from loom_jupyter.errors import LoomError, ModelAPIError, ModelError, StreamInterruptedError
 from loom_jupyter.messages import TextBlock, ToolUseBlock
@@ -33,7 +35,7 @@ if TYPE_CHECKING:
     from loom_jupyter.models.base import Model, ModelRequest, StopReason
     from loom_jupyter.settings import Settings
     from loom_jupyter.tools.approval import ApprovalPolicy
-    from loom_jupyter.tools.base import Tool, ToolContext
+    from loom_jupyter.tools.base import ToolContext
     from loom_jupyter.tools.registry import ToolRegistry
 
 __all__ = [
@@ -159,14 +161,24 @@ class AgentLoop:
             stream = self.model.stream(request)
             try:
                 async for event in stream:
-                    if isinstance(event, model_events.TextChunk):
-                        streamed.append(event.text)
-                        yield TextDelta(event.text)
-                    elif isinstance(event, model_events.RetryNotice):
-                        yield Notice(_retry_line(event), "warning")
-                    elif isinstance(event, model_events.MessageDone):
-                        yield _done(event, request, _ms(started))
-                        return
+                    match event:
+                        case model_events.TextChunk():
+                            streamed.append(event.text)
+                            yield TextDelta(event.text)
+                        case model_events.RetryNotice():
+                            yield Notice(_retry_line(event), "warning")
+                        case model_events.MessageDone():
+                            yield _done(event, request, _ms(started))
+                            return
+                        case (
+                            model_events.ToolUseStarted()
+                            | model_events.ToolInputDelta()
+                            | model_events.ToolUseReady()
+                            | model_events.UsageUpdate()
+                        ):
+                            pass  # the finished message carries the calls and the usage
+                        case _:
+                            assert_never(event)
             finally:
                 await _close(stream)  # releases the connection, also when cancelled
             raise StreamInterruptedError(
@@ -190,7 +202,7 @@ class AgentLoop:
         if isinstance(checked, ToolOutput):
             yield ToolCallDone(call, checked)
             return
-        if self._will_ask(checked):
+        if self.policy.will_ask(checked):
             request = self.policy.describe(checked, call, ctx)
             yield ApprovalNeeded(call.id, call.name, request.summary, request.detail)
         decision = await self.policy.check(checked, call, ctx)
@@ -203,15 +215,6 @@ class AgentLoop:
         except Exception as exc:  # the registry guards tools; this guards the registry
             output = ToolOutput.error(f"{call.name} failed: {type(exc).__name__}: {exc}")
         yield ToolCallDone(call, output)
-
-    def _will_ask(self, tool: Tool) -> bool:
-        policy = self.policy
-        return (
-            tool.access == "write"
-            and policy.mode == "ask"
-            and policy.approver is not None
-            and tool.spec.name not in policy.always_allowed
-        )
 
 
 def summarize_input(call: ToolUseBlock, limit: int = 100) -> str:

@@ -9,10 +9,11 @@ interrupted. The subcommands are listed by ``%cowork --help``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
+from typing_extensions import assert_never
 
 from loom_jupyter.errors import LoomError
 from loom_jupyter.jupyter.commands import SUBCOMMANDS
@@ -52,37 +53,72 @@ USAGE = _usage()
 
 
 @dataclass(frozen=True)
-class Parsed:
-    """What a ``%cowork`` line asks for."""
+class ShowUsage:
+    """``%cowork`` alone or with ``--help``: the usage text."""
 
-    kind: Literal["usage", "prompt", "command", "command_help", "notebook"]
+    kind: Literal["usage"] = "usage"
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A message for the coworker."""
+
+    text: str
+    kind: Literal["prompt"] = "prompt"
+
+
+@dataclass(frozen=True)
+class Command:
+    """A subcommand with its parsed arguments."""
+
+    name: str
+    args: Any
+    kind: Literal["command"] = "command"
+
+
+@dataclass(frozen=True)
+class CommandHelp:
+    """A subcommand's help, after ``text`` (why it is shown) if any."""
+
+    name: str
     text: str = ""
-    name: str = ""
-    args: Any = None
+    kind: Literal["command_help"] = "command_help"
+
+
+@dataclass(frozen=True)
+class NotebookSwitch:
+    """``--notebook PATH [rest]``: name the notebook, then run ``rest``."""
+
+    text: str
+    kind: Literal["notebook"] = "notebook"
+
+
+Parsed: TypeAlias = ShowUsage | Prompt | Command | CommandHelp | NotebookSwitch
+"""What a ``%cowork`` line asks for."""
 
 
 def parse_line(line: str) -> Parsed:
     """Apply the subcommand rule (see :data:`USAGE`)."""
     text = line.strip()
     if not text or text in {"-h", "--help"}:
-        return Parsed("usage")
+        return ShowUsage()
     if text == "--" or text.startswith("-- "):
-        return Parsed("prompt", text[2:].strip())
+        return Prompt(text[2:].strip())
     if text.startswith("--notebook"):
-        return Parsed("notebook", text[len("--notebook") :].strip())
+        return NotebookSwitch(text[len("--notebook") :].strip())
     first, _, rest = text.partition(" ")
     command = SUBCOMMANDS.get(first)
     if command is None:
-        return Parsed("prompt", text)
+        return Prompt(text)
     rest = rest.strip()
     if rest in {"-h", "--help"}:
-        return Parsed("command_help", name=first)
+        return CommandHelp(first)
     if not rest and command.required:
-        return Parsed("command_help", text=f"{first} needs an argument.", name=first)
+        return CommandHelp(first, f"{first} needs an argument.")
     try:
-        return Parsed("command", name=first, args=command.parser.parse_argstring(rest))
+        return Command(first, command.parser.parse_argstring(rest))
     except (UsageError, ValueError):
-        return Parsed("prompt", text)
+        return Prompt(text)
 
 
 def keep_question_marks(lines: list[str]) -> list[str]:
@@ -125,10 +161,10 @@ class CoworkMagics(Magics):
         head = line.strip()
         if head.startswith("--notebook"):
             path, _, head = head[len("--notebook") :].strip().partition(" ")
-            self._dispatch(Parsed("notebook", path))
+            self._dispatch(NotebookSwitch(path))
         head = head[2:].strip() if head.startswith("--") else head
         prompt = "\n".join(part for part in (head, cell.strip()) if part)
-        self._dispatch(Parsed("prompt", prompt) if prompt else Parsed("usage"))
+        self._dispatch(Prompt(prompt) if prompt else ShowUsage())
 
     def _dispatch(self, parsed: Parsed) -> None:
         try:
@@ -137,24 +173,27 @@ class CoworkMagics(Magics):
             print(f"loom: {exc}")
 
     def _run(self, parsed: Parsed) -> None:
-        if parsed.kind == "usage":
-            print(USAGE)
-        elif parsed.kind == "command_help":
-            print(
-                (parsed.text + "\n" if parsed.text else "")
-                + SUBCOMMANDS[parsed.name].parser.format_help()
-            )
-        elif parsed.kind == "notebook":
-            path, _, rest = parsed.text.partition(" ")
-            if not path:
-                raise LoomError("--notebook needs a path, e.g. %cowork --notebook analysis.ipynb")
-            print(self._get_cowork(path).banner())
-            if rest.strip():
-                self._run(parse_line(rest))
-        elif parsed.kind == "command":
-            SUBCOMMANDS[parsed.name].handler(self._get_cowork(None), parsed.args)
-        else:
-            self._prompt(parsed.text)
+        match parsed:
+            case ShowUsage():
+                print(USAGE)
+            case CommandHelp():
+                reason = parsed.text + "\n" if parsed.text else ""
+                print(reason + SUBCOMMANDS[parsed.name].parser.format_help())
+            case NotebookSwitch():
+                path, _, rest = parsed.text.partition(" ")
+                if not path:
+                    raise LoomError(
+                        "--notebook needs a path, e.g. %cowork --notebook analysis.ipynb"
+                    )
+                print(self._get_cowork(path).banner())
+                if rest.strip():
+                    self._run(parse_line(rest))
+            case Command():
+                SUBCOMMANDS[parsed.name].handler(self._get_cowork(None), parsed.args)
+            case Prompt():
+                self._prompt(parsed.text)
+            case _:
+                assert_never(parsed)
 
     def _prompt(self, text: str) -> None:
         from loom_jupyter.jupyter.runtime import missing_key_message

@@ -11,6 +11,22 @@ import html
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from typing_extensions import assert_never
+
+from loom_jupyter.engine.events import (
+    ApprovalNeeded,
+    Notice,
+    StateChanged,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+    TurnDone,
+    TurnError,
+    TurnStarted,
+    UsageEvent,
+)
+from loom_jupyter.records import FINISHED_TASK
+
 if TYPE_CHECKING:
     from loom_jupyter.archive import ModelCallRecord, SessionInfo, TaskInfo
     from loom_jupyter.engine.events import Event
@@ -42,7 +58,9 @@ class PanelData:
         state_yaml: str,
     ) -> PanelData:
         """From the archive rows of the current session."""
-        running = tuple(f"{t.goal[:60]} ({t.status})" for t in tasks if t.status not in _FINISHED)
+        running = tuple(
+            f"{t.goal[:60]} ({t.status})" for t in tasks if t.status not in FINISHED_TASK
+        )
         points = per_turn(calls)
         if info is None:
             return cls(state_yaml=state_yaml, tasks=running, points=points)
@@ -61,33 +79,47 @@ class PanelData:
     def apply(self, event: Event) -> PanelData:
         """The snapshot after ``event``."""
         replace = dataclasses.replace
-        if event.kind == "turn_started":
-            return replace(self, activity="thinking", points=(*self.points, (0, 0.0)))
-        if event.kind == "usage":
-            u = event.usage
-            tokens, cost = self.points[-1] if self.points else (0, 0.0)
-            point = (tokens + u.total_input_tokens + u.output_tokens, cost + event.cost_usd)
-            return replace(
-                self,
-                input_tokens=self.input_tokens + u.input_tokens,
-                output_tokens=self.output_tokens + u.output_tokens,
-                cache_tokens=self.cache_tokens
-                + u.cache_creation_input_tokens
-                + u.cache_read_input_tokens,
-                cost_usd=self.cost_usd + event.cost_usd,
-                points=(*self.points[:-1], point),
-            )
-        if event.kind == "state_changed":
-            return replace(
-                self,
-                title=event.title or "(untitled)",
-                turns=event.turn_count,
-                state_yaml=event.state_yaml,
-            )
-        return replace(self, activity=_activity(event, self.activity))
+        match event:
+            case TurnStarted():
+                return replace(self, activity="thinking", points=(*self.points, (0, 0.0)))
+            case UsageEvent():
+                return self._with_usage(event)
+            case StateChanged():
+                return replace(
+                    self,
+                    title=event.title or "(untitled)",
+                    turns=event.turn_count,
+                    state_yaml=event.state_yaml,
+                )
+            case ApprovalNeeded():
+                return replace(self, activity=f"waiting for approval: {event.name}")
+            case ToolStarted():
+                return replace(self, activity=f"running {event.name}")
+            case ToolFinished():
+                return replace(self, activity="thinking")
+            case TextDelta():
+                return replace(self, activity="answering")
+            case TurnDone() | TurnError():
+                return replace(self, activity="idle")
+            case Notice():
+                return self
+            case _:
+                assert_never(event)
 
-
-_FINISHED = {"done", "completed", "complete", "failed", "cancelled", "succeeded"}
+    def _with_usage(self, event: UsageEvent) -> PanelData:
+        u = event.usage
+        tokens, cost = self.points[-1] if self.points else (0, 0.0)
+        point = (tokens + u.total_input_tokens + u.output_tokens, cost + event.cost_usd)
+        return dataclasses.replace(
+            self,
+            input_tokens=self.input_tokens + u.input_tokens,
+            output_tokens=self.output_tokens + u.output_tokens,
+            cache_tokens=self.cache_tokens
+            + u.cache_creation_input_tokens
+            + u.cache_read_input_tokens,
+            cost_usd=self.cost_usd + event.cost_usd,
+            points=(*self.points[:-1], point),
+        )
 
 
 _CONTINUES = {"tool_use", "pause_turn"}
@@ -111,18 +143,6 @@ def _call_tokens(call: ModelCallRecord) -> int:
     return (
         call.input_tokens + call.output_tokens + call.cache_creation_tokens + call.cache_read_tokens
     )
-
-
-def _activity(event: Event, current: str) -> str:
-    if event.kind == "approval_needed":
-        return f"waiting for approval: {event.name}"
-    if event.kind == "tool_started":
-        return f"running {event.name}"
-    if event.kind in ("turn_done", "turn_error", "tool_finished"):
-        return "idle" if event.kind != "tool_finished" else "thinking"
-    if event.kind == "text_delta":
-        return "answering"
-    return current
 
 
 def sparkline_svg(values: list[float], *, width: int = 160, height: int = 28) -> str:

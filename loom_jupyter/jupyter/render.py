@@ -15,6 +15,21 @@ import time
 import uuid
 from typing import TYPE_CHECKING, Any, Protocol
 
+from typing_extensions import assert_never
+
+from loom_jupyter.engine.events import (
+    ApprovalNeeded,
+    Notice,
+    StateChanged,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+    TurnDone,
+    TurnError,
+    TurnStarted,
+    UsageEvent,
+)
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -71,22 +86,27 @@ class NotebookRenderer:
 
     def on_event(self, event: Event) -> None:
         """Render one engine event."""
-        if event.kind == "text_delta":
-            self._text += event.text
-            self._dirty = True
-            self.tick()
-        elif event.kind in ("approval_needed", "tool_started", "tool_finished"):
-            self._end_segment()
-            self._tool_card(event)
-        elif event.kind == "notice":
-            self.message(event.message, level=event.level)
-        elif event.kind == "turn_done":
-            self._end_segment()
-            if event.message:
-                self.message(event.message, level="warning")
-        elif event.kind == "turn_error":
-            self._end_segment()
-            self.message(event.message, level="error")
+        match event:
+            case TextDelta():
+                self._text += event.text
+                self._dirty = True
+                self.tick()
+            case ApprovalNeeded() | ToolStarted() | ToolFinished():
+                self._end_segment()
+                self._tool_card(event)
+            case Notice():
+                self.message(event.message, level=event.level)
+            case TurnDone():
+                self._end_segment()
+                if event.message:
+                    self.message(event.message, level="warning")
+            case TurnError():
+                self._end_segment()
+                self.message(event.message, level="error")
+            case TurnStarted() | UsageEvent() | StateChanged():
+                pass  # the panel and the sidebar show these; the cell shows the answer
+            case _:
+                assert_never(event)
 
     def tick(self) -> None:
         """Push the streaming text if it changed and the throttle allows."""
@@ -177,21 +197,26 @@ class TextRenderer:
 
     def on_event(self, event: Event) -> None:
         """Print one engine event."""
-        if event.kind == "text_delta":
-            self._write(event.text)
-        elif event.kind == "approval_needed":
-            self._line(f"  ⚙ {event.name}: {event.summary} (needs approval)")
-        elif event.kind == "tool_started":
-            self._line(f"  ⚙ {event.name}: {event.summary}")
-        elif event.kind == "tool_finished":
-            mark = "✗" if event.is_error else "✓"
-            self._line(f"    {mark} {event.summary}")
-        elif event.kind == "notice":
-            self._line(f"[{event.level}] {event.message}")
-        elif event.kind == "turn_done":
-            self._line(event.message) if event.message else self._end_line()
-        elif event.kind == "turn_error":
-            self._line(f"Error: {event.message}")
+        match event:
+            case TextDelta():
+                self._write(event.text)
+            case ApprovalNeeded():
+                self._line(f"  ⚙ {event.name}: {event.summary} (needs approval)")
+            case ToolStarted():
+                self._line(f"  ⚙ {event.name}: {event.summary}")
+            case ToolFinished():
+                mark = "✗" if event.is_error else "✓"
+                self._line(f"    {mark} {event.summary}")
+            case Notice():
+                self._line(f"[{event.level}] {event.message}")
+            case TurnDone():
+                self._line(event.message) if event.message else self._end_line()
+            case TurnError():
+                self._line(f"Error: {event.message}")
+            case TurnStarted() | UsageEvent() | StateChanged():
+                pass  # `%cowork status` shows these in a terminal
+            case _:
+                assert_never(event)
 
     def tick(self) -> None:
         """Nothing is throttled in a terminal."""

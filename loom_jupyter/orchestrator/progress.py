@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
+from loom_jupyter.records import FINISHED_SUBTASK, FINISHED_TASK, SubtaskStatus, TaskStatus
+
 __all__ = [
     "FINISHED_SUBTASK",
     "FINISHED_TASK",
@@ -23,20 +25,9 @@ __all__ = [
     "TaskUpdate",
 ]
 
-TaskStatus: TypeAlias = Literal[
-    "planning", "running", "passed", "failed", "cancelled", "interrupted"
-]
-SubtaskStatus: TypeAlias = Literal[
-    "pending", "running", "passed", "failed", "skipped", "cancelled", "incomplete"
-]
 ChangeKind: TypeAlias = Literal[
     "planned", "started", "tool", "usage", "verifying", "retrying", "finished", "task_done"
 ]
-
-FINISHED_TASK: frozenset[str] = frozenset({"passed", "failed", "cancelled", "interrupted"})
-FINISHED_SUBTASK: frozenset[str] = frozenset(
-    {"passed", "failed", "skipped", "cancelled", "incomplete"}
-)
 
 
 @dataclass(frozen=True, kw_only=True)

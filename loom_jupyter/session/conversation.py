@@ -51,6 +51,7 @@ from loom_jupyter.messages import (
     TextBlock,
     TurnDraft,
 )
+from loom_jupyter.records import FINISHED_TASK
 from loom_jupyter.session.lease import SessionLease
 from loom_jupyter.session.recovery import KERNEL_DIED_RESULT, CrashRecovery
 from loom_jupyter.session.turn import ActiveTurn
@@ -70,10 +71,6 @@ if TYPE_CHECKING:
     from loom_jupyter.tools.registry import ToolRegistry
 
 __all__ = ["CoworkSession"]
-
-_FINISHED_TASK = frozenset(
-    {"done", "succeeded", "completed", "passed", "failed", "cancelled", "canceled"}
-)
 
 
 class _Interrupted(Exception):
@@ -333,7 +330,7 @@ class CoworkSession:
         tasks = [
             OpenTask(t.id, t.goal, t.status)
             for t in await self.archive.list_tasks(sid)
-            if t.status not in _FINISHED_TASK
+            if t.status not in FINISHED_TASK
         ]
         self._state = self._state.with_totals(
             turn_count=info.turn_count,

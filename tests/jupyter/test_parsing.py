@@ -14,7 +14,7 @@ from loom_jupyter.engine.events import (
     UsageEvent,
 )
 from loom_jupyter.jupyter.approval import format_question, parse_answer
-from loom_jupyter.jupyter.magics import USAGE, parse_line
+from loom_jupyter.jupyter.magics import USAGE, Command, CommandHelp, Prompt, parse_line
 from loom_jupyter.jupyter.notebook_path import resolve_notebook
 from loom_jupyter.jupyter.panel_data import PanelData, panel_html, panel_text, per_turn
 from loom_jupyter.messages import Usage
@@ -44,12 +44,13 @@ if TYPE_CHECKING:
 )
 def test_subcommand_rule(line: str, kind: str, name: str) -> None:
     parsed = parse_line(line)
-    assert (parsed.kind, parsed.name) == (kind, name)
+    named = parsed.name if isinstance(parsed, Command | CommandHelp) else ""
+    assert (parsed.kind, named) == (kind, name)
 
 
 def test_forced_prompt_keeps_the_text() -> None:
-    assert parse_line("-- sessions are great").text == "sessions are great"
-    assert parse_line("what's in df").text == "what's in df"
+    assert parse_line("-- sessions are great") == Prompt("sessions are great")
+    assert parse_line("what's in df") == Prompt("what's in df")
 
 
 def test_usage_lists_every_subcommand_and_the_rule() -> None:

@@ -184,7 +184,7 @@ async def test_open_delegated_tasks_are_in_the_state(
     task = await archive.create_task(session.session_id, goal="profile every csv file")
     await archive.update_task(task, status="running")
     done = await archive.create_task(session.session_id, goal="an old job")
-    await archive.update_task(done, status="done")
+    await archive.update_task(done, status="passed")
     events = await collect(session, "how is it going?")
     assert [(t.id, t.status) for t in session.state.open_tasks] == [(task, "running")]
     state_yaml = events[-2].state_yaml  # type: ignore[union-attr]
