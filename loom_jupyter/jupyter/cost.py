@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import importlib.util
 import io
 from typing import TYPE_CHECKING
 
@@ -13,7 +14,12 @@ if TYPE_CHECKING:
 
     from loom_jupyter.archive import ModelCallRecord
 
-__all__ = ["cost_plot_png", "show_cost"]
+__all__ = ["NO_MATPLOTLIB", "cost_plot_png", "show_cost", "show_plot"]
+
+NO_MATPLOTLIB = (
+    "(A plot of tokens and cost per call needs matplotlib: `pip install matplotlib`, "
+    "then run `%cowork cost` again.)"
+)
 
 
 def show_cost(calls: Sequence[ModelCallRecord], *, rich: bool) -> None:
@@ -49,10 +55,18 @@ def show_cost(calls: Sequence[ModelCallRecord], *, rich: bool) -> None:
     )
     show_table(("call", "turn", "model", "in", "out", "cache", "cost", "stop"), rows)
     if rich:
-        from IPython.core.display import Image
-        from IPython.display import display
+        show_plot(calls)
 
-        display(Image(data=base64.b64decode(cost_plot_png(calls)), format="png"))
+
+def show_plot(calls: Sequence[ModelCallRecord]) -> None:
+    """The plot under the table; without matplotlib (not a dependency), how to get it."""
+    if importlib.util.find_spec("matplotlib") is None:
+        show_text(NO_MATPLOTLIB)
+        return
+    from IPython.core.display import Image
+    from IPython.display import display
+
+    display(Image(data=base64.b64decode(cost_plot_png(calls)), format="png"))
 
 
 def cost_plot_png(calls: Sequence[ModelCallRecord]) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import sys
 import json
 from typing import TYPE_CHECKING
 
@@ -262,3 +263,14 @@ def test_cell_magic_sends_the_whole_cell(
     shell.run_cell("%%cowork\nfirst line?\nsecond line")
     assert "Two lines received." in capsys.readouterr().out
     assert "first line?\\nsecond line" in _last_request(fake_anthropic)
+
+
+def test_cost_without_matplotlib_says_how_to_get_the_plot(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from loom_jupyter.jupyter.cost import NO_MATPLOTLIB, show_plot
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if it were not installed
+    show_plot([])
+    assert NO_MATPLOTLIB in capsys.readouterr().out
+    assert "pip install matplotlib" in NO_MATPLOTLIB
