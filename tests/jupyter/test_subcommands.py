@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import base64
-import sys
 import json
+import sys
 from typing import TYPE_CHECKING
 
 import pytest
