@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from loom_jupyter.messages import Turn
-    from loom_jupyter.records import SearchHit, SessionInfo, ToolCall, UsageTotals
+    from loom_jupyter.records import (
+        SearchHit,
+        SessionInfo,
+        SubtaskInfo,
+        TaskInfo,
+        ToolCall,
+        UsageTotals,
+    )
 
 __all__ = ["ArchiveReader", "TurnReader"]
 
@@ -57,4 +64,12 @@ class ArchiveReader(TurnReader, Protocol):
 
     async def usage_totals(self, session_id: str) -> UsageTotals:
         """Tokens and cost of the session."""
+        ...
+
+    async def list_tasks(self, session_id: str) -> list[TaskInfo]:
+        """The session's delegated tasks, oldest first."""
+        ...
+
+    async def list_subtasks(self, task_id: str) -> list[SubtaskInfo]:
+        """A task's subtasks, in plan order."""
         ...

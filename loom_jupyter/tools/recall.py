@@ -25,6 +25,7 @@ from loom_jupyter.tools.recall_render import (
     render_within_budget,
     shorten_text,
 )
+from loom_jupyter.tools.recall_tasks import task_transcript
 from loom_jupyter.tools.schema import object_schema
 
 if TYPE_CHECKING:
@@ -56,7 +57,9 @@ class ConversationRecall:
             "(all_sessions=true searches every session of this notebook); action=range: turns "
             "start_turn..end_turn verbatim; action=tool_calls: past calls of `tool_name` (or of "
             "any tool) with input and result; action=summary: session state and usage. "
-            "Output is compact ([Turn 12] user: ...) and cut to a budget, saying what was cut."
+            "Output is compact ([Turn 12] user: ...) and cut to a budget, saying what was cut. "
+            "task_id (a delegation's id from its digest): its subtasks; with subtask=ID, that "
+            "subtask's transcript (start_turn/end_turn as for range)."
         ),
         input_schema=object_schema(
             {
@@ -67,6 +70,8 @@ class ConversationRecall:
                 "tool_name": {"type": "string"},
                 "limit": {"type": "integer", "minimum": 1, "maximum": 50},
                 "all_sessions": {"type": "boolean", "default": False},
+                "task_id": {"type": "string"},
+                "subtask": {"type": "string"},
             },
             required=("action",),
         ),
@@ -78,6 +83,8 @@ class ConversationRecall:
         if action == "summary":
             return await _summary(ctx)
         archive, session_id = _require_archive(ctx)
+        if args.get("task_id"):
+            return await task_transcript(archive, session_id, args, ctx, _range)
         if action == "search":
             return await _search(archive, session_id, args, ctx)
         if action == "range":

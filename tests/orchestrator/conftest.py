@@ -46,7 +46,7 @@ def first_user_text(request: ModelRequest) -> str:
     """The text of the request's first user message (where a subtask's description is)."""
     first = request.messages[0]
     texts = [b.text for b in first.content if b.type == "text"]
-    return "\n".join(t for t in texts if not t.startswith("<subagent>"))
+    return "\n".join(t for t in texts if not t.startswith(("<subagent>", "<session_state>")))
 
 
 def last_user_text(request: ModelRequest) -> str:

@@ -1,0 +1,176 @@
+"""delegate_task in a conversation turn (the approval card under ask), resume, recall by task id."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from loom_jupyter.models.scripted import text, tool_call
+from loom_jupyter.settings import Settings
+from loom_jupyter.tools.base import ToolContext
+from loom_jupyter.tools.recall import ConversationRecall
+
+from .conftest import OpenDelegations, Router, plan, scripted, sequence
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from loom_jupyter.archive import Archive
+    from loom_jupyter.tools.approval import ApprovalRequest
+    from loom_jupyter.tools.local_kernel import LocalKernel
+
+GOAL = "Build and compare three models of churn"
+ASK = "please delegate the churn models"
+
+
+def _delegating_turn() -> list[object]:
+    return [
+        sequence(
+            tool_call("delegate_task", {"goal": GOAL, "context": "use df_churn"}),
+            text("The delegation is done."),
+        )
+    ]
+
+
+async def test_under_ask_the_plan_and_an_estimate_are_shown_before_anything_runs(
+    delegations: OpenDelegations, archive: Archive
+) -> None:
+    asked: list[ApprovalRequest] = []
+
+    async def person(request: ApprovalRequest) -> str:
+        asked.append(request)
+        return "yes"
+
+    router = Router(
+        [plan({"id": "lr", "description": "fit a logistic regression", "check": "True"})],
+        steps={ASK: _delegating_turn()},
+    )
+    orchestrator = await delegations(scripted(router), approver=person, approval="ask")
+    events = [e async for e in orchestrator.session.send(ASK)]
+    assert events[-1].kind == "turn_done"
+    [card] = asked
+    assert card.tool_name == "delegate_task"
+    assert "- lr: fit a logistic regression" in card.detail
+    assert "check: True" in card.detail
+    assert "Estimated cost:" in card.detail
+    assert "tokens, $" in card.detail
+    assert card.detail.endswith("Run this plan? (yes = Run, no = Cancel)")
+    finished = [e for e in events if e.kind == "tool_finished" and e.name == "delegate_task"]
+    assert finished
+    assert not finished[0].is_error
+    [task] = await archive.list_tasks(str(orchestrator.session.session_id))
+    assert task.status == "passed"
+    assert "use df_churn" in router.log[1][1]  # the caller's context reached the planner
+    assert ("first", "fit a logistic regression") in router.log
+
+
+async def test_cancel_on_the_card_runs_nothing(
+    delegations: OpenDelegations, archive: Archive
+) -> None:
+    async def person(request: ApprovalRequest) -> str:
+        return "no"
+
+    router = Router([plan({"id": "lr"})], steps={ASK: _delegating_turn()})
+    model = scripted(router)
+    orchestrator = await delegations(model, approver=person, approval="ask")
+    events = [e async for e in orchestrator.session.send(ASK)]
+    finished = next(e for e in events if e.kind == "tool_finished")
+    assert finished.is_error
+    [task] = await archive.list_tasks(str(orchestrator.session.session_id))
+    assert task.status == "cancelled"
+    assert [s.status for s in await archive.list_subtasks(task.id)] == ["cancelled"]
+    assert ("first", "do lr") not in router.log
+    assert "The person cancelled the plan" in str(model.requests[-1].messages)
+
+
+async def test_read_only_refuses_and_auto_runs_without_asking(
+    delegations: OpenDelegations, archive: Archive
+) -> None:
+    router = Router([plan({"id": "lr"})], steps={ASK: _delegating_turn()})
+    orchestrator = await delegations(scripted(router), approval="read-only")
+    events = [e async for e in orchestrator.session.send(ASK)]
+    finished = next(e for e in events if e.kind == "tool_finished")
+    assert finished.is_error
+    assert "read-only" in finished.summary
+    assert await archive.list_tasks(str(orchestrator.session.session_id)) == []
+    orchestrator.session.set_approval("auto")
+    output = await orchestrator.delegate_for_tool(GOAL, "", wait=True)
+    assert not output.is_error
+    assert output.text_content.startswith("Delegated task ")
+
+
+async def test_resume_reruns_only_what_did_not_pass(
+    delegations: OpenDelegations, archive: Archive
+) -> None:
+    router = Router(
+        [
+            plan(
+                {"id": "a", "description": "part a"},
+                {"id": "b", "description": "part b", "depends_on": ["a"]},
+            )
+        ],
+        verdicts={"b": ["fail: not yet"]},
+    )
+    orchestrator = await delegations(scripted(router))
+    first = await orchestrator.start("two parts")
+    assert first.status == "failed"
+    router.verdicts["b"] = ["pass: now it is"]
+    again = await orchestrator.resume(first.task_id[:6])
+    assert again.task_id == first.task_id
+    assert again.status == "passed"
+    assert router.log.count(("first", "part a")) == 1  # a passed before: not rerun
+    assert router.log.count(("first", "part b")) == 4
+    rows = {s.subtask_key: s for s in await archive.list_subtasks(first.task_id)}
+    assert (rows["a"].status, rows["a"].attempts) == ("passed", 1)
+    assert (rows["b"].status, rows["b"].attempts) == ("passed", 4)
+    assert "- a: passed (1 attempt)" in again.digest
+
+
+async def test_unfinished_tasks_show_as_interrupted_after_a_restart(
+    delegations: OpenDelegations, archive: Archive
+) -> None:
+    router = Router([plan({"id": "a"}, {"id": "b"})])
+    orchestrator = await delegations(scripted(router))
+    done = await orchestrator.start("two parts")
+    subtasks = await archive.list_subtasks(done.task_id)
+    # what a kernel killed mid-run leaves behind
+    await archive.update_task(done.task_id, status="running")
+    await archive.update_subtask(subtasks[1].id, status="running")
+    assert await orchestrator.mark_interrupted() == [done.task_id]
+    task = await archive.get_task(done.task_id)
+    assert task.status == "interrupted"
+    after = {s.subtask_key: (s.status, s.reason) for s in await archive.list_subtasks(task.id)}
+    assert after == {
+        "a": ("passed", after["a"][1]),
+        "b": ("incomplete", "interrupted by a kernel restart"),
+    }
+    [snapshot] = await orchestrator.snapshots()
+    assert snapshot.status == "interrupted"
+    assert [s["status"] for s in snapshot.to_json()["subtasks"]] == ["passed", "incomplete"]
+    resumed = await orchestrator.resume(done.task_id)
+    assert resumed.status == "passed"
+    assert router.log.count(("first", "do a")) == 1
+
+
+async def test_recall_opens_a_subtask_transcript_by_task_id(
+    delegations: OpenDelegations, archive: Archive, kernel: LocalKernel, notebook: Path
+) -> None:
+    router = Router([plan({"id": "eda", "description": "explore the churn table"})])
+    orchestrator = await delegations(scripted(router))
+    outcome = await orchestrator.start(GOAL)
+    ctx = ToolContext(
+        notebook_dir=notebook.parent,
+        settings=Settings(),
+        kernel=kernel,
+        archive=archive,
+        session_id=orchestrator.session.session_id,
+    )
+    recall = ConversationRecall()
+    listing = await recall.run({"action": "range", "task_id": outcome.task_id[:10]}, ctx)
+    assert "- eda: passed, 1 attempt(s), 1 transcript(s)" in listing.text_content
+    opened = await recall.run(
+        {"action": "range", "task_id": outcome.task_id, "subtask": "eda"}, ctx
+    )
+    assert not opened.is_error
+    assert "Subtask eda — passed, attempt 1" in opened.text_content
+    assert "explore the churn table" in opened.text_content
+    assert "finished explore the churn table" in opened.text_content
