@@ -25,9 +25,7 @@ show ``str(error)``: each message says what happened and what to do next.
     │   ├── StreamInterruptedError the stream broke or ended early
     │   └── ModelAPIError          any other API failure
     ├── ContextBudgetError         the window cannot fit even the newest turn
-    ├── IterationLimitError        the tool loop ran past its limit
     ├── ToolError                  raised inside a tool; becomes an is_error result
-    │   ├── ToolInputError         malformed arguments from the model
     │   ├── PathOutsideNotebookError  a path escapes the notebook's folder
     │   └── ApprovalDeniedError    the person (or the policy) said no
     └── DelegationError            planning or running delegated work failed
@@ -44,7 +42,6 @@ __all__ = [
     "AuthenticationError",
     "ContextBudgetError",
     "DelegationError",
-    "IterationLimitError",
     "LeaseHeldError",
     "LoomConfigError",
     "LoomError",
@@ -60,7 +57,6 @@ __all__ = [
     "SessionNotFoundError",
     "StreamInterruptedError",
     "ToolError",
-    "ToolInputError",
     "TurnNotFoundError",
 ]
 
@@ -161,16 +157,8 @@ class ContextBudgetError(LoomError):
     """The request cannot fit the context budget, even with the smallest window."""
 
 
-class IterationLimitError(LoomError):
-    """The agent loop reached its per-turn iteration limit."""
-
-
 class ToolError(LoomError):
     """A tool failed; the loop turns it into an ``is_error`` tool result."""
-
-
-class ToolInputError(ToolError):
-    """The model sent arguments the tool cannot use."""
 
 
 class PathOutsideNotebookError(ToolError):

@@ -122,16 +122,6 @@ class UsageTotals:
     cost_usd: float = 0.0
     calls: int = 0
 
-    @property
-    def total_tokens(self) -> int:
-        """Every input (including cache writes and reads) and output token."""
-        return (
-            self.input_tokens
-            + self.output_tokens
-            + self.cache_creation_tokens
-            + self.cache_read_tokens
-        )
-
 
 @dataclass(frozen=True, kw_only=True)
 class ModelCallRecord:
