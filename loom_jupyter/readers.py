@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from loom_jupyter.messages import Turn
     from loom_jupyter.records import (
+        ProjectSearch,
         SearchHit,
         SessionInfo,
         SubtaskInfo,
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
         UsageTotals,
     )
 
-__all__ = ["ArchiveReader", "TurnReader"]
+__all__ = ["ArchiveReader", "ProjectReader", "TurnReader"]
 
 
 class TurnReader(Protocol):
@@ -72,4 +73,12 @@ class ArchiveReader(TurnReader, Protocol):
 
     async def list_subtasks(self, task_id: str) -> list[SubtaskInfo]:
         """A task's subtasks, in plan order."""
+        ...
+
+
+class ProjectReader(Protocol):
+    """Searches every notebook archive of a project (read-only, bounded in count and time)."""
+
+    async def search_project(self, query: str, limit: int = 10) -> ProjectSearch:
+        """Ranked matches for ``query`` across the project's archives, naming their notebook."""
         ...

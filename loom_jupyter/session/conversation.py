@@ -66,6 +66,7 @@ if TYPE_CHECKING:
 
     from loom_jupyter.archive import Archive, SessionInfo
     from loom_jupyter.models.base import Model, ModelRequest
+    from loom_jupyter.readers import ProjectReader
     from loom_jupyter.records import LeaseTakeover
     from loom_jupyter.tools.delegate import Delegator
     from loom_jupyter.tools.registry import ToolRegistry
@@ -468,6 +469,7 @@ class CoworkSession:
             session_id=session_id,
             session_summary=self._summary,
             delegator=self.delegator,
+            project=_project_reader(self.notebook_path, self.settings),
         )
 
     async def _summary(self) -> str:
@@ -497,6 +499,13 @@ def _default_model(settings: Settings) -> Model:
     from loom_jupyter.models.anthropic import AnthropicModel
 
     return AnthropicModel(settings)
+
+
+def _project_reader(notebook: Path, settings: Settings) -> ProjectReader:
+    """Every notebook archive of the notebook's project, read-only (recall scope all_notebooks)."""
+    from loom_jupyter.archive.project import ProjectArchives, project_root
+
+    return ProjectArchives(project_root(notebook), busy_timeout=settings.busy_timeout_seconds)
 
 
 def _default_kernel() -> KernelBridge:

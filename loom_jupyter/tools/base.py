@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from loom_jupyter.messages import ToolSpec
-    from loom_jupyter.readers import ArchiveReader
+    from loom_jupyter.readers import ArchiveReader, ProjectReader
     from loom_jupyter.settings import Settings
     from loom_jupyter.tools.delegate import Delegator
 
@@ -149,6 +149,7 @@ class ToolContext:
     archive: ArchiveReader | None = None
     session_id: str | None = None
     session_summary: Callable[[], Awaitable[str]] | None = None
+    project: ProjectReader | None = None  # every notebook archive of the project, read-only
     delegator: Delegator | None = None  # the orchestrator, when the session has one
     extra: Mapping[str, Any] = field(default_factory=dict)
 

@@ -2,7 +2,8 @@
 
 The context window holds only recent turns; everything older is in the
 notebook's SQLite archive. Actions (pinned): ``search`` (ranked hits with one
-turn of context on each side), ``range`` (turns start..end), ``tool_calls``
+turn of context on each side; ``scope`` ``session``, ``notebook`` or
+``all_notebooks`` of the project), ``range`` (turns start..end), ``tool_calls``
 (past calls of a tool: input and result preview) and ``summary`` (the session
 state block and usage figures). Output stays within
 ``settings.recall_output_tokens`` (see :mod:`loom_jupyter.tools.recall_render`).
@@ -31,8 +32,8 @@ from loom_jupyter.tools.schema import object_schema
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from loom_jupyter.readers import ArchiveReader
-    from loom_jupyter.records import SearchHit, ToolCall
+    from loom_jupyter.readers import ArchiveReader, ProjectReader
+    from loom_jupyter.records import ProjectHit, ProjectSearch, SearchHit, ToolCall
     from loom_jupyter.tools.recall_render import Rendered
 
 __all__ = ["ConversationRecall"]
@@ -53,8 +54,10 @@ class ConversationRecall:
         name="conversation_recall",
         description=(
             "Look back in this conversation's full archive (older turns are not in your context). "
-            "action=search: ranked matches for `query` with one turn of context each side "
-            "(all_sessions=true searches every session of this notebook); action=range: turns "
+            "action=search: ranked matches for `query` with one turn of context each side; "
+            "scope=session (default: this conversation), notebook (every session of this "
+            "notebook) or all_notebooks (every notebook of the project; hits name their notebook "
+            "and session); action=range: turns "
             "start_turn..end_turn verbatim; action=tool_calls: past calls of `tool_name` (or of "
             "any tool) with input and result; action=summary: session state and usage. "
             "Output is compact ([Turn 12] user: ...) and cut to a budget, saying what was cut. "
@@ -69,6 +72,11 @@ class ConversationRecall:
                 "end_turn": {"type": "integer", "minimum": 1},
                 "tool_name": {"type": "string"},
                 "limit": {"type": "integer", "minimum": 1, "maximum": 50},
+                "scope": {
+                    "type": "string",
+                    "enum": ["session", "notebook", "all_notebooks"],
+                    "default": "session",
+                },
                 "all_sessions": {"type": "boolean", "default": False},
                 "task_id": {"type": "string"},
                 "subtask": {"type": "string"},
@@ -82,6 +90,8 @@ class ConversationRecall:
         action = args["action"]
         if action == "summary":
             return await _summary(ctx)
+        if action == "search" and args.get("scope") == "all_notebooks":
+            return await _search_project(_require_project(ctx), args, ctx)
         archive, session_id = _require_archive(ctx)
         if args.get("task_id"):
             return await task_transcript(archive, session_id, args, ctx, _range)
@@ -98,6 +108,15 @@ def _require_archive(ctx: ToolContext) -> tuple[ArchiveReader, str]:
             "There is no conversation archive for this session yet, so there is nothing to recall."
         )
     return ctx.archive, ctx.session_id
+
+
+def _require_project(ctx: ToolContext) -> ProjectReader:
+    if ctx.project is None:
+        raise ToolError(
+            "Searching other notebooks is not available here (no project folder is known); "
+            "use scope=notebook or scope=session."
+        )
+    return ctx.project
 
 
 def _budget(ctx: ToolContext) -> int:
@@ -130,7 +149,7 @@ async def _search(
     query = str(args.get("query") or "").strip()
     if not query:
         raise ToolError("action=search needs a `query` (words to look for).")
-    all_sessions = bool(args.get("all_sessions", False))
+    all_sessions = args.get("scope") == "notebook" or bool(args.get("all_sessions", False))
     limit = int(args.get("limit", 10))
     hits = await archive.search(session_id, query, limit, all_sessions=all_sessions)
     if not hits:
@@ -205,6 +224,42 @@ async def _hit_groups(
         if entries:
             groups.append(entries)
     return groups
+
+
+async def _search_project(
+    project: ProjectReader, args: Mapping[str, Any], ctx: ToolContext
+) -> ToolOutput:
+    query = str(args.get("query") or "").strip()
+    if not query:
+        raise ToolError("action=search needs a `query` (words to look for).")
+    found = await project.search_project(query, int(args.get("limit", 10)))
+    words = _query_words(query)
+    groups = [_project_group(hit, words) for hit in found.hits]
+    rendered = render_within_budget([g for g in groups if g], _budget(ctx))
+    head = (
+        f"{len(found.hits)} ranked hit(s) for {query!r} across {found.archives} notebook "
+        "archive(s) of the project, best first; each names its notebook and session:\n\n"
+    )
+    if not found.hits:
+        head = f"No matches for {query!r} in the {found.archives} notebook archive(s) searched."
+    text = head + rendered.text + _footer(rendered, "lower-ranked hit group(s)")
+    text += _skipped_note(found)
+    return ToolOutput.text(text, summary=f"recall project search: {len(found.hits)} hits")
+
+
+def _project_group(found: ProjectHit, words: frozenset[str]) -> list[RecallEntry]:
+    title = f" ({found.session_title[:60]})" if found.session_title else ""
+    tag = f"{found.notebook} · session {found.session_id[:8]}{title} ·"
+    return [
+        entry_from_turn(t, session_tag=tag, match=_mentions(t.content, words))
+        for t in found.context
+    ]
+
+
+def _skipped_note(found: ProjectSearch) -> str:
+    if not found.skipped:
+        return ""
+    return "\n\n[Not searched: " + "; ".join(found.skipped) + "]"
 
 
 # --- range ------------------------------------------------------------------

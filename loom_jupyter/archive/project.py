@@ -1,0 +1,182 @@
+"""Every notebook archive of a project, searched read-only.
+
+The project root is the nearest folder up from the notebook holding ``.git``,
+else the notebook's own folder. Every ``.loom/*.sqlite`` under it is a notebook's
+archive. The walk is bounded (folders visited, archives kept: the most recently
+written first), each archive is opened read-only (never created, migrated or
+locked for writing) and the whole search has a deadline; what was left out is
+reported, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import quote
+
+from loom_jupyter.archive.core import Archive
+from loom_jupyter.archive.db import Db
+from loom_jupyter.archive.schema import MIGRATIONS
+from loom_jupyter.archive.search import search_turns
+from loom_jupyter.errors import ArchiveError
+from loom_jupyter.records import ProjectHit, ProjectSearch
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from loom_jupyter.records import SearchHit
+
+__all__ = [
+    "MAX_ARCHIVES",
+    "SEARCH_SECONDS",
+    "ProjectArchives",
+    "find_archives",
+    "open_read_only",
+    "project_root",
+]
+
+MAX_ARCHIVES = 64
+"""Archives searched at most (the most recently written)."""
+
+SEARCH_SECONDS = 5.0
+"""The whole project search's deadline."""
+
+_MAX_FOLDERS = 5_000
+_SKIP = frozenset({".git", "node_modules", "__pycache__", ".ipynb_checkpoints", ".venv", "venv"})
+
+
+def project_root(notebook_path: str | os.PathLike[str]) -> Path:
+    """The nearest folder up from the notebook holding ``.git``, else the notebook's folder."""
+    folder = Path(notebook_path).expanduser().absolute().parent
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return folder
+
+
+def _folders(root: Path) -> Iterator[Path]:
+    """Folders under ``root`` (itself first), skipping tool and environment folders."""
+    for seen, (here, dirs, _files) in enumerate(os.walk(root)):
+        if seen >= _MAX_FOLDERS:
+            return
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP and (d == ".loom" or d[0] != "."))
+        if ".loom" in dirs:
+            dirs.remove(".loom")  # archives are files in it, not folders to walk
+            yield Path(here) / ".loom"
+
+
+def find_archives(root: Path, limit: int = MAX_ARCHIVES) -> tuple[list[Path], int]:
+    """The project's archive files, most recently written first, and how many were left out."""
+    found = [p for folder in _folders(root) for p in folder.glob("*.sqlite") if p.is_file()]
+    found.sort(key=_written, reverse=True)
+    return found[:limit], max(len(found) - limit, 0)
+
+
+def _written(path: Path) -> float:
+    wal = path.with_name(path.name + "-wal")
+    try:
+        return max(path.stat().st_mtime, wal.stat().st_mtime if wal.exists() else 0.0)
+    except OSError:
+        return 0.0
+
+
+async def open_read_only(path: Path, busy_timeout: float = 2.0) -> Archive:
+    """An existing archive opened for reading only; refuses other schema versions."""
+    import aiosqlite  # deferred like Archive.open
+
+    uri = f"file:{quote(str(path))}?mode=ro"
+    try:
+        conn = await aiosqlite.connect(uri, uri=True, timeout=busy_timeout, isolation_level=None)
+    except sqlite3.Error as error:
+        raise ArchiveError(f"{path}: cannot be opened for reading ({error})") from error
+    conn.row_factory = sqlite3.Row
+    archive = Archive(Db(conn, path, busy_timeout))
+    try:
+        await _check_version(archive, path)
+    except BaseException:
+        await archive.close()
+        raise
+    return archive
+
+
+async def _check_version(archive: Archive, path: Path) -> None:
+    row = await archive._db.fetchone("PRAGMA user_version")
+    version = row[0] if row is not None else 0
+    if version != len(MIGRATIONS):
+        raise ArchiveError(
+            f"{path}: schema version {version}, this loom_jupyter reads {len(MIGRATIONS)} "
+            "(open its notebook once with this version to upgrade it)"
+        )
+
+
+@dataclass(frozen=True)
+class ProjectArchives:
+    """The archives under ``root``; satisfies :class:`~loom_jupyter.readers.ProjectReader`."""
+
+    root: Path
+    max_archives: int = MAX_ARCHIVES
+    seconds: float = SEARCH_SECONDS
+    busy_timeout: float = 2.0
+
+    async def search_project(self, query: str, limit: int = 10) -> ProjectSearch:
+        """Best hits across the project's archives, each with one turn of context each side."""
+        paths, left_out = await asyncio.to_thread(find_archives, self.root, self.max_archives)
+        skipped = [f"{left_out} older archive(s) beyond the first {self.max_archives}"]
+        skipped = skipped if left_out else []
+        deadline = time.monotonic() + self.seconds
+        results = await asyncio.gather(*(self._one(p, query, limit, deadline) for p in paths))
+        hits: list[ProjectHit] = []
+        for path, result in zip(paths, results, strict=True):
+            if isinstance(result, str):
+                skipped.append(f"{self._label(path)}: {result}")
+            else:
+                hits.extend(result)
+        hits.sort(key=lambda h: (-h.hit.score, h.notebook, -h.hit.turn_number))
+        return ProjectSearch(hits=tuple(hits[:limit]), archives=len(paths), skipped=tuple(skipped))
+
+    async def _one(
+        self, path: Path, query: str, limit: int, deadline: float
+    ) -> list[ProjectHit] | str:
+        """The archive's hits, or why it was not searched."""
+        try:
+            return await asyncio.wait_for(
+                self._search(path, query, limit), max(deadline - time.monotonic(), 0.01)
+            )
+        except asyncio.TimeoutError:  # not the builtin before Python 3.11
+            return f"not searched within {self.seconds:g} s"
+        except ArchiveError as error:
+            return str(error)
+
+    async def _search(self, path: Path, query: str, limit: int) -> list[ProjectHit]:
+        async with await open_read_only(path, self.busy_timeout) as archive:
+            sessions = await archive.list_sessions(limit=1_000_000)
+            titles = {s.id: s.title for s in sessions}
+            ids = [s.id for s in sessions]
+            found = await search_turns(archive._db, session_ids=ids, query=query, limit=limit)
+            return [await self._hit(archive, path, hit, titles) for hit in found]
+
+    async def _hit(
+        self, archive: Archive, path: Path, hit: SearchHit, titles: dict[str, str]
+    ) -> ProjectHit:
+        lo, hi = max(1, hit.turn_number - 1), hit.turn_number + 1
+        context = tuple(await archive.get_turns(hit.session_id, lo, hi))
+        return ProjectHit(
+            notebook=self._label(path),
+            session_id=hit.session_id,
+            session_title=titles.get(hit.session_id, ""),
+            hit=hit,
+            context=context,
+        )
+
+    def _label(self, path: Path) -> str:
+        """The notebook an archive belongs to, relative to the root when inside it."""
+        notebook = path.parent.parent / path.name.removesuffix(".sqlite")
+        try:
+            return str(notebook.relative_to(self.root))
+        except ValueError:
+            return str(notebook)
