@@ -45,6 +45,7 @@ __all__ = [
     "LoopFailed",
     "ModelCallDone",
     "ModelCallFailed",
+    "StepEvent",
     "ToolCallDone",
 ]
 
@@ -100,7 +101,7 @@ class LoopFailed:
     kind: Literal["loop_failed"] = "loop_failed"
 
 
-AgentEvent: TypeAlias = (
+StepEvent: TypeAlias = (
     TextDelta
     | ToolStarted
     | ApprovalNeeded
@@ -108,9 +109,10 @@ AgentEvent: TypeAlias = (
     | ModelCallDone
     | ModelCallFailed
     | ToolCallDone
-    | LoopEnded
-    | LoopFailed
 )
+"""The events of a turn's steps; the session archives or passes each on."""
+AgentEvent: TypeAlias = StepEvent | LoopEnded | LoopFailed
+"""Everything the loop yields: its steps, then exactly one end."""
 RequestSource: TypeAlias = Callable[[], "ModelRequest"]
 
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING
 
 from typing_extensions import assert_never
 
-from loom_jupyter.engine.agent import ModelCallDone, ModelCallFailed, ToolCallDone
+from loom_jupyter.engine.agent import ModelCallDone, ModelCallFailed, StepEvent, ToolCallDone
 from loom_jupyter.engine.events import (
     ApprovalNeeded,
     Notice,
@@ -35,18 +35,7 @@ if TYPE_CHECKING:
     from loom_jupyter.messages import TurnStatus
     from loom_jupyter.session.turn_writer import TurnWriter
 
-__all__ = ["ActiveTurn", "StepEvent"]
-
-StepEvent: TypeAlias = (
-    TextDelta
-    | ToolStarted
-    | ApprovalNeeded
-    | Notice
-    | ModelCallDone
-    | ModelCallFailed
-    | ToolCallDone
-)
-"""The agent events a turn archives or passes on (the loop's end is the session's business)."""
+__all__ = ["ActiveTurn"]
 
 
 @dataclass
