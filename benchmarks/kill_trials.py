@@ -58,6 +58,7 @@ class Trial:
     kept_is_prefix: bool
     kept_within_window: bool  # kept >= what was shown KEEP_WINDOW s before the kill
     first_request_valid: bool
+    state_says_kernel_died: bool  # the first request's session state names the crash
     banner: str
 
 
@@ -196,6 +197,7 @@ class Trials:
             kept_is_prefix=STREAM_TEXT.startswith(kept),
             kept_within_window=len(kept) >= len(_shown_by(shown, killed_at - KEEP_WINDOW)),
             first_request_valid=bool(first) and valid_request(first[0].body),
+            state_says_kernel_died=bool(first) and "the kernel died" in json.dumps(first[0].body),
             banner=banner.strip().splitlines()[-1] if banner.strip() else "",
         )
 

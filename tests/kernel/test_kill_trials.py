@@ -42,6 +42,7 @@ def test_ten_kills_at_random_moments_lose_nothing_and_resume_the_same_session() 
         assert trial.integrity == "ok", trial
         assert trial.same_session, trial
         assert trial.first_request_valid, trial
+        assert trial.state_says_kernel_died, trial
         assert trial.kept_is_prefix, trial
     for trial in (t for t in trials if t.moment == "stream"):
         assert trial.shown_chars > 0, trial  # the kill came while the answer streamed
