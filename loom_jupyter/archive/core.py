@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,7 +18,6 @@ from loom_jupyter.archive.tasks import TasksMixin
 from loom_jupyter.archive.turns import TurnsMixin
 
 if TYPE_CHECKING:
-    import os
     from collections.abc import Generator
     from types import TracebackType
 
@@ -48,6 +48,16 @@ class Archive(SessionsMixin, TurnsMixin, LedgerMixin, LeaseMixin, TasksMixin):
         subclasses: busy, corrupt (file untouched) or read-only.
         """
         return _Opening(Path(path).expanduser().absolute(), busy_timeout)
+
+    async def save_copy(self, target: str | os.PathLike[str]) -> None:
+        """Write a consistent copy of the archive to ``target`` (created 0600; must not exist).
+
+        Works even when this archive's own file was deleted while open: the
+        connection still reads it, so the copy brings it back (``VACUUM INTO``).
+        """
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.close(fd)
+        await self._db.execute("VACUUM INTO ?", (os.fspath(target),))
 
     async def close(self) -> None:
         """Close the connection; safe to call twice."""

@@ -28,10 +28,12 @@ def load(shell: Any) -> None:
     if id(shell) in _LOADED:
         print("loom is already loaded: `%cowork --help` lists what it can do.")
         return
+    from loom_jupyter.jupyter.delegate_magics import DelegateMagics
     from loom_jupyter.jupyter.magics import CoworkMagics, keep_question_marks
 
     _LOADED[id(shell)] = None
     shell.register_magics(CoworkMagics(shell, lambda path: _cowork(shell, path)))
+    shell.register_magics(DelegateMagics(shell, lambda path: _cowork(shell, path)))
     if keep_question_marks not in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.append(keep_question_marks)
     try:
@@ -61,11 +63,15 @@ def current(shell: Any) -> Any:
 def _cowork(shell: Any, notebook: str | None) -> Any:
     """The shell's coworker, opening it (or re-opening for another notebook) on demand."""
     from loom_jupyter.jupyter.notebook_path import resolve_notebook
-    from loom_jupyter.jupyter.runtime import KernelCowork
 
     if id(shell) not in _LOADED:
         raise LoomError("loom is not loaded: run %load_ext loom_jupyter")
     existing = _LOADED.get(id(shell))
+    if existing is not None and not _usable(existing):  # e.g. locked at load: try again
+        existing.close()
+        existing = _LOADED[id(shell)] = None
+    if existing is not None and not existing.archive.path.exists():
+        existing = _LOADED[id(shell)] = _rescue(shell, existing)
     if existing is not None and notebook is None:
         return existing
     location = resolve_notebook(shell.user_ns, explicit=notebook)
@@ -73,6 +79,12 @@ def _cowork(shell: Any, notebook: str | None) -> Any:
         if existing.location.path == location.path:
             return existing
         existing.close()
+    return _open(shell, location)
+
+
+def _open(shell: Any, location: Any) -> Any:
+    from loom_jupyter.jupyter.runtime import KernelCowork
+
     cowork = KernelCowork(shell, location)
     try:
         cowork.open()
@@ -82,3 +94,31 @@ def _cowork(shell: Any, notebook: str | None) -> Any:
     _LOADED[id(shell)] = cowork
     atexit.register(cowork.close)
     return cowork
+
+
+def _usable(cowork: Any) -> bool:
+    """Whether ``cowork`` opened (waiting for the end of opening); a failed open is retried."""
+    try:
+        _ = cowork.session
+    except LoomError:
+        return False
+    return True
+
+
+def _rescue(shell: Any, cowork: Any) -> Any:
+    """The archive file was deleted while open: write it back from the open connection, reopen.
+
+    The lease is released first so the reopened coworker resumes the same session.
+    """
+    from loom_jupyter.archive import archive_path_for
+
+    path = cowork.archive.path
+    archive_path_for(cowork.location.path)  # the .loom folder and its .gitignore again
+    cowork.run(cowork.session.close())
+    cowork.run(cowork.archive.save_copy(path))
+    cowork.close()
+    print(
+        f"loom: the archive {path} was deleted while this kernel was using it; it was written "
+        "back from this kernel's open copy, with every turn."
+    )
+    return _open(shell, cowork.location)

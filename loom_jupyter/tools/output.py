@@ -1,4 +1,12 @@
-"""Shaping tool text for the model: head+tail caps and secret redaction."""
+"""Shaping tool text for the model: head+tail caps and secret redaction.
+
+Two kinds of secret are redacted (replaced by ``[REDACTED]``): the values of
+environment variables whose names look secret (``*KEY*``, ``*TOKEN*``,
+``*SECRET*``, ``*PASSWORD*``, ...; values of 6+ characters), and anything
+shaped like a well-known API key (``sk-ant-...``, ``sk-proj-...``, ``AKIA...``,
+``ghp_...``, ``xoxb-...``), wherever it came from. Lone surrogates, which
+UTF-8 (and so the archive) cannot hold, become U+FFFD on the way.
+"""
 
 from __future__ import annotations
 
@@ -19,14 +27,24 @@ __all__ = [
     "cap_text",
     "redact",
     "redact_output",
+    "redact_secrets",
     "secret_values",
 ]
 
 REDACTED = "[REDACTED]"
 
 # Environment variables whose values must never reach the model or the archive.
-_SECRET_NAME = re.compile(r"API_KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
-_MIN_SECRET_LEN = 8  # shorter values are too likely to be ordinary words
+_SECRET_NAME = re.compile(r"KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
+_MIN_SECRET_LEN = 6  # shorter values are too likely to be ordinary words
+# Key formats worth catching even when no environment variable holds them (a pasted key).
+_KEY_SHAPES = re.compile(
+    r"sk-ant-[A-Za-z0-9_-]{8,}"  # Anthropic
+    r"|sk-(?:proj-)?[A-Za-z0-9_-]{32,}"  # OpenAI
+    r"|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"  # AWS access key ids
+    r"|\b(?:ghp|gho|ghs|ghu|github_pat)_[A-Za-z0-9_]{20,}"  # GitHub tokens
+    r"|\bxox[abpors]-[A-Za-z0-9-]{10,}"  # Slack tokens
+)
+_LONE_SURROGATES = re.compile("[\ud800-\udfff]")  # not encodable as UTF-8: SQLite would refuse
 
 
 def cap_text(text: str, max_chars: int, *, hint: str = "") -> str:
@@ -62,18 +80,21 @@ def secret_values(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every occurrence of a secret replaced by ``[REDACTED]``."""
+    """``text`` with every secret value and every key-shaped string replaced by ``[REDACTED]``."""
     for secret in secrets:
         if secret in text:
             text = text.replace(secret, REDACTED)
-    return text
+    return _LONE_SURROGATES.sub("\ufffd", _KEY_SHAPES.sub(REDACTED, text))
+
+
+def redact_secrets(text: str) -> str:
+    """``text`` without the secrets of this process's environment or anything key-shaped."""
+    return redact(text, secret_values())
 
 
 def redact_output(output: ToolOutput, secrets: Iterable[str]) -> ToolOutput:
     """``output`` with secrets removed from its text blocks and summary."""
     values = tuple(secrets)
-    if not values:
-        return output
     content = tuple(
         TextBlock(redact(b.text, values)) if isinstance(b, TextBlock) else b for b in output.content
     )
