@@ -8,6 +8,7 @@ render (terminal IPython), :meth:`Panel.show` prints :func:`panel_text`.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +16,7 @@ from loom_jupyter.jupyter.panel_data import PanelData, panel_html, panel_text
 
 if TYPE_CHECKING:
     from loom_jupyter.engine.events import Event
+    from loom_jupyter.orchestrator import TaskSnapshot
 
 __all__ = ["Panel"]
 
@@ -30,6 +32,17 @@ class Panel:
     def apply(self, event: Event) -> None:
         """Fold an engine event in and refresh the widgets (main thread)."""
         self.data = self.data.apply(event)
+        self._refresh()
+
+    def show_task(self, snapshot: TaskSnapshot) -> None:
+        """Show a delegation's live table (the three most recent tasks; main thread)."""
+        from loom_jupyter.jupyter.delegate_view import task_table_html, task_table_text
+
+        self._tasks = {**getattr(self, "_tasks", {}), snapshot.task_id: snapshot}
+        recent = list(self._tasks.values())[-3:]
+        html_ = "".join(task_table_html(s) for s in recent)
+        text = "\n".join(task_table_text(s) for s in recent)
+        self.data = dataclasses.replace(self.data, task_html=html_, task_text=text)
         self._refresh()
 
     def reset(self, data: PanelData) -> None:

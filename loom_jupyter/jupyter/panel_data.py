@@ -48,6 +48,8 @@ class PanelData:
     state_yaml: str = ""
     tasks: tuple[str, ...] = ()
     points: tuple[tuple[int, float], ...] = ()  # (tokens, cost) per turn
+    task_html: str = ""  # live delegation tables (escaped HTML, see delegate_view)
+    task_text: str = ""
 
     @classmethod
     def build(
@@ -172,6 +174,8 @@ def panel_text(data: PanelData) -> str:
         lines.append("Tokens per turn: " + ", ".join(f"{t:,}" for t, _ in data.points[-12:]))
     if data.tasks:
         lines.append("Delegated tasks: " + "; ".join(data.tasks))
+    if data.task_text:
+        lines.append(data.task_text)
     if data.state_yaml.strip():
         lines.append("State:\n" + data.state_yaml.rstrip())
     return "\n".join(lines)
@@ -193,4 +197,6 @@ def panel_html(data: PanelData) -> str:
         rows.append(f"tokens/turn {sparkline_svg(tokens)} cost/turn {sparkline_svg(costs)}")
     if data.tasks:
         rows.append("delegated: " + "; ".join(esc(t) for t in data.tasks))
+    if data.task_html:
+        rows.append(data.task_html)
     return '<div style="line-height:1.6">' + "<br>".join(rows) + "</div>"

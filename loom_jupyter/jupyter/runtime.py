@@ -151,6 +151,9 @@ class KernelCowork:
         except LeaseHeldError:  # taken between the peek and now
             self._session = await CoworkSession.open(self._archive, resume=False, **options)
             self.lease_message, self.resumed = LEASE_MESSAGE, None
+        from loom_jupyter.jupyter.delegate_front import attach_front
+
+        await attach_front(self, self._session)  # delegate_task and %delegate, live progress
 
     def _bridge(self, live: Any) -> Any:
         """The KernelBridge: in a kernel, one that waits for the person's running cell."""

@@ -1,0 +1,110 @@
+"""The kernel side of delegation: one orchestrator per kernel, its progress in every front.
+
+:func:`attach_front` runs on the engine loop once the session is open: it gives
+the session its orchestrator (so ``delegate_task`` works in ``%cowork`` turns),
+marks tasks a previous kernel left unfinished as ``interrupted``, and sends
+every task's snapshot to the sidebar (kept there for replays). Each progress
+update then reaches the sidebar, the live panel and — as a short line — the
+cell that is running (a ``%delegate`` cell or the ``%cowork`` turn that called
+``delegate_task``), so a delegation is never silent.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from loom_jupyter.jupyter.delegate_view import progress_line, task_table_html, to_sidebar
+from loom_jupyter.orchestrator import attach
+
+if TYPE_CHECKING:
+    from loom_jupyter.jupyter.render import Renderer
+    from loom_jupyter.jupyter.runtime import KernelCowork
+    from loom_jupyter.orchestrator import Delegations, TaskSnapshot, TaskUpdate
+    from loom_jupyter.session.conversation import CoworkSession
+
+__all__ = ["DelegateFront", "attach_front", "front_of"]
+
+_FRONTS: dict[int, DelegateFront] = {}  # id(KernelCowork) -> its front
+_TABLE_EVERY = 0.5  # seconds between live-table redraws (status changes redraw at once)
+
+
+class DelegateFront:
+    """Routes one kernel's delegation updates to the sidebar, the panel and the cell."""
+
+    def __init__(self, cowork: KernelCowork, delegations: Delegations) -> None:
+        self.cowork = cowork
+        self.delegations = delegations
+        self.renderer: Renderer | None = None  # the %delegate cell's, while it runs
+        self._tables: dict[str, Any] = {}  # task id -> display handle of its live table
+        self._drawn: dict[str, float] = {}
+        self.interrupted: list[str] = []
+        delegations.subscribe(self._on_update)
+
+    def _on_update(self, update: TaskUpdate) -> None:
+        """On the engine loop: the sidebar now, the main thread for displays."""
+        hub = getattr(self.cowork, "sidebar", None)
+        if hub is not None:
+            try:
+                hub.publish_task(to_sidebar(update.snapshot))
+            except RuntimeError:  # the engine loop is shutting down
+                return
+        self.cowork.main.post(lambda: self._show(update))
+
+    def _show(self, update: TaskUpdate) -> None:
+        """On the main thread: panel, live table, progress line."""
+        panel = self.cowork.panel
+        if panel is not None:
+            panel.show_task(update.snapshot)
+        self._redraw(update)
+        line = progress_line(update)
+        renderer = self.renderer or getattr(self.cowork, "_renderer", None)
+        if line and renderer is not None:
+            renderer.message(line)
+
+    def track(self, snapshot: TaskSnapshot) -> None:
+        """Show ``snapshot`` as a live table in the current cell (main thread)."""
+        if not self.cowork.in_kernel or snapshot.task_id in self._tables:
+            return
+        from IPython.core.display import HTML
+        from IPython.display import display
+
+        self._tables[snapshot.task_id] = display(HTML(task_table_html(snapshot)), display_id=True)
+
+    def _redraw(self, update: TaskUpdate) -> None:
+        snapshot = update.snapshot
+        handle = self._tables.get(snapshot.task_id)
+        if handle is None:
+            return
+        now = time.monotonic()
+        if (
+            update.change in ("tool", "usage")
+            and now - self._drawn.get(snapshot.task_id, 0) < _TABLE_EVERY
+        ):
+            return
+        self._drawn[snapshot.task_id] = now
+        from IPython.core.display import HTML
+
+        handle.update(HTML(task_table_html(snapshot)))
+
+
+async def attach_front(cowork: KernelCowork, session: CoworkSession | None = None) -> DelegateFront:
+    """Give the kernel's session its orchestrator and its fronts (engine loop; idempotent)."""
+    existing = _FRONTS.get(id(cowork))
+    if existing is not None:
+        return existing
+    session = session or await cowork.session_async()
+    front = DelegateFront(cowork, attach(session))
+    _FRONTS[id(cowork)] = front
+    front.interrupted = await front.delegations.mark_interrupted()
+    hub = getattr(cowork, "sidebar", None)
+    if hub is not None:
+        for snapshot in await front.delegations.snapshots():
+            hub.publish_task(to_sidebar(snapshot))
+    return front
+
+
+def front_of(cowork: KernelCowork) -> DelegateFront:
+    """The kernel's front, attaching it on first use (main thread)."""
+    front = _FRONTS.get(id(cowork))
+    return front if front is not None else cowork.run(attach_front(cowork))

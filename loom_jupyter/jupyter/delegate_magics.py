@@ -1,0 +1,232 @@
+"""``%delegate`` and ``%%delegate``: hand a big goal to the orchestrator from a cell.
+
+``%delegate GOAL`` plans, runs the subtasks in parallel, verifies them and
+prints the digest when done; the plan shows as a live table in the cell and
+each step as a line. A kernel interrupt cancels every running subtask (rows
+``cancelled``). ``--bg`` returns at once; the digest is posted to the
+conversation when the task ends, so the next ``%cowork`` turn sees it.
+Subcommands: ``status``, ``resume TASK``, ``cancel TASK`` (each takes ``--help``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.core.magic_arguments import MagicArgumentParser
+
+from loom_jupyter.errors import LoomError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Coroutine
+
+    from loom_jupyter.jupyter.delegate_front import DelegateFront
+    from loom_jupyter.jupyter.runtime import KernelCowork
+    from loom_jupyter.orchestrator import DelegateOptions, DelegationOutcome
+
+__all__ = ["DELEGATE_USAGE", "DelegateMagics"]
+
+
+def _parser(prog: str, description: str) -> MagicArgumentParser:
+    return MagicArgumentParser(
+        prog=prog, description=description, formatter_class=argparse.HelpFormatter
+    )
+
+
+def _run_parser() -> MagicArgumentParser:
+    parser = _parser("%delegate", "Plan GOAL into subtasks, run them in parallel, verify, retry.")
+    parser.add_argument("goal", nargs="*", help="what to get done (or the %%delegate cell body)")
+    parser.add_argument("--max-parallel", type=int, default=None, metavar="N")
+    parser.add_argument("--no-verify", action="store_true", help="skip checks and the judge")
+    parser.add_argument("--bg", action="store_true", help="return at once; digest posted later")
+    parser.add_argument("--budget-usd", type=float, default=None, metavar="X")
+    return parser
+
+
+RUN = _run_parser()
+STATUS = _parser("%delegate status", "This session's delegated tasks and their subtasks.")
+RESUME = _parser("%delegate resume", "Run again what did not pass in a task (by id or prefix).")
+RESUME.add_argument("task", help="task id (or a unique prefix)")
+RESUME.add_argument("--bg", action="store_true", help="return at once; digest posted later")
+CANCEL = _parser("%delegate cancel", "Stop a running task: its running subtasks are cancelled.")
+CANCEL.add_argument("task", nargs="?", default=None, help="task id or prefix (default: all)")
+SUBCOMMANDS = {"status": STATUS, "resume": RESUME, "cancel": CANCEL}
+
+DELEGATE_USAGE = "\n".join(
+    [
+        "Hand a big goal to parallel sub-agents (plan, run, verify, retry).",
+        "",
+        "  %delegate GOAL [--max-parallel N] [--no-verify] [--bg] [--budget-usd X]",
+        "  %%delegate [options]      (cell magic) the cell body is the goal",
+        "  %delegate status          this session's tasks and their subtasks",
+        "  %delegate resume TASK     run again what did not pass (after a failure or restart)",
+        "  %delegate cancel [TASK]   stop a running task (all when no TASK)",
+        "",
+        "Each takes --help. A kernel interrupt cancels every running subtask. With --bg the",
+        "digest is posted to the conversation when the task ends (the next %cowork sees it).",
+        "Settings: delegate_max_subtasks, delegate_max_parallel, delegate_judge_model,",
+        "delegate_budget_usd / _tokens, delegate_subtask_seconds (loom.yaml or LOOM_*).",
+    ]
+)
+
+
+@magics_class
+class DelegateMagics(Magics):
+    """The ``%delegate`` line and cell magics."""
+
+    def __init__(self, shell: Any, get_cowork: Callable[[str | None], KernelCowork]) -> None:
+        super().__init__(shell)
+        self._get_cowork = get_cowork
+
+    @line_magic
+    def delegate(self, line: str) -> None:
+        """Hand a big goal to parallel sub-agents; `%delegate --help` lists everything."""
+        self._guarded(lambda: self._line(line))
+
+    @cell_magic("delegate")  # type: ignore[arg-type]  # IPython's decorator typing rejects a name
+    def delegate_cell(self, line: str, cell: str) -> None:
+        """The cell body is the goal; the first line takes the options."""
+        self._guarded(lambda: self._goal(line, cell.strip()))
+
+    def _guarded(self, work: Callable[[], None]) -> None:
+        try:
+            work()
+        except (LoomError, UsageError) as exc:
+            print(f"loom: {exc}")
+
+    def _line(self, line: str) -> None:
+        text = line.strip()
+        if text in ("", "-h", "--help"):
+            print(DELEGATE_USAGE)
+            return
+        first, _, rest = text.partition(" ")
+        parser = SUBCOMMANDS.get(first)
+        if parser is not None and (
+            rest.strip() in ("-h", "--help") or (first == "resume" and not rest.strip())
+        ):
+            print(parser.format_help())
+            return
+        if parser is not None and _parses(parser, rest):
+            self._subcommand(first, parser.parse_argstring(rest))
+            return
+        self._goal(text, "")
+
+    def _goal(self, line: str, body: str) -> None:
+        if line.strip() in ("-h", "--help"):
+            print(RUN.format_help())
+            return
+        args = RUN.parse_argstring(line)
+        goal = "\n".join(p for p in (" ".join(args.goal).strip(), body) if p)
+        if not goal:
+            print(DELEGATE_USAGE)
+            return
+        cowork = self._get_cowork(None)
+        if _missing_key(cowork):
+            return
+        front = _front(cowork)
+        options = _options(args)
+        work = front.delegations.start(goal, options=options, background=args.bg)
+        _finish(front, work, background=args.bg)
+
+    def _subcommand(self, name: str, args: argparse.Namespace) -> None:
+        front = _front(self._get_cowork(None))
+        if name == "status":
+            _status(front)
+        elif name == "cancel":
+            stopped = front.cowork.run(_cancel(front, args.task))
+            print(f"Cancelling {', '.join(stopped)}." if stopped else "No running task matches.")
+        else:
+            work = front.delegations.resume(args.task, background=args.bg)
+            _finish(front, work, background=args.bg)
+
+
+def _parses(parser: MagicArgumentParser, rest: str) -> bool:
+    try:
+        parser.parse_argstring(rest)
+    except (UsageError, ValueError):
+        return False
+    return True
+
+
+def _front(cowork: KernelCowork) -> DelegateFront:
+    from loom_jupyter.jupyter.delegate_front import front_of
+
+    return front_of(cowork)
+
+
+def _missing_key(cowork: KernelCowork) -> bool:
+    from loom_jupyter.jupyter.runtime import missing_key_message
+
+    problem = missing_key_message() if cowork.needs_api_key else None
+    if problem:
+        print(problem)
+    return bool(problem)
+
+
+def _options(args: argparse.Namespace) -> DelegateOptions:
+    from loom_jupyter.orchestrator import DelegateOptions
+
+    if args.max_parallel is not None and args.max_parallel < 1:
+        raise LoomError("--max-parallel must be at least 1")
+    return DelegateOptions(
+        max_parallel=args.max_parallel, verify=not args.no_verify, budget_usd=args.budget_usd
+    )
+
+
+def _finish(
+    front: DelegateFront, coro: Coroutine[Any, Any, DelegationOutcome], *, background: bool
+) -> None:
+    """Run ``coro`` pumping the main thread; an interrupt cancels every running subtask."""
+    from loom_jupyter.jupyter.render import make_renderer
+
+    cowork = front.cowork
+    renderer = make_renderer(cowork.shell)
+    front.renderer = renderer
+    # The first update of the task this cell started puts its live table in this cell.
+    seen = front.delegations.subscribe(
+        lambda u: _track_soon(front, u.snapshot) if front.renderer is renderer else None
+    )
+    future = cowork.loop_thread.submit(coro)
+    try:
+        cowork.main.pump_until(future, tick=renderer.tick)
+    except KeyboardInterrupt:
+        cowork.loop_thread.loop.call_soon_threadsafe(front.delegations.cancel)
+        cowork.main.pump_until(future, tick=renderer.tick)
+        renderer.message("Interrupted: every running subtask was cancelled (archived as such).")
+    finally:
+        front.renderer = None
+        cowork.loop_thread.loop.call_soon_threadsafe(seen)
+    outcome = future.result()
+    if background:
+        print(
+            f"Delegated task {outcome.task_id} runs in the background. `%delegate status` shows "
+            f"it; `%delegate cancel {outcome.task_id[:8]}` stops it; its digest will be posted "
+            "to the conversation when it ends."
+        )
+        return
+    print(outcome.digest)
+
+
+def _track_soon(front: DelegateFront, snapshot: Any) -> None:
+    front.cowork.main.post(lambda: front.track(snapshot))
+
+
+async def _cancel(front: DelegateFront, ref: str | None) -> list[str]:
+    return front.delegations.cancel(ref)
+
+
+def _status(front: DelegateFront) -> None:
+    from loom_jupyter.jupyter.delegate_view import task_table_text
+
+    snapshots = front.cowork.run(front.delegations.snapshots())
+    if not snapshots:
+        print("No delegated tasks in this session yet. `%delegate --help` shows how to start one.")
+        return
+    print("\n\n".join(task_table_text(s) for s in snapshots))
+    if any(s.status == "interrupted" for s in snapshots):
+        print("\nInterrupted tasks continue with `%delegate resume TASK` (what passed is kept).")
+
+
+DelegateMagics.delegate.__doc__ = DELEGATE_USAGE

@@ -1,0 +1,224 @@
+"""%delegate in a real ipykernel against the fake Messages API through the real SDK.
+
+The fake answers by what each request is (the pinned forced tools, or the subtask
+description heading the first user message), so parallel subtasks may arrive in
+any order. The pinned wire contract is asserted on the requests it recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from loom_jupyter.testing import FakeAnthropic
+
+from .conftest import TIMEOUT, archive_rows
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from pathlib import Path
+
+    from .conftest import Kernel
+
+pytestmark = pytest.mark.kernel
+
+GOAL = "Profile the two sales tables and record their row counts"
+PLAN = {
+    "subtasks": [
+        {
+            "id": "north",
+            "description": "Count the rows of the north table",
+            "depends_on": [],
+            "acceptance": "rows_north holds the count",
+            "check": "rows_north == 3",
+        },
+        {
+            "id": "south",
+            "description": "Count the rows of the south table",
+            "depends_on": [],
+            "acceptance": "a count is reported",
+            "check": None,
+        },
+    ]
+}
+
+
+def _user_texts(message: dict[str, Any]) -> list[str]:
+    content = message["content"]
+    if isinstance(content, str):
+        return [content]
+    return [b["text"] for b in content if b.get("type") == "text"]
+
+
+def _description(body: dict[str, Any]) -> str:
+    texts = [t for t in _user_texts(body["messages"][0]) if not t.startswith("<")]
+    return texts[0].split("\n", 1)[0] if texts else ""
+
+
+class Script:
+    """Answers the planner, the sub-agents and the judge; ``hold`` makes south hang once."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.firsts: Counter[str] = Counter()
+        self.hold_south = False
+
+    def __call__(self, body: dict[str, Any]) -> Any:
+        choice = (body.get("tool_choice") or {}).get("name")
+        if choice == "submit_plan":
+            return {"content": [{"type": "tool_use", "name": "submit_plan", "input": PLAN}]}
+        if choice == "submit_verdict":
+            verdict = {"verdict": "pass", "feedback": "the count is there"}
+            return {"content": [{"type": "tool_use", "name": "submit_verdict", "input": verdict}]}
+        return self._subtask(body)
+
+    def _subtask(self, body: dict[str, Any]) -> Any:
+        description = _description(body)
+        first = len(body["messages"]) == 1
+        with self.lock:
+            if first:
+                self.firsts[description] += 1
+            hold = self.hold_south and description.endswith("south table")
+        if hold:
+            return {"fault": "hang", "seconds": 120}
+        if description.endswith("north table") and first:
+            code = {"code": "rows_north = 3"}
+            return {"content": [{"type": "tool_use", "name": "run_python", "input": code}]}
+        if description.endswith("table"):
+            return f"Counted: {description}"
+        return None  # the conversation itself: the fake echoes
+
+
+@pytest.fixture(scope="module")
+def script() -> Script:
+    return Script()
+
+
+@pytest.fixture(scope="module")
+def fake(script: Script) -> Iterator[FakeAnthropic]:
+    with FakeAnthropic(responder=script) as server:
+        yield server
+
+
+def _requests(fake: FakeAnthropic) -> list[dict[str, Any]]:
+    return [r.body for r in fake.message_requests]
+
+
+def test_delegate_runs_end_to_end_with_the_pinned_wire_contract(
+    start_kernel: Callable[..., Kernel], fake: FakeAnthropic, notebook: Path
+) -> None:
+    kernel = start_kernel()
+    assert kernel.run("%load_ext loom_jupyter").status == "ok"
+    helped = kernel.run("%delegate --help")
+    assert "%delegate status" in helped.stdout
+    assert "--max-parallel" in helped.stdout
+    assert "usage: %delegate resume" in kernel.run("%delegate resume --help").stdout
+    before = len(fake.message_requests)
+    ran = kernel.run(f"%delegate {GOAL} --max-parallel 2")
+    assert ran.status == "ok", ran.text()
+    out = ran.stdout
+    assert "— passed (2/2 subtasks passed)" in out
+    assert "Planned 2 subtasks: north, south" in ran.text()
+    assert kernel.value("rows_north") == "3"
+    tables = [
+        m
+        for m in ran.of("display_data", "update_display_data")
+        if "text/html" in m["content"]["data"]
+    ]
+    assert any("data-loom-task" in m["content"]["data"]["text/html"] for m in tables)
+
+    bodies = _requests(fake)[before:]
+    planning = [
+        b for b in bodies if b.get("tool_choice") == {"type": "tool", "name": "submit_plan"}
+    ]
+    assert len(planning) == 1
+    assert GOAL in "\n".join(_user_texts(planning[0]["messages"][-1]))
+    for sub in PLAN["subtasks"]:
+        firsts = [b for b in bodies if len(b["messages"]) == 1 and not b.get("tool_choice")]
+        assert any(sub["description"] in "\n".join(_user_texts(b["messages"][0])) for b in firsts)
+    judging = [
+        b for b in bodies if b.get("tool_choice") == {"type": "tool", "name": "submit_verdict"}
+    ]
+    assert len(judging) == 2
+    for sub in PLAN["subtasks"]:
+        judged = [b for b in judging if f"Subtask id: {sub['id']}" in str(b["messages"][-1])]
+        assert judged
+        assert sub["description"] in "\n".join(_user_texts(judged[0]["messages"][-1]))
+
+    [(task_id, status, session_id)] = archive_rows(
+        notebook, "SELECT id, status, session_id FROM tasks"
+    )
+    assert status == "passed"
+    subtasks = archive_rows(
+        notebook,
+        "SELECT subtask_key, status, attempts, child_session_id FROM subtasks ORDER BY subtask_key",
+    )
+    assert [row[:3] for row in subtasks] == [("north", "passed", 1), ("south", "passed", 1)]
+    children = archive_rows(
+        notebook,
+        "SELECT parent_session_id, status FROM cowork_sessions"
+        f" WHERE id IN ('{subtasks[0][3]}', '{subtasks[1][3]}')",
+    )
+    assert children == [(session_id, "closed"), (session_id, "closed")]
+    [(note,)] = archive_rows(
+        notebook,
+        "SELECT content FROM conversation_turns"
+        f" WHERE session_id = '{session_id}' AND role = 'system'",
+    )
+    assert note.startswith(f"Delegated task {task_id} — passed")
+
+    status_out = kernel.run("%delegate status").stdout
+    assert f"task {task_id} [passed]" in status_out
+    assert "north" in status_out
+
+    turn = kernel.run("%cowork what did the delegation find?")
+    assert turn.status == "ok"
+    assert f"Delegated task {task_id}" in json.dumps(fake.message_requests[-1].body["messages"])
+
+
+def _wait_for(predicate: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.2)
+    raise TimeoutError(what)
+
+
+def test_resume_after_a_kernel_restart_reruns_only_what_did_not_pass(
+    start_kernel: Callable[..., Kernel], fake: FakeAnthropic, notebook: Path, script: Script
+) -> None:
+    kernel = start_kernel()
+    assert kernel.run("%load_ext loom_jupyter").status == "ok"
+    script.hold_south = True
+    started = kernel.run(f"%delegate {GOAL} --bg")
+    assert "runs in the background" in started.stdout, started.text()
+    [(task_id,)] = archive_rows(notebook, "SELECT id FROM tasks")
+
+    def north_passed() -> bool:
+        rows = archive_rows(notebook, "SELECT status FROM subtasks WHERE subtask_key = 'north'")
+        return rows == [("passed",)]
+
+    _wait_for(north_passed, "north to pass while south hangs")
+    kernel.km.restart_kernel(now=True)
+    kernel.kc.wait_for_ready(timeout=TIMEOUT)
+    script.hold_south = False
+    assert kernel.run("%load_ext loom_jupyter").status == "ok"
+    status = kernel.run("%delegate status").stdout
+    assert f"task {task_id} [interrupted]" in status
+    assert "%delegate resume TASK" in status
+    rows = dict(archive_rows(notebook, "SELECT subtask_key, status FROM subtasks"))
+    assert rows == {"north": "passed", "south": "incomplete"}
+
+    north_runs = script.firsts["Count the rows of the north table"]
+    resumed = kernel.run(f"%delegate resume {task_id[:8]}")
+    assert "— passed (2/2 subtasks passed)" in resumed.stdout, resumed.text()
+    assert script.firsts["Count the rows of the north table"] == north_runs
+    assert archive_rows(notebook, "SELECT status FROM tasks") == [("passed",)]
+    attempts = dict(archive_rows(notebook, "SELECT subtask_key, attempts FROM subtasks"))
+    assert attempts == {"north": 1, "south": 2}
