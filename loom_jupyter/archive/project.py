@@ -16,25 +16,29 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import quote
 
 from loom_jupyter.archive.core import Archive
 from loom_jupyter.archive.db import Db
+from loom_jupyter.archive.readable import ReadableMatch, search_for_people, with_notebook
 from loom_jupyter.archive.schema import MIGRATIONS
 from loom_jupyter.archive.search import search_turns
 from loom_jupyter.errors import ArchiveError
 from loom_jupyter.records import ProjectHit, ProjectSearch
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Awaitable, Callable, Iterator
 
     from loom_jupyter.records import SearchHit
+
+_T = TypeVar("_T")
 
 __all__ = [
     "MAX_ARCHIVES",
     "SEARCH_SECONDS",
     "ProjectArchives",
+    "ProjectMatches",
     "find_archives",
     "open_read_only",
     "project_root",
@@ -48,6 +52,11 @@ SEARCH_SECONDS = 5.0
 
 _MAX_FOLDERS = 5_000
 _SKIP = frozenset({".git", "node_modules", "__pycache__", ".ipynb_checkpoints", ".venv", "venv"})
+
+
+@dataclass(frozen=True)
+class _Skipped:
+    reason: str
 
 
 def project_root(notebook_path: str | os.PathLike[str]) -> Path:
@@ -115,6 +124,15 @@ async def _check_version(archive: Archive, path: Path) -> None:
 
 
 @dataclass(frozen=True)
+class ProjectMatches:
+    """Matches for people across a project's archives (see :mod:`.readable`)."""
+
+    matches: tuple[ReadableMatch, ...]
+    archives: int
+    skipped: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ProjectArchives:
     """The archives under ``root``; satisfies :class:`~loom_jupyter.readers.ProjectReader`."""
 
@@ -125,32 +143,48 @@ class ProjectArchives:
 
     async def search_project(self, query: str, limit: int = 10) -> ProjectSearch:
         """Best hits across the project's archives, each with one turn of context each side."""
+        found, archives, skipped = await self._each(lambda p: self._search(p, query, limit))
+        hits = [hit for result in found for hit in result]
+        hits.sort(key=lambda h: (-h.hit.score, h.notebook, -h.hit.turn_number))
+        return ProjectSearch(hits=tuple(hits[:limit]), archives=archives, skipped=skipped)
+
+    async def search_for_people(self, query: str, limit: int = 10) -> ProjectMatches:
+        """Matches for a person across the project (phrase, then all words, then some)."""
+        found, archives, skipped = await self._each(lambda p: self._people(p, query, limit))
+        kinds = ("phrase", "all_words", "some_words")
+        matches = sorted((m for result in found for m in result), key=lambda m: kinds.index(m.kind))
+        return ProjectMatches(tuple(matches[:limit]), archives, skipped)
+
+    async def _each(
+        self, search: Callable[[Path], Awaitable[_T]]
+    ) -> tuple[list[_T], int, tuple[str, ...]]:
+        """``search`` over every archive under one deadline: results, count, what was skipped."""
         paths, left_out = await asyncio.to_thread(find_archives, self.root, self.max_archives)
         skipped = [f"{left_out} older archive(s) beyond the first {self.max_archives}"]
         skipped = skipped if left_out else []
         deadline = time.monotonic() + self.seconds
-        results = await asyncio.gather(*(self._one(p, query, limit, deadline) for p in paths))
-        hits: list[ProjectHit] = []
+        results = await asyncio.gather(*(self._one(search(p), deadline) for p in paths))
+        found: list[_T] = []
         for path, result in zip(paths, results, strict=True):
-            if isinstance(result, str):
-                skipped.append(f"{self._label(path)}: {result}")
+            if isinstance(result, _Skipped):
+                skipped.append(f"{self._label(path)}: {result.reason}")
             else:
-                hits.extend(result)
-        hits.sort(key=lambda h: (-h.hit.score, h.notebook, -h.hit.turn_number))
-        return ProjectSearch(hits=tuple(hits[:limit]), archives=len(paths), skipped=tuple(skipped))
+                found.append(result)
+        return found, len(paths), tuple(skipped)
 
-    async def _one(
-        self, path: Path, query: str, limit: int, deadline: float
-    ) -> list[ProjectHit] | str:
-        """The archive's hits, or why it was not searched."""
+    async def _one(self, work: Awaitable[_T], deadline: float) -> _T | _Skipped:
+        """The archive's result, or why it was not searched."""
         try:
-            return await asyncio.wait_for(
-                self._search(path, query, limit), max(deadline - time.monotonic(), 0.01)
-            )
+            return await asyncio.wait_for(work, max(deadline - time.monotonic(), 0.01))
         except asyncio.TimeoutError:  # not the builtin before Python 3.11
-            return f"not searched within {self.seconds:g} s"
+            return _Skipped(f"not searched within {self.seconds:g} s")
         except ArchiveError as error:
-            return str(error)
+            return _Skipped(str(error))
+
+    async def _people(self, path: Path, query: str, limit: int) -> list[ReadableMatch]:
+        async with await open_read_only(path, self.busy_timeout) as archive:
+            found = await search_for_people(archive, query, limit=limit)
+        return with_notebook(found, self._label(path))
 
     async def _search(self, path: Path, query: str, limit: int) -> list[ProjectHit]:
         async with await open_read_only(path, self.busy_timeout) as archive:

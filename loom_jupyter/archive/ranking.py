@@ -42,6 +42,7 @@ __all__ = [
     "STOPWORDS",
     "QueryPlan",
     "TurnKey",
+    "all_words",
     "coordination",
     "estimated_frequency",
     "fts_row_count",
@@ -117,6 +118,11 @@ class QueryPlan:
 
 def _words(text: str) -> list[str]:
     return _WORD.findall(text.casefold())
+
+
+def all_words(text: str) -> list[str]:
+    """Every word of ``text`` in order, casefolded, stopwords kept (as a phrase needs them)."""
+    return _words(text)[:MAX_QUERY_TERMS]
 
 
 def _distinct(items: Iterable[str]) -> list[str]:

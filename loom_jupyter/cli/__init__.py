@@ -84,9 +84,12 @@ def _add_search(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     sub = _command(
         commands,
         "search",
-        "Full-text search of a session (best matches first).",
+        "Full-text search: the exact phrase first, then all words, then some; "
+        "each match with the turns around it. NOTEBOOK may be a folder: every notebook "
+        "archive under it is searched.",
         "  loom-jupyter search analysis.ipynb 'merge the sales tables'\n"
-        "  loom-jupyter search analysis.ipynb outlier --all-sessions --limit 20",
+        "  loom-jupyter search analysis.ipynb outlier --all-sessions --limit 20\n"
+        "  loom-jupyter search . 'churn threshold'      # every notebook under this folder",
     )
     sub.add_argument("query", metavar="QUERY", help="any words; punctuation is ignored")
     sub.add_argument("--session", metavar="SESSION", help=f"{_SESSION_HELP} (default: latest)")

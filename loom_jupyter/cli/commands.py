@@ -6,9 +6,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from loom_jupyter.archive import Archive
-from loom_jupyter.cli.locate import UsageError, find_archive, pick_session
-from loom_jupyter.cli.render import session_header, snippet, table, turn_text
+from loom_jupyter.archive.project import ProjectArchives
+from loom_jupyter.archive.readable import search_for_people
+from loom_jupyter.cli.locate import UsageError, find_archive, find_folder, pick_session
+from loom_jupyter.cli.render import session_header, table, turn_text
 from loom_jupyter.session.export import clock, export_session, money
+from loom_jupyter.session.search_view import render_matches
 from loom_jupyter.settings import Settings
 
 if TYPE_CHECKING:
@@ -21,6 +24,9 @@ __all__ = ["run_command"]
 
 async def run_command(args: argparse.Namespace) -> str:
     """Run the subcommand ``args.command`` against the notebook's archive."""
+    folder = find_folder(args.notebook) if args.command == "search" else None
+    if folder is not None:
+        return await _search_folder(folder, args)
     path = find_archive(args.notebook)
     # The archive sits in <notebook dir>/.loom/, where loom.yaml settings are looked up.
     busy_timeout = Settings.load(path.parent.parent).busy_timeout_seconds
@@ -80,21 +86,18 @@ def _parse_range(text: str | None) -> tuple[int | None, int | None]:
 
 async def _search(archive: Archive, args: argparse.Namespace) -> str:
     info = await pick_session(archive, args.session)
-    hits = await archive.search(info.id, args.query, args.limit, all_sessions=args.all_sessions)
-    if not hits:
-        scope = "any session" if args.all_sessions else f"session {info.id[:8]}"
-        return f"No turns in {scope} match {args.query!r}."
-    rows = [
-        [
-            h.session_id[:8],
-            str(h.turn_number),
-            h.role,
-            clock(h.created_at),
-            snippet(h.content, args.query),
-        ]
-        for h in hits
-    ]
-    return table(("SESSION", "TURN", "ROLE", "WHEN (UTC)", "TEXT"), rows, "<><<<")
+    sid = None if args.all_sessions else info.id
+    matches = await search_for_people(archive, args.query, session_id=sid, limit=args.limit)
+    where = "any session" if args.all_sessions else f"session {info.id[:8]}"
+    return render_matches(matches, args.query, where=where)
+
+
+async def _search_folder(folder: Path, args: argparse.Namespace) -> str:
+    found = await ProjectArchives(folder).search_for_people(args.query, args.limit)
+    if not found.archives:
+        raise UsageError(f"No notebook archives under {folder} (looked for .loom/*.sqlite).")
+    where = f"{found.archives} notebook archive(s) under {folder}"
+    return render_matches(found.matches, args.query, where=where, notes=found.skipped)
 
 
 async def _export(archive: Archive, args: argparse.Namespace) -> str:

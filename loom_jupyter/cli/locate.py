@@ -13,7 +13,7 @@ from loom_jupyter.errors import SessionNotFoundError
 if TYPE_CHECKING:
     from loom_jupyter.archive import Archive, SessionInfo
 
-__all__ = ["UsageError", "find_archive", "pick_session"]
+__all__ = ["UsageError", "find_archive", "find_folder", "pick_session"]
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,12 @@ def find_archive(notebook: str) -> Path:
         f"No archive for {given} yet (looked for {path}). "
         "Talk to the coworker in that notebook first (%load_ext loom_jupyter, then %cowork)."
     )
+
+
+def find_folder(given: str) -> Path | None:
+    """``given`` as an absolute folder path when it names a folder (a project to search)."""
+    path = Path(given).expanduser()
+    return path.absolute() if path.is_dir() else None
 
 
 async def pick_session(archive: Archive, wanted: str | None) -> SessionInfo:

@@ -109,9 +109,15 @@ SUBCOMMANDS: dict[str, Subcommand] = {
             "search",
             _parser(
                 "search",
-                "Full-text search of the conversation archive.",
+                "Full-text search of the conversation archive: the exact phrase first, then "
+                "all words, then some; each match with the turns around it.",
                 _arg("query", nargs="+", help="words to look for"),
                 _arg("--all", action="store_true", help="search every session of this notebook"),
+                _arg(
+                    "--all-notebooks",
+                    action="store_true",
+                    help="search every notebook of the project (the folder holding .git)",
+                ),
                 _arg("--limit", type=int, default=10, help="number of hits"),
             ),
             reports.search,

@@ -130,30 +130,25 @@ def status(cw: KernelCowork, args: argparse.Namespace) -> None:
 
 
 def search(cw: KernelCowork, args: argparse.Namespace) -> None:
-    """``%cowork search QUERY [--all]``."""
+    """``%cowork search QUERY [--all | --all-notebooks]``: matches first, with context."""
+    from loom_jupyter.archive.project import ProjectArchives, project_root
+    from loom_jupyter.archive.readable import search_for_people
+    from loom_jupyter.session.search_view import render_matches
+
     query = " ".join(args.query)
-    anchor = cw.session.session_id
-    if anchor is None and args.all:
-        listed = _list(cw)  # --all only needs some session of this notebook to start from
-        anchor = listed[0].id if listed else None
-    if anchor is None:
+    if args.all_notebooks:
+        root = project_root(cw.location.path)
+        found = cw.run(ProjectArchives(root).search_for_people(query, args.limit))
+        where = f"{found.archives} notebook archive(s) under {root}"
+        show_text(render_matches(found.matches, query, where=where, notes=found.skipped))
+        return
+    sid = None if args.all else cw.session.session_id
+    if sid is None and not args.all:
         show_text("This session has no turns yet; use --all to search every session.")
         return
-    hits = cw.run(cw.archive.search(anchor, query, limit=args.limit, all_sessions=args.all))
-    if not hits:
-        show_text(f"No match for {query!r}.")
-        return
-    rows = [
-        (h.session_id[:8], h.turn_number, h.tool_name or h.role, _snippet(h.content)) for h in hits
-    ]
-    show_table(
-        ("session", "turn", "role", "text"), rows, caption=f"{len(hits)} hit(s) for {query!r}"
-    )
-
-
-def _snippet(text: str, limit: int = 120) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    matches = cw.run(search_for_people(cw.archive, query, session_id=sid, limit=args.limit))
+    where = "every session of this notebook" if args.all else "this session"
+    show_text(render_matches(matches, query, where=where))
 
 
 def export(cw: KernelCowork, args: argparse.Namespace) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING
 
 import pytest
@@ -61,12 +62,34 @@ def test_search_one_session_or_all(notebook: Notebook) -> None:
     assert notebook.newer[:8] in one.out
     assert notebook.older[:8] not in one.out
     both = run_cli("search", str(notebook.path), "revenue", "--all-sessions", "--limit", "3")
-    assert both.out.splitlines()[0].split() == ["SESSION", "TURN", "ROLE", "WHEN", "(UTC)", "TEXT"]
-    assert len(both.out.splitlines()) == 2 + 3
+    assert both.out.startswith("3 match(es) for 'revenue' in any session")
+    numbered = [line[:3] for line in both.out.splitlines() if re.match(r"\d\. ", line)]
+    assert numbered == ["1. ", "2. ", "3. "]
     assert notebook.older[:8] in both.out
     nasty = run_cli("search", str(notebook.path), 'NEAR("x" AND (*', "--all-sessions")
     assert nasty.code == 0, nasty.err
     assert "No turns in any session match" in nasty.out
+
+
+def test_search_shows_matches_with_their_neighbours_as_context(notebook: Notebook) -> None:
+    out = run_cli("search", str(notebook.path), "plot revenue", "--all-sessions").out
+    first = out.split("\n\n")[1]
+    assert "turn 1 · user" in first
+    assert "exact phrase" in first
+    assert "after: turn 2 assistant: Loading it." in first  # context, not a hit
+    assert "Loading it." not in out.split("\n\n")[2]
+
+
+def test_search_a_folder_searches_every_notebook_under_it(
+    notebook: Notebook, tmp_path: Path
+) -> None:
+    out = run_cli("search", str(tmp_path), "outliers")
+    assert out.code == 0, out.err
+    assert "in 1 notebook archive(s) under" in out.out
+    assert "1. sales analysis.ipynb · session" in out.out
+    empty = run_cli("search", str(tmp_path / ".loom"), "x")
+    assert empty.code == 2
+    assert "No notebook archives under" in empty.err
 
 
 def test_export_markdown_and_json(notebook: Notebook, tmp_path: Path) -> None:

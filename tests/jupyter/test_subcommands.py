@@ -131,10 +131,15 @@ def test_search_export_cost_status(
 ) -> None:
     cowork("tell me about pineapples")
     hits = cowork("search pineapples")
-    assert "1 hit" in hits or "2 hit" in hits
+    assert hits.startswith("1 match(es) for 'pineapples' in this session")
+    assert "after: turn 2 assistant" in hits  # the answer is context, not a hit
     cowork("new")
     assert "no turns yet" in cowork("search pineapples")
     assert "pineapples" in cowork("search pineapples --all")
+    (notebook.parent / ".git").mkdir()
+    other = cowork("search pineapples --all-notebooks")
+    assert "in 1 notebook archive(s) under" in other
+    assert "1. analysis.ipynb · session" in other
     cowork("resume 1")
     target = tmp_path / "journal.md"
     assert "Exported 2 turns" in cowork(f"export {target}")
