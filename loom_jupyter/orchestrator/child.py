@@ -25,11 +25,12 @@ from loom_jupyter.tools.approval import ApprovalPolicy
 from loom_jupyter.tools.base import ToolContext
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Callable
     from pathlib import Path
 
     from loom_jupyter.archive import Archive
     from loom_jupyter.engine.agent import AgentEvent
-    from loom_jupyter.models.base import Model, ModelRequest
+    from loom_jupyter.models.base import Model, ModelEvent, ModelRequest
     from loom_jupyter.settings import Settings
     from loom_jupyter.tools.base import FileEffect, KernelBridge, VariableEffect
     from loom_jupyter.tools.registry import ToolRegistry
@@ -71,6 +72,29 @@ class ChildOutcome:
     effects: tuple[FileEffect | VariableEffect, ...]
 
 
+class _Watched:
+    """The model, telling the observer when a response starts (its first stream event).
+
+    The API caches a prompt prefix once a response to it has started, so this is
+    the moment staggered sub-agents may go: their requests then read that cache.
+    """
+
+    def __init__(self, model: Model, started: Callable[[], None]) -> None:
+        self._model, self._started = model, started
+
+    @property
+    def name(self) -> str:
+        return self._model.name
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        async for event in self._model.stream(request):
+            self._started()
+            yield event
+
+    async def count_tokens(self, request: ModelRequest) -> int:
+        return await self._model.count_tokens(request)
+
+
 class ChildRun:
     """Runs one attempt in the child session ``session_id`` (already created)."""
 
@@ -91,8 +115,9 @@ class ChildRun:
         )
         self._writer = TurnWriter(archive, self._window)
         self._writer.session_id = session_id
+        watched = _Watched(model, observer.on_activity)
         self._loop = AgentLoop(
-            model=model, registry=tools, policy=ApprovalPolicy("auto"), settings=settings
+            model=watched, registry=tools, policy=ApprovalPolicy("auto"), settings=settings
         )
         self._ctx = ToolContext(
             notebook_dir=notebook_path.parent,

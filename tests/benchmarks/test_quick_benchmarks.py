@@ -23,6 +23,7 @@ BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
         ("engine_bench.py", "Prompt-cache prefix stability"),
         ("tools_bench.py", "recall action"),
         ("cache_cost.py", "Prompt-cache cost per turn"),
+        ("delegate_bench.py", "speed-up vs serial"),
     ],
 )
 def test_quick_benchmark_prints_its_table(script: str, expected: str) -> None:
