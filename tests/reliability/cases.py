@@ -380,7 +380,7 @@ OTHER_CASES: tuple[Case, ...] = (
     _case(
         "html-js-output",
         "fronts",
-        "model output with `<script>` and `onerror`",
+        "model output with `<script>` and `onerror` (sent as markdown; cards escaped)",
         "text/markdown",
         "kernel",
         "test_html_in_model_output",
@@ -412,7 +412,7 @@ PASTED_KEY = "sk-ant-api03-pastedCanaryKey0123456789"
 
 SECRET_CHECKS: tuple[SecretCheck, ...] = (
     SecretCheck("archive file", "bytes of `.sqlite`, `-wal` and `-shm` after the session"),
-    SecretCheck("cell outputs", "every iopub message of every cell, as JSON"),
+    SecretCheck("cell outputs", "every iopub message of every cell but the echo of its input"),
     SecretCheck("`%cowork export`", "the Markdown journal the magic writes"),
     SecretCheck("CLI export", "`loom-jupyter export` Markdown and JSON"),
     SecretCheck("kernel log", "the kernel process's stdout and stderr"),
