@@ -91,7 +91,20 @@ class Script:
             return {"content": [{"type": "tool_use", "name": "run_python", "input": code}]}
         if description.endswith("table"):
             return f"Counted: {description}"
-        return None  # the conversation itself: the fake echoes
+        return _conversation(body)
+
+
+def _conversation(body: dict[str, Any]) -> Any:
+    """The person's turn: "please delegate" calls delegate_task; its result gets an answer."""
+    messages = body["messages"]
+    blocks = [b for m in messages if isinstance(m["content"], list) for b in m["content"]]
+    if any(b.get("type") == "tool_result" for b in blocks):
+        return "The delegation is done; the digest is above."
+    said = [t for m in messages if m["role"] == "user" for t in _user_texts(m)]
+    if any("please delegate" in t and not t.startswith("<") for t in said):
+        call = {"type": "tool_use", "name": "delegate_task", "input": {"goal": GOAL}}
+        return {"content": [call]}
+    return None  # anything else: the fake echoes
 
 
 @pytest.fixture(scope="module")
@@ -222,3 +235,60 @@ def test_resume_after_a_kernel_restart_reruns_only_what_did_not_pass(
     assert archive_rows(notebook, "SELECT status FROM tasks") == [("passed",)]
     attempts = dict(archive_rows(notebook, "SELECT subtask_key, attempts FROM subtasks"))
     assert attempts == {"north": 1, "south": 2}
+
+
+def test_delegate_task_under_ask_shows_the_plan_card_and_progress_in_the_turn(
+    start_kernel: Callable[..., Kernel], fake: FakeAnthropic, notebook: Path
+) -> None:
+    kernel = start_kernel(approval="ask")
+    assert kernel.run("%load_ext loom_jupyter").status == "ok"
+    turn = kernel.run("%cowork please delegate the profiling", answers=["y"])
+    assert turn.status == "ok", turn.text()
+    [question] = turn.prompts
+    shown = turn.text() + question
+    assert "Plan (2 subtasks):" in shown
+    assert "- north: Count the rows of the north table" in shown
+    assert "Estimated cost:" in shown
+    assert "Planned 2 subtasks: north, south" in turn.text()  # the turn is not silent
+    assert "■ north passed" in turn.text()
+    assert archive_rows(notebook, "SELECT status FROM tasks") == [("passed",)]
+
+
+def test_the_sidebar_gets_task_snapshots_and_replays_them(
+    fake: FakeAnthropic, notebook: Path, tmp_path: Path
+) -> None:
+    from .sidebar_wire import hello, start_wire
+
+    wire = start_wire(fake, notebook, tmp_path / "config", approval="auto")
+    try:
+        comm = wire.open_comm(hello())
+        wire.wait(lambda: wire.comm_events(comm), "the welcome")
+        assert wire.run(f"%delegate {GOAL}")["status"] == "ok"
+
+        def finished() -> dict[str, Any] | None:
+            tasks = [e for e in wire.comm_events(comm) if e["type"] == "task"]
+            return next((t for t in tasks if t["status"] == "passed"), None)
+
+        task = wire.wait(finished, "a passed task snapshot")
+        assert set(task) >= {"type", "task_id", "goal", "status", "subtasks", "seq"}
+        assert task["goal"] == GOAL
+        keys = {"id", "description", "status", "attempt", "elapsed_s", "tokens", "last_tool"}
+        assert all(set(s) == keys for s in task["subtasks"])
+        assert [(s["id"], s["status"], s["attempt"]) for s in task["subtasks"]] == [
+            ("north", "passed", 1),
+            ("south", "passed", 1),
+        ]
+        statuses = [e["status"] for e in wire.comm_events(comm) if e["type"] == "task"]
+        assert statuses[0] in ("planning", "running")
+        assert statuses[-1] == "passed"
+
+        again = wire.open_comm(hello())  # a reloaded page: the welcome carries the tasks
+        welcome = wire.wait(
+            lambda: next((e for e in wire.comm_events(again) if e["type"] == "welcome"), None),
+            "the second welcome",
+        )
+        assert [(t["task_id"], t["status"]) for t in welcome["tasks"]] == [
+            (task["task_id"], "passed")
+        ]
+    finally:
+        wire.shutdown()
