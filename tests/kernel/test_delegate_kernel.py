@@ -292,3 +292,31 @@ def test_the_sidebar_gets_task_snapshots_and_replays_them(
         ]
     finally:
         wire.shutdown()
+
+
+def test_a_kernel_interrupt_cancels_every_running_subtask(
+    start_kernel: Callable[..., Kernel], fake: FakeAnthropic, notebook: Path, script: Script
+) -> None:
+    kernel = start_kernel()
+    assert kernel.run("%load_ext loom_jupyter").status == "ok"
+    script.hold_south = True
+    interrupted: list[bool] = []
+
+    def interrupt_once_south_runs(msg: dict[str, Any]) -> None:
+        text = str(msg["content"].get("text", "")) + str(msg["content"].get("data", {}))
+        if "▶ south" in text and not interrupted:
+            interrupted.append(True)
+            kernel.km.interrupt_kernel()
+
+    try:
+        ran = kernel.run(f"%delegate {GOAL}", on_message=interrupt_once_south_runs)
+    finally:
+        script.hold_south = False
+    assert interrupted
+    assert "every running subtask was cancelled" in ran.text()
+    assert "— cancelled (" in ran.stdout
+    [(status,)] = archive_rows(notebook, "SELECT status FROM tasks")
+    assert status == "cancelled"
+    rows = dict(archive_rows(notebook, "SELECT subtask_key, status FROM subtasks"))
+    assert rows["south"] == "cancelled"
+    assert rows["north"] in ("passed", "cancelled")

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
-from loom_jupyter.models.scripted import text, tool_call
+from loom_jupyter.models.scripted import ScriptedModel, stall, text, tool_call
+from loom_jupyter.orchestrator import DelegateOptions
 from loom_jupyter.settings import Settings
 from loom_jupyter.tools.base import ToolContext
 from loom_jupyter.tools.recall import ConversationRecall
@@ -174,3 +176,54 @@ async def test_recall_opens_a_subtask_transcript_by_task_id(
     assert "Subtask eda — passed, attempt 1" in opened.text_content
     assert "explore the churn table" in opened.text_content
     assert "finished explore the churn table" in opened.text_content
+
+
+async def test_interrupting_the_turn_cancels_the_delegation_it_started(
+    delegations: OpenDelegations, archive: Archive
+) -> None:
+    router = Router(
+        [plan({"id": "slow", "description": "slow part"}, {"id": "later", "depends_on": ["slow"]})],
+        steps={ASK: _delegating_turn(), "slow part": [stall(after_deltas=1)]},
+    )
+    orchestrator = await delegations(scripted(router))
+    session = orchestrator.session
+    answering = asyncio.Event()
+    orchestrator.subscribe(lambda u: answering.set() if u.message == "answering" else None)
+
+    async def turn() -> list[object]:
+        return [e async for e in session.send(ASK)]
+
+    running = asyncio.ensure_future(turn())
+    await asyncio.wait_for(answering.wait(), 60)
+    assert session.interrupt()
+    events = await asyncio.wait_for(running, 60)
+    assert events[-1].kind == "turn_done"
+    assert events[-1].stop_reason == "interrupted"
+    [task] = await archive.list_tasks(str(session.session_id))
+    assert task.status == "cancelled"
+    rows = {s.subtask_key: s.status for s in await archive.list_subtasks(task.id)}
+    assert rows == {"slow": "cancelled", "later": "cancelled"}
+
+
+async def test_the_run_cap_stops_new_runs(delegations: OpenDelegations, archive: Archive) -> None:
+    router = Router(
+        [plan({"id": "a"}, {"id": "b", "depends_on": ["a"]})], verdicts={"a": ["fail: again"]}
+    )
+    orchestrator = await delegations(scripted(router), delegate_max_runs=2)
+    outcome = await orchestrator.start(GOAL)
+    subtasks = await archive.list_subtasks(outcome.task_id)
+    rows = {s.subtask_key: (s.status, s.attempts, s.reason) for s in subtasks}
+    assert rows["a"] == ("failed", 2, "run cap reached (2 sub-agent runs)")
+    assert rows["b"] == ("skipped", 0, "depends on a, which failed")
+
+
+async def test_the_dollar_budget_stops_new_work(
+    delegations: OpenDelegations, archive: Archive
+) -> None:
+    priced = ScriptedModel(Router([plan({"id": "c"})]), model_name="claude-opus-5-5")
+    orchestrator = await delegations(priced)
+    outcome = await orchestrator.start(GOAL, options=DelegateOptions(budget_usd=0.0001))
+    task = await archive.get_task(outcome.task_id)
+    assert task.status == "failed"
+    assert task.message.startswith("Stopped early: cost budget reached ($")
+    assert task.cost_usd >= 0.0001

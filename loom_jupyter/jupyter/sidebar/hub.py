@@ -326,6 +326,9 @@ class SidebarHub:
         session = await self._cw.session_async()
         if not session.interrupt() and self._running is not None and not self._running.done():
             self._running.cancel()  # stopped before the session started the turn
+        cancel = getattr(session.delegator, "cancel", None)
+        if cancel is not None:
+            cancel()  # Stop also cancels every running delegated subtask (%delegate cells, --bg)
 
     def _approve(self, peer: Peer, request_id: str, decision: Decision) -> None:
         future = self._approvals.get(request_id)
