@@ -9,7 +9,8 @@ the same in the panel and the sidebar. No Jupyter imports here.
 
 from __future__ import annotations
 
-from loom_jupyter.orchestrator.delegation import DelegateOptions, Delegation, ParentContext
+from loom_jupyter.orchestrator.delegation import Delegation
+from loom_jupyter.orchestrator.parent import DelegateOptions, ParentContext
 from loom_jupyter.orchestrator.plan import SUBMIT_PLAN, Plan, PlannedSubtask
 from loom_jupyter.orchestrator.progress import SubtaskView, TaskSnapshot, TaskUpdate
 from loom_jupyter.orchestrator.service import DelegationOutcome, Delegations, attach

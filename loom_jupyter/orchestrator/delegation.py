@@ -10,69 +10,30 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from loom_jupyter.archive.clock import utc_now
 from loom_jupyter.errors import LoomError
 from loom_jupyter.orchestrator.budget import Budget
 from loom_jupyter.orchestrator.child import ChildOutcome, ChildRun
-from loom_jupyter.orchestrator.forced import ForcedCall, forced_call
-from loom_jupyter.orchestrator.judge import (
-    JUDGE_SYSTEM,
-    SUBMIT_VERDICT,
-    Verdict,
-    judge_prompt,
-    parse_verdict,
-    run_check,
-)
-from loom_jupyter.orchestrator.plan import SUBMIT_PLAN, Plan, parse_plan, plan_errors
+from loom_jupyter.orchestrator.forced import ForcedCaller
+from loom_jupyter.orchestrator.parent import DelegateOptions, ParentContext
+from loom_jupyter.orchestrator.plan import Plan
+from loom_jupyter.orchestrator.planner import ask_for_plan
 from loom_jupyter.orchestrator.progress import TaskSnapshot, TaskUpdate
-from loom_jupyter.orchestrator.prompts import PLANNER_SYSTEM, plan_prompt, subtask_message
+from loom_jupyter.orchestrator.prompts import subtask_message
 from loom_jupyter.orchestrator.state import SubtaskRun, effect_to_dict
+from loom_jupyter.orchestrator.verify import verify
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from pathlib import Path
 
-    from loom_jupyter.archive import Archive
     from loom_jupyter.messages import Usage
-    from loom_jupyter.models.base import Model
+    from loom_jupyter.orchestrator.judge import Verdict
     from loom_jupyter.orchestrator.progress import ChangeKind, SubtaskStatus, TaskStatus
     from loom_jupyter.records import SubtaskInfo, TaskInfo
-    from loom_jupyter.settings import Settings
-    from loom_jupyter.tools.base import KernelBridge
-    from loom_jupyter.tools.registry import ToolRegistry
 
-__all__ = ["DelegateOptions", "Delegation", "ParentContext"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class DelegateOptions:
-    """Per-delegation choices (``None`` takes the setting)."""
-
-    max_parallel: int | None = None
-    verify: bool = True
-    budget_usd: float | None = None
-    budget_tokens: int | None = None
-
-    def to_json(self) -> str:
-        """As stored in ``tasks.options_json``."""
-        return json.dumps(self.__dict__)
-
-
-@dataclass(frozen=True, kw_only=True)
-class ParentContext:
-    """What sub-agents inherit from the delegating session."""
-
-    archive: Archive
-    session_id: str
-    notebook_path: Path
-    settings: Settings
-    model: Model
-    tools: ToolRegistry  # the sub-agents' tools: the session's, without delegate_task
-    kernel: KernelBridge  # namespace-changing calls already serialized
-    context: str  # decisions, variables, files and the caller's context, as text
+__all__ = ["Delegation"]
 
 
 class Delegation:
@@ -104,6 +65,7 @@ class Delegation:
         self._cancelled = False
         self._leader: SubtaskRun | None = None
         self._warm = asyncio.Event()
+        self._caller = ForcedCaller(parent, self.spend)
 
     # -- building -----------------------------------------------------------
 
@@ -142,32 +104,23 @@ class Delegation:
     async def plan(self) -> Plan | None:
         """Ask for a plan (re-asked once if invalid); ``None`` when the task has failed."""
         await self.open()
-        errors: list[str] = []
-        for _ in range(2):
-            try:
-                plan, errors = await self._ask_plan(errors)
-            except LoomError as error:
-                await self._fail_early(f"Planning failed: {error}")
-                return None
-            if plan is not None:
-                await self._store_plan(plan)
-                return plan
-        listed = "; ".join(errors)
-        await self._fail_early(f"The plan was invalid twice ({listed}); nothing was run.")
-        return None
-
-    async def _ask_plan(self, errors: list[str]) -> tuple[Plan | None, list[str]]:
-        settings = self.parent.settings
-        limit = settings.delegate_max_subtasks
-        prompt = plan_prompt(self.goal, self.parent.context, max_subtasks=limit, errors=errors)
-        call = await self._forced(SUBMIT_PLAN, PLANNER_SYSTEM, prompt, self.parent.model.name)
-        if call.input is None:
-            return None, ["no plan was submitted: call submit_plan"]
-        plan, problems = parse_plan(call.input)
+        try:
+            plan, errors = await ask_for_plan(
+                self.goal,
+                self.parent.context,
+                caller=self._caller,
+                model_name=self.parent.model.name,
+                max_subtasks=self.parent.settings.delegate_max_subtasks,
+            )
+        except LoomError as error:
+            await self._fail_early(f"Planning failed: {error}")
+            return None
         if plan is None:
-            return None, problems
-        problems = plan_errors(plan, max_subtasks=limit)
-        return (None, problems) if problems else (plan, [])
+            listed = "; ".join(errors)
+            await self._fail_early(f"The plan was invalid twice ({listed}); nothing was run.")
+            return None
+        await self._store_plan(plan)
+        return plan
 
     async def _store_plan(self, plan: Plan) -> None:
         archive = self.parent.archive
@@ -372,21 +325,16 @@ class Delegation:
         if not self.options.verify:
             return None
         self._emit("verifying", run.sub.id, "verifying")
-        facts = _facts(outcome)
-        if run.sub.check:
-            checked = await run_check(self.parent.kernel, run.sub.check)
-            if not checked.passed:
-                return await self._verdict(
-                    run, Verdict("fail", checked.feedback, "check", run.attempt)
-                )
-            facts += f"\n{checked.feedback}"
-        settings = self.parent.settings
-        prompt = judge_prompt(run.sub, outcome.text, facts.strip())
-        call = await self._forced(
-            SUBMIT_VERDICT, JUDGE_SYSTEM, prompt, settings.delegate_judge_model
+        verdict, usage, cost = await verify(
+            run.sub,
+            run.attempt,
+            outcome,
+            kernel=self.parent.kernel,
+            caller=self._caller,
+            judge_model=self.parent.settings.delegate_judge_model,
         )
-        run.usage, run.cost = run.usage + call.usage, run.cost + call.cost_usd
-        return await self._verdict(run, parse_verdict(call.input, run.attempt))
+        run.usage, run.cost = run.usage + usage, run.cost + cost
+        return await self._verdict(run, verdict)
 
     async def _verdict(self, run: SubtaskRun, verdict: Verdict) -> Verdict:
         run.verdicts.append(verdict)
@@ -394,27 +342,6 @@ class Delegation:
             run.row_id, verdict=verdict.verdict, verdicts_json=run.verdicts_json()
         )
         return verdict
-
-    async def _forced(self, tool: Any, system: str, prompt: str, model_name: str) -> ForcedCall:
-        """A forced call, counted against the budget and in the delegating session's ledger."""
-        call = await forced_call(
-            self.parent.model,
-            tool,
-            system=system,
-            prompt=prompt,
-            model_name=model_name,
-            max_tokens=self.parent.settings.max_output_tokens,
-        )
-        self.spend(call.usage, call.cost_usd)
-        await self.parent.archive.record_model_call(
-            self.parent.session_id,
-            model=call.model,
-            usage=call.usage,
-            stop_reason=call.stop_reason,
-            latency_ms=call.latency_ms,
-            cost_usd=call.cost_usd,
-        )
-        return call
 
     # -- caps and stopping --------------------------------------------------
 
@@ -539,18 +466,6 @@ class _Observer:
         run.usage, run.cost = run.usage + usage, run.cost + cost
         self._delegation.spend(usage, cost)
         self._delegation._emit("usage", run.sub.id)
-
-
-def _facts(outcome: ChildOutcome) -> str:
-    lines = []
-    for effect in outcome.effects:
-        data = effect_to_dict(effect)
-        if data["kind"] == "file":
-            lines.append(f"file {data['action']}: {data['path']}")
-        else:
-            shape = f" {data['shape']}" if data.get("shape") else ""
-            lines.append(f"variable {data['name']} ({data['type']}{shape})")
-    return "\n".join(lines)
 
 
 def _said(status: str) -> str:

@@ -12,12 +12,13 @@ from loom_jupyter.models.base import MessageDone, ModelRequest
 from loom_jupyter.models.pricing import cost_usd
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from loom_jupyter.messages import ToolSpec
     from loom_jupyter.models.base import Model
+    from loom_jupyter.orchestrator.parent import ParentContext
 
-__all__ = ["ForcedCall", "forced_call"]
+__all__ = ["ForcedCall", "ForcedCaller", "forced_call"]
 
 
 @dataclass(frozen=True)
@@ -64,3 +65,35 @@ async def forced_call(
         (time.monotonic() - started) * 1000.0,
         done.stop_reason,
     )
+
+
+@dataclass(frozen=True)
+class ForcedCaller:
+    """Forced calls of one delegation: counted by ``spend`` and in the session's ledger."""
+
+    parent: ParentContext
+    spend: Callable[[Usage, float], None]
+
+    async def __call__(
+        self, tool: ToolSpec, system: str, prompt: str, model_name: str
+    ) -> ForcedCall:
+        """One forced call; raises :class:`~loom_jupyter.errors.ModelError` when it fails."""
+        parent = self.parent
+        call = await forced_call(
+            parent.model,
+            tool,
+            system=system,
+            prompt=prompt,
+            model_name=model_name,
+            max_tokens=parent.settings.max_output_tokens,
+        )
+        self.spend(call.usage, call.cost_usd)
+        await parent.archive.record_model_call(
+            parent.session_id,
+            model=call.model,
+            usage=call.usage,
+            stop_reason=call.stop_reason,
+            latency_ms=call.latency_ms,
+            cost_usd=call.cost_usd,
+        )
+        return call

@@ -20,9 +20,10 @@ from loom_jupyter.messages import Message, TextBlock, Usage
 from loom_jupyter.models.base import ModelRequest
 from loom_jupyter.models.estimate import estimate_request_tokens
 from loom_jupyter.models.pricing import cost_usd
-from loom_jupyter.orchestrator.delegation import DelegateOptions, Delegation, ParentContext
+from loom_jupyter.orchestrator.delegation import Delegation
 from loom_jupyter.orchestrator.digest import digest, plan_card
 from loom_jupyter.orchestrator.kernel_lock import SerializedKernel
+from loom_jupyter.orchestrator.parent import DelegateOptions, ParentContext
 from loom_jupyter.orchestrator.progress import FINISHED_TASK, TaskSnapshot, TaskUpdate
 from loom_jupyter.tools.approval import ApprovalRequest
 from loom_jupyter.tools.base import ToolOutput
