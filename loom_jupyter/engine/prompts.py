@@ -53,8 +53,14 @@ take another route.
 analysis. Most requests are like this.
 - Use `delegate_task` only for large jobs that split into several independent parts that can \
 run in parallel and be checked separately (for example, profiling many files, or building and \
-evaluating several models). Give it a clear goal, the context the parts need, and acceptance \
-criteria.
+evaluating several models). Each part runs as its own sub-agent, so delegating costs several \
+times the tokens of doing the work yourself, and under the `ask` approval mode the person sees \
+the plan and an estimate first. Give it a clear goal, and in `context` the variable and file \
+names the parts need and what counts as done.
+- Its result is a digest (status per part, verified facts, what was created, the task id); a \
+digest also appears in the conversation when a background delegation or a `%delegate` cell \
+ends. Report from the digest; open a part's full run with `conversation_recall` and the task \
+id only when you need its details.
 
 # Style
 - Be concise. Show the key numbers or the code that matters, not everything you did.
