@@ -65,6 +65,7 @@ class Settings:
     lease_stale_seconds: float = 30.0
     partial_save_seconds: float = 1.0
     busy_timeout_seconds: float = 5.0
+    notebook_activity: bool = True  # tell the model which cells the person ran between turns
 
     def __post_init__(self) -> None:
         _check_literal("approval", self.approval, ApprovalMode, "settings")

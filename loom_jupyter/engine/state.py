@@ -137,6 +137,7 @@ class SessionState:
     pending_errors: tuple[PendingError, ...] = field(default=(), repr=False)
     open_tasks: tuple[OpenTask, ...] = ()
     kernel_losses: tuple[KernelLoss, ...] = ()
+    kernel_session: str = ""  # the kernel process the variables were made in (not shown)
 
     def with_user_message(self, turn: int, text: str) -> SessionState:
         """Fold in a user message: focus and explicit decisions."""
@@ -187,6 +188,18 @@ class SessionState:
         """Note that the kernel's variables are gone (those made up to ``turn``)."""
         losses = (*self.kernel_losses, KernelLoss(turn, cause, at))[-MAX_LOSSES:]
         return replace(self, kernel_losses=losses)
+
+    def in_kernel(self, kernel: str, *, last_turn: int, at: str) -> SessionState:
+        """The session now runs in ``kernel``. Another kernel than the one its variables
+        were made in means they are gone: a restart after ``last_turn`` (unless a crash
+        was already noted there)."""
+        if not kernel or kernel == self.kernel_session:
+            return self
+        moved = replace(self, kernel_session=kernel)
+        noted = bool(self.kernel_losses) and self.kernel_losses[-1].turn >= last_turn
+        if not self.kernel_session or noted or last_turn == 0:
+            return moved
+        return moved.with_kernel_lost(last_turn, "restart", at)
 
     def live_and_gone(self) -> tuple[list[VariableChange], list[VariableChange]]:
         """Variables still in the kernel and those lost with it (made before the last loss)."""

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from loom_jupyter.archive import Archive, SessionInfo
     from loom_jupyter.engine.events import Event
+    from loom_jupyter.jupyter.activity import CellActivity
     from loom_jupyter.jupyter.approval import StdinApprover
     from loom_jupyter.jupyter.notebook_path import NotebookLocation
     from loom_jupyter.jupyter.panel import Panel
@@ -88,6 +89,7 @@ class KernelCowork:
         self._peeked: concurrent.futures.Future[None] = concurrent.futures.Future()
         self.sidebar = SidebarHub(self)  # the comm target is registered by open() in a kernel
         self._guard: CellGuard | None = None
+        self.activity: CellActivity | None = None  # the person's cells between turns
 
     # lifecycle -------------------------------------------------------------
     #
@@ -102,8 +104,25 @@ class KernelCowork:
         self.main.pump_until(_either(self._opening, self._peeked))
         if self._opening.done():
             self._opening.result()  # raise a failure to open the archive now
+        self._watch_cells()
         if self.in_kernel:
             self._attach_sidebar()
+
+    def _watch_cells(self) -> None:
+        """Follow the person's cells; the next turn is told what they ran (main thread)."""
+        from loom_jupyter.jupyter.activity import CellActivity
+
+        if self.activity is None and getattr(self.shell, "events", None) is not None:
+            self.activity = CellActivity(self.shell)
+
+    async def _note_activity(self, session: CoworkSession) -> None:
+        """Archive the cells run since the last turn as a system note (engine loop)."""
+        from loom_jupyter.jupyter.activity import activity_note
+
+        runs = self.activity.take() if self.activity is not None else []
+        note = activity_note(runs) if session.settings.notebook_activity else None
+        if note:
+            await session.append_note(note)
 
     def _attach_sidebar(self) -> None:
         """Follow the person's cells and accept sidebar comms (main thread)."""
@@ -170,6 +189,8 @@ class KernelCowork:
         self.sidebar.detach()
         if self._guard is not None:
             self._guard.close()
+        if self.activity is not None:
+            self.activity.close()
         try:
             if self._opening is not None:
                 self._opening.result(timeout=30.0)
@@ -314,6 +335,7 @@ class KernelCowork:
     ) -> None:
         self.sidebar.begin("cell", text, None)  # raises while a sidebar turn runs
         try:
+            await self._note_activity(session)
             async for event in session.send(text):
                 sink(event)
                 await self.sidebar.publish(event)
@@ -331,6 +353,7 @@ class KernelCowork:
         if problem:
             hub.publish_message(TurnErrorMsg(None, problem, "MissingKeyError"))
             return
+        await self._note_activity(session)
         async for event in session.send(text):
             await hub.publish(event)
             if self.panel is not None:

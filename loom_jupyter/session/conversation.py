@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 from contextlib import aclosing
 from dataclasses import replace
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -107,7 +108,7 @@ class CoworkSession:
         self._state = SessionState(notebook=str(notebook_path), model=model.name)
         self._state_text: tuple[SessionState, str] | None = None
         self._info: SessionInfo | None = None
-        self._writer = TurnWriter(archive, self._window)
+        self._writer = TurnWriter(archive, self._window, kernel_session=owner)
         self._lease = SessionLease(archive, owner, stale_after=settings.lease_stale_seconds)
         self._running = False
         self._step: asyncio.Future[AgentEvent] | None = None
@@ -362,6 +363,8 @@ class CoworkSession:
         if takeover is not None:
             self.recovered = await self._recover_crash(takeover)
         await self._repair_dangling()
+        last = await self.archive.last_turn_number(session_id)  # a new kernel: variables gone
+        self._state = self._state.in_kernel(self.owner, last_turn=last, at=_utc_text())
         await self._refresh()
         assert self._info is not None
         return self._info
@@ -424,7 +427,8 @@ class CoworkSession:
             )
             await self._lease.take(sid)
             self._writer.session_id = sid
-            self._state = _with_identity(SessionState(), sid, self.notebook_path, self.model.name)
+            fresh = SessionState(kernel_session=self.owner)
+            self._state = _with_identity(fresh, sid, self.notebook_path, self.model.name)
             self._window.reset([])
         return self._sid
 
@@ -499,6 +503,10 @@ def _default_model(settings: Settings) -> Model:
     from loom_jupyter.models.anthropic import AnthropicModel
 
     return AnthropicModel(settings)
+
+
+def _utc_text() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _project_reader(notebook: Path, settings: Settings) -> ProjectReader:

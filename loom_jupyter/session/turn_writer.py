@@ -26,10 +26,11 @@ __all__ = ["TurnWriter"]
 class TurnWriter:
     """Appends turns and ledger rows for the current session."""
 
-    def __init__(self, archive: Archive, window: ContextWindow) -> None:
+    def __init__(self, archive: Archive, window: ContextWindow, kernel_session: str = "") -> None:
         self.archive = archive
         self.window = window
         self.session_id: str | None = None
+        self.kernel_session = kernel_session or None  # recorded on every turn written
 
     @property
     def sid(self) -> str:
@@ -40,10 +41,16 @@ class TurnWriter:
 
     async def append(self, turn: TurnDraft) -> int:
         """Archive one turn, then put it in the window; returns its number."""
-        turn = replace(turn, token_count=turn_tokens(turn.content, turn.blocks))
+        turn = self._stamped(turn)
         number = await self.archive.append_turn(self.sid, turn)
         self.window.append(turn.archived(self.sid, number))
         return number
+
+    def _stamped(self, turn: TurnDraft) -> TurnDraft:
+        """With its token count and the kernel session that wrote it."""
+        tokens = turn_tokens(turn.content, turn.blocks)
+        kernel = turn.kernel_session or self.kernel_session
+        return replace(turn, token_count=tokens, kernel_session=kernel)
 
     async def start_partial(self, text: str) -> int:
         """Archive the first text of a streaming answer as a ``partial`` turn (not in the window).
@@ -51,7 +58,7 @@ class TurnWriter:
         :meth:`save_partial` rewrites it as more streams; :meth:`finish_partial`
         turns it into the finished message and only then puts it in the window.
         """
-        return await self.archive.append_turn(self.sid, _partial(text))
+        return await self.archive.append_turn(self.sid, self._stamped(_partial(text)))
 
     async def save_partial(self, number: int, text: str) -> None:
         """Rewrite the streaming answer's row with the text shown so far."""
@@ -59,7 +66,7 @@ class TurnWriter:
 
     async def finish_partial(self, number: int, turn: TurnDraft) -> int:
         """Make the streaming row ``number`` the finished ``turn``, then put it in the window."""
-        turn = replace(turn, token_count=turn_tokens(turn.content, turn.blocks))
+        turn = self._stamped(turn)
         await self.archive.update_turn(self.sid, number, turn)
         self.window.append(turn.archived(self.sid, number))
         return number

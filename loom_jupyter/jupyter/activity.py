@@ -1,0 +1,139 @@
+"""What the person ran in the notebook between two turns.
+
+:class:`CellActivity` follows the main shell's cells through ``pre_run_cell`` /
+``post_run_cell`` (the agent's ``run_python`` executes code directly and fires
+neither, and the coworker's own magics are skipped), recording each cell's code,
+its outcome (the error's type and message) and the user variables it created or
+rebound, with type and shape. At the next turn the session archives
+:func:`activity_note` of what was recorded as a ``system`` turn, so the model
+reads it right before the person's message, and recall and export have it.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from loom_jupyter.tools.describe import changed_variables, snapshot
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from loom_jupyter.tools.base import VariableEffect
+    from loom_jupyter.tools.describe import Snapshot
+
+__all__ = ["NOTE_TOKENS", "CellActivity", "CellRun", "activity_note"]
+
+NOTE_TOKENS = 400
+"""The note's budget; older cells beyond it are counted, not shown."""
+
+_CODE_CHARS = 200
+_KEPT = 200  # cells remembered between two turns (the note shows far fewer)
+_OWN_MAGICS = ("%cowork", "%%cowork", "%delegate", "%%delegate", "%load_ext", "%reload_ext")
+
+
+@dataclass(frozen=True)
+class CellRun:
+    """One cell the person ran: its code, its error (if any) and the variables it set."""
+
+    execution_count: int | None
+    code: str
+    error: str | None
+    variables: tuple[str, ...]  # "name: type shape"
+
+    def line(self) -> str:
+        """``- [7] `1/0` -> ZeroDivisionError: division by zero``."""
+        count = f"[{self.execution_count}] " if self.execution_count is not None else ""
+        outcomes = [f"error {self.error}"] if self.error else []
+        if self.variables:
+            outcomes.append("set " + ", ".join(self.variables))
+        outcome = "; ".join(outcomes) or "ran"
+        return f"- {count}`{self.code}` -> {outcome}"
+
+
+class CellActivity:
+    """Records the person's cells until :meth:`take` hands them over (thread-safe)."""
+
+    def __init__(self, shell: Any) -> None:
+        self._shell = shell
+        self._lock = threading.Lock()
+        self._runs: list[CellRun] = []
+        self._before: Snapshot | None = None
+        shell.events.register("pre_run_cell", self._started)
+        shell.events.register("post_run_cell", self._ended)
+
+    def close(self) -> None:
+        """Stop following cells."""
+        for name, callback in (("pre_run_cell", self._started), ("post_run_cell", self._ended)):
+            try:
+                self._shell.events.unregister(name, callback)
+            except ValueError:
+                continue
+
+    def take(self) -> list[CellRun]:
+        """The cells run since the last call, oldest first; forgets them."""
+        with self._lock:
+            runs, self._runs = self._runs, []
+        return runs
+
+    def _started(self, info: Any) -> None:
+        own = _is_own(getattr(info, "raw_cell", "") or "")
+        self._before = None if own else snapshot(self._shell.user_ns)
+
+    def _ended(self, result: Any) -> None:
+        before, self._before = self._before, None
+        if before is None:
+            return
+        info = getattr(result, "info", None)
+        run = CellRun(
+            execution_count=getattr(result, "execution_count", None),
+            code=_trimmed(getattr(info, "raw_cell", "") or ""),
+            error=_error_text(result),
+            variables=tuple(_variable(e) for e in changed_variables(before, self._shell.user_ns)),
+        )
+        with self._lock:
+            self._runs = [*self._runs, run][-_KEPT:]
+
+
+def activity_note(runs: Sequence[CellRun], *, max_tokens: int = NOTE_TOKENS) -> str | None:
+    """The note for the model: newest cell first, within ``max_tokens``; the rest counted."""
+    if not runs:
+        return None
+    head = (
+        f"[Notebook activity: since the last turn the person ran {len(runs)} cell(s), newest first:"
+    )
+    budget = max_tokens * 4 - len(head) - 80  # about 4 characters a token; room for the tail
+    lines: list[str] = []
+    for run in reversed(runs):
+        line = run.line()
+        if len(line) + 1 > budget and lines:
+            break
+        lines.append(line[:budget])
+        budget -= len(line) + 1
+    hidden = len(runs) - len(lines)
+    tail = f"\n(and {hidden} older cell(s) not shown)]" if hidden else "]"
+    return head + "\n" + "\n".join(lines) + tail
+
+
+def _is_own(code: str) -> bool:
+    first = code.lstrip().split(None, 1)[0] if code.strip() else ""
+    return first in _OWN_MAGICS or first.startswith(("%cowork", "%%cowork"))
+
+
+def _trimmed(code: str) -> str:
+    flat = " ".join(code.split())
+    return flat if len(flat) <= _CODE_CHARS else flat[: _CODE_CHARS - 1] + "…"
+
+
+def _error_text(result: Any) -> str | None:
+    error = getattr(result, "error_in_exec", None) or getattr(result, "error_before_exec", None)
+    if error is None:
+        return None
+    message = " ".join(str(error).split())[:160]
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__
+
+
+def _variable(effect: VariableEffect) -> str:
+    shape = f" {effect.shape}" if effect.shape else ""
+    return f"{effect.name}: {effect.type_name}{shape}"

@@ -1,0 +1,127 @@
+"""The person's cells between turns, on a real IPython shell: recorded, summarised, sent."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import pytest
+
+from loom_jupyter.jupyter.activity import NOTE_TOKENS, CellActivity, CellRun, activity_note
+from loom_jupyter.jupyter.execute import run_in_namespace
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from pathlib import Path
+
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from loom_jupyter.testing import FakeAnthropic
+
+pytest_plugins = ["loom_jupyter.testing.pytest_plugin"]
+
+
+@pytest.fixture
+def activity(shell: InteractiveShell) -> Iterator[CellActivity]:
+    watching = CellActivity(shell)
+    yield watching
+    watching.close()
+
+
+def test_cells_are_recorded_with_their_outcome_and_variables(
+    shell: InteractiveShell, activity: CellActivity
+) -> None:
+    shell.run_cell("df_between = 123")
+    shell.run_cell("1/0")
+    shell.run_cell("names = ['a', 'b']\nprint(names)")
+    first, second, third = activity.take()
+    assert first.variables == ("df_between: int",)
+    assert first.error is None
+    assert second.error == "ZeroDivisionError: division by zero"
+    assert second.variables == ()
+    assert third.code == "names = ['a', 'b'] print(names)"
+    assert third.variables == ("names: list len 2",)
+    assert activity.take() == []  # handed over once
+
+
+def test_the_agents_code_and_the_coworkers_magics_are_not_the_persons_activity(
+    shell: InteractiveShell, activity: CellActivity
+) -> None:
+    run_in_namespace(shell, "made_by_agent = 1", cell_id=1)
+    shell.run_cell("%cowork --help")  # not loaded here: an error, but still the coworker's
+    shell.run_cell("%load_ext loom_jupyter_not_a_module")
+    assert shell.user_ns["made_by_agent"] == 1
+    assert activity.take() == []
+
+
+def test_the_note_is_newest_first_within_its_budget() -> None:
+    runs = [CellRun(n, f"step_{n} = {n} * 2", None, (f"step_{n}: int",)) for n in range(1, 60)]
+    note = activity_note(runs)
+    assert note is not None
+    assert len(note) <= NOTE_TOKENS * 4
+    lines = note.splitlines()
+    assert lines[0].startswith("[Notebook activity: since the last turn the person ran 59 cell(s)")
+    assert lines[1].startswith("- [59] `step_59 = 59 * 2`")
+    assert lines[-1].startswith("(and ")
+    assert lines[-1].endswith("older cell(s) not shown)]")
+    assert activity_note([]) is None
+
+
+@pytest.fixture
+def cowork(
+    shell: InteractiveShell,
+    fake_anthropic: FakeAnthropic,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> Iterator[Callable[[str], str]]:
+    monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "nb.ipynb"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    shell.run_line_magic("load_ext", "loom_jupyter")
+
+    def run(line: str) -> str:
+        shell.run_line_magic("cowork", line)
+        return capsys.readouterr().out
+
+    yield run
+    shell.run_line_magic("unload_ext", "loom_jupyter")
+
+
+def _last_request(fake: FakeAnthropic) -> str:
+    return json.dumps(fake.message_requests[-1].body)
+
+
+def test_the_next_request_tells_the_model_what_the_person_ran(
+    shell: InteractiveShell, cowork: Callable[[str], str], fake_anthropic: FakeAnthropic
+) -> None:
+    cowork("hello")
+    shell.run_cell("df_between = 123")
+    shell.run_cell("1/0")
+    cowork("what did I just do?")
+    request = _last_request(fake_anthropic)
+    assert "df_between: int" in request
+    assert "ZeroDivisionError: division by zero" in request
+    assert request.index("1/0") < request.index("df_between = 123")  # newest first
+    cowork("and now?")
+    assert "Notebook activity" not in json.dumps(
+        fake_anthropic.message_requests[-1].body["messages"][-1]
+    )
+
+
+def test_a_setting_turns_it_off(
+    shell: InteractiveShell,
+    fake_anthropic: FakeAnthropic,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "quiet.ipynb"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("LOOM_NOTEBOOK_ACTIVITY", "off")
+    shell.run_line_magic("load_ext", "loom_jupyter")
+    try:
+        shell.run_line_magic("cowork", "hello")
+        shell.run_cell("quiet_value = 5")
+        shell.run_line_magic("cowork", "anything?")
+        assert "quiet_value" not in _last_request(fake_anthropic)
+    finally:
+        shell.run_line_magic("unload_ext", "loom_jupyter")
