@@ -40,6 +40,7 @@ async def test_a_new_kernel_says_the_kernel_restarted_and_lists_variables_as_gon
     )
     after = await open_session(model, owner="host:200:kernel-b")
     assert after.state.kernel_losses[-1].cause == "restart"
+    assert "the kernel restarted" in after.state_event().state_yaml  # what %cowork status shows
     await collect(after, "is sales_total still there?")
     first = state_of(model.requests[0])
     assert "the kernel restarted" in first
