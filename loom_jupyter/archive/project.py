@@ -16,7 +16,7 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from urllib.parse import quote
 
 from loom_jupyter.archive.core import Archive
@@ -39,10 +39,14 @@ __all__ = [
     "SEARCH_SECONDS",
     "ProjectArchives",
     "ProjectMatches",
+    "SearchScope",
     "find_archives",
     "open_read_only",
+    "people_search",
     "project_root",
 ]
+
+SearchScope = Literal["session", "notebook", "all_notebooks"]
 
 MAX_ARCHIVES = 64
 """Archives searched at most (the most recently written)."""
@@ -214,3 +218,31 @@ class ProjectArchives:
             return str(notebook.relative_to(self.root))
         except ValueError:
             return str(notebook)
+
+
+async def people_search(
+    archive: Archive,
+    notebook: str | os.PathLike[str],
+    query: str,
+    *,
+    scope: SearchScope = "session",
+    session_id: str | None = None,
+    limit: int = 10,
+) -> dict[str, Any]:
+    """Search as a person reads it, in any scope, as JSON-ready data (for the sidebar).
+
+    ``{"matches": [ReadableMatch.to_json(), ...], "archives": N, "skipped": [...]}``:
+    the exact phrase first, then all words, then some; each match with the turns
+    before and after it. ``session`` needs ``session_id``; ``notebook`` is every
+    session of ``archive``; ``all_notebooks`` every archive under the project root.
+    """
+    if scope == "all_notebooks":
+        found = await ProjectArchives(project_root(notebook)).search_for_people(query, limit)
+        matches, archives, skipped = list(found.matches), found.archives, list(found.skipped)
+    elif scope == "session" and session_id is None:
+        matches, archives, skipped = [], 1, []
+    else:
+        sid = session_id if scope == "session" else None
+        matches = await search_for_people(archive, query, session_id=sid, limit=limit)
+        archives, skipped = 1, []
+    return {"matches": [m.to_json() for m in matches], "archives": archives, "skipped": skipped}

@@ -6,7 +6,12 @@ import sqlite3
 from typing import TYPE_CHECKING
 
 from loom_jupyter.archive import Archive, archive_path_for
-from loom_jupyter.archive.project import ProjectArchives, find_archives, project_root
+from loom_jupyter.archive.project import (
+    ProjectArchives,
+    find_archives,
+    people_search,
+    project_root,
+)
 from loom_jupyter.messages import TurnDraft
 
 if TYPE_CHECKING:
@@ -90,3 +95,20 @@ async def test_tool_and_environment_folders_are_not_walked(tmp_path: Path) -> No
     await write_notebook(tmp_path / "work" / "z.ipynb", "visible")
     paths, _ = find_archives(tmp_path)
     assert [p.name for p in paths] == ["z.ipynb.sqlite"]
+
+
+async def test_people_search_gives_json_for_every_scope(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    await write_notebook(tmp_path / "other.ipynb", "the margin target is twelve percent")
+    here = tmp_path / "here.ipynb"
+    sid = await write_notebook(here, "plot the margin by month", "done")
+    async with Archive.open(archive_path_for(here)) as archive:
+        own = await people_search(archive, here, "margin", scope="session", session_id=sid)
+        assert [m["match"]["content"] for m in own["matches"]] == ["plot the margin by month"]
+        assert own["matches"][0]["after"]["content"] == "done"
+        wide = await people_search(archive, here, "margin target", scope="all_notebooks")
+        assert wide["archives"] == 2
+        assert wide["matches"][0]["notebook"] == "other.ipynb"
+        assert wide["matches"][0]["kind"] == "phrase"
+        lazy = await people_search(archive, here, "margin", scope="session")
+        assert lazy["matches"] == []
