@@ -1,33 +1,62 @@
-import {
-  ILabShell,
-  JupyterFrontEnd,
-  JupyterFrontEndPlugin
-} from '@jupyterlab/application';
+import { ILabShell, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { INotebookTracker } from '@jupyterlab/notebook';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
 import { loomIcon } from './icon';
 import { LoomSidebar, SIDEBAR_ID } from './panel';
 
 export { LoomSidebar, SIDEBAR_ID } from './panel';
 
+const PLUGIN_ID = 'loom-jupyter:sidebar';
 /** Command that reveals the Loom sidebar. */
 const OPEN_COMMAND = 'loom:open-sidebar';
-
 /** Rank among the right-sidebar panels (lower ranks sit higher). */
 const SIDEBAR_RANK = 600;
 
+/** The `autoLoad` user setting, read live (default on). */
+function autoLoadSetting(registry: ISettingRegistry | null): () => boolean {
+  let autoLoad = true;
+  if (registry !== null) {
+    void registry
+      .load(PLUGIN_ID)
+      .then(settings => {
+        const read = (): void => {
+          autoLoad = settings.get('autoLoad').composite !== false;
+        };
+        read();
+        settings.changed.connect(read);
+      })
+      .catch(reason => console.warn('loom: settings unavailable, auto-load stays on', reason));
+  }
+  return () => autoLoad;
+}
+
+/**
+ * In JupyterLab and in Notebook 7 (whose shell is not ILabShell, hence
+ * optional): the sidebar goes into the right area through `app.shell`.
+ */
 const plugin: JupyterFrontEndPlugin<void> = {
-  id: 'loom-jupyter:sidebar',
-  description: 'The Loom sidebar: follows the active notebook and hosts the coworker.',
+  id: PLUGIN_ID,
+  description: 'The Loom sidebar: a chat with the coworker in the active notebook’s kernel.',
   autoStart: true,
-  requires: [ILabShell, INotebookTracker],
-  activate: (app: JupyterFrontEnd, shell: ILabShell, tracker: INotebookTracker): void => {
-    const sidebar = new LoomSidebar(tracker);
-    shell.add(sidebar, 'right', { rank: SIDEBAR_RANK });
+  requires: [INotebookTracker],
+  optional: [ILabShell, ISettingRegistry],
+  activate: (
+    app: JupyterFrontEnd,
+    tracker: INotebookTracker,
+    labShell: ILabShell | null,
+    registry: ISettingRegistry | null
+  ): void => {
+    const sidebar = new LoomSidebar({
+      tracker,
+      client: labShell === null ? 'notebook7' : 'lab',
+      autoLoad: autoLoadSetting(registry)
+    });
+    app.shell.add(sidebar, 'right', { rank: SIDEBAR_RANK });
     app.commands.addCommand(OPEN_COMMAND, {
       label: 'Open the Loom sidebar',
       icon: loomIcon,
-      execute: () => shell.activateById(SIDEBAR_ID)
+      execute: () => app.shell.activateById(SIDEBAR_ID)
     });
   }
 };

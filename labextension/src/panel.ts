@@ -1,134 +1,118 @@
+/**
+ * The Loom right-sidebar panel: a header with the active notebook's name and
+ * that notebook's chat. Each open notebook keeps its own chat (and comm), so
+ * switching notebooks switches the conversation and a background stream goes on.
+ * Only the current chat is in the page, so each data-loom selector matches once.
+ */
 import { PathExt } from '@jupyterlab/coreutils';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
-import { ISignal, Signal } from '@lumino/signaling';
 import { Panel, Widget } from '@lumino/widgets';
 
+import { ChatOptions, ChatView } from './chat';
 import { loomIcon } from './icon';
 
 /** The id of the sidebar widget (also its tab's `data-id` in the right sidebar). */
 export const SIDEBAR_ID = 'loom-sidebar';
 
-/** Magics shown to people whose kernel has not loaded the extension yet. */
-const LOAD_COMMAND = '%load_ext loom_jupyter';
-const COWORK_EXAMPLE = '%cowork plot sales by month';
-
-/** Create an element with a class name, a test id and optional text. */
-function element<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  className: string,
-  text?: string
-): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  node.className = className;
-  node.dataset.testid = className;
-  if (text !== undefined) {
-    node.textContent = text;
-  }
-  return node;
-}
-
-/**
- * The top of the sidebar: the Loom title, the current notebook's name and how
- * to load the extension in that notebook's kernel.
- */
-class NotebookHeader extends Widget {
+class Header extends Widget {
   constructor() {
     super();
     this.addClass('loom-Header');
-    const title = element('div', 'loom-Header-title');
-    const icon = element('span', 'loom-Header-icon');
+    const icon = document.createElement('span');
+    icon.className = 'loom-Header-icon';
     loomIcon.element({ container: icon });
-    title.append(icon, element('span', 'loom-Header-label', 'Loom'));
-    this._name = element('div', 'loom-Header-notebook');
-    this._hint = NotebookHeader._renderHint();
-    this.node.append(title, this._name, this._hint);
-    this.showPath(null);
+    const label = document.createElement('span');
+    label.className = 'loom-Header-label';
+    label.dataset.testid = 'loom-Header-label';
+    label.textContent = 'Loom';
+    this._name.className = 'loom-Header-notebook';
+    this._name.dataset.testid = 'loom-Header-notebook';
+    this._name.dataset.loom = 'notebook';
+    this.node.append(icon, label, this._name);
   }
 
-  /** Show a notebook's path, or say that no notebook is active. */
   showPath(path: string | null): void {
     this._name.textContent = path === null ? 'No notebook open' : PathExt.basename(path);
     this._name.title = path ?? '';
     this._name.classList.toggle('loom-mod-empty', path === null);
-    this._hint.hidden = path === null;
   }
 
-  private static _renderHint(): HTMLElement {
-    const hint = element('div', 'loom-Hint');
-    const code = (text: string): HTMLElement => element('code', 'loom-Hint-code', text);
-    hint.append(
-      element('p', 'loom-Hint-text', 'Load Loom in a cell of this notebook:'),
-      code(LOAD_COMMAND),
-      element('p', 'loom-Hint-text', 'then ask for help with:'),
-      code(COWORK_EXAMPLE)
-    );
-    return hint;
-  }
-
-  private readonly _name: HTMLElement;
-  private readonly _hint: HTMLElement;
+  private readonly _name = document.createElement('span');
 }
 
-/**
- * The Loom right-sidebar panel. It follows the active notebook (including
- * renames) and announces changes through `notebookChanged`, so later sections
- * (the chat) can be added with `addWidget` and react to the same notebook.
- */
+export type SidebarOptions = Omit<ChatOptions, 'notebook'> & { tracker: INotebookTracker };
+
 export class LoomSidebar extends Panel {
-  constructor(tracker: INotebookTracker) {
+  constructor(options: SidebarOptions) {
     super();
     this.id = SIDEBAR_ID;
     this.addClass('loom-Sidebar');
+    this.node.dataset.loom = 'sidebar';
     this.title.icon = loomIcon;
     this.title.caption = 'Loom';
-    this._header = new NotebookHeader();
+    this._options = options;
     this.addWidget(this._header);
-    tracker.currentChanged.connect((_, panel) => this._follow(panel), this);
-    this._follow(tracker.currentWidget);
+    this.addWidget(this._empty);
+    this._empty.addClass('loom-Empty');
+    this._empty.node.textContent = 'Open a notebook to chat with Loom about it.';
+    options.tracker.widgetAdded.connect((_, panel) => this._chatFor(panel), this);
+    options.tracker.currentChanged.connect((_, panel) => this._follow(panel), this);
+    options.tracker.forEach(panel => this._chatFor(panel));
+    this._follow(options.tracker.currentWidget);
   }
 
   /** The notebook the sidebar currently follows, if any. */
   get notebook(): NotebookPanel | null {
-    return this._notebook;
+    return this._current?.notebook ?? null;
   }
 
-  /** The followed notebook's server path, or null when none is active. */
-  get notebookPath(): string | null {
-    return this._notebook?.context.path ?? null;
-  }
-
-  /** Emits the new path when the followed notebook changes or is renamed. */
-  get notebookChanged(): ISignal<this, string | null> {
-    return this._notebookChanged;
+  private _chatFor(panel: NotebookPanel): ChatView {
+    let chat = this._chats.get(panel);
+    if (chat === undefined) {
+      chat = new ChatView({ ...this._options, notebook: panel });
+      this._chats.set(panel, chat);
+      panel.disposed.connect(() => this._closed(panel));
+      panel.context.pathChanged.connect(() => this._showHeader());
+    }
+    return chat;
   }
 
   private _follow(panel: NotebookPanel | null): void {
-    if (panel === this._notebook) {
-      return;
+    const next = panel === null || panel.isDisposed ? null : this._chatFor(panel);
+    if (next !== this._current) {
+      if (this._current !== null && !this._current.isDisposed) {
+        this._current.parent = null; // out of the page, still streaming
+      }
+      this._current = next;
+      if (next !== null) {
+        this.addWidget(next);
+      }
     }
-    this._notebook?.context.pathChanged.disconnect(this._announce, this);
-    this._notebook?.disposed.disconnect(this._onClosed, this);
-    this._notebook = panel;
-    panel?.context.pathChanged.connect(this._announce, this);
-    panel?.disposed.connect(this._onClosed, this);
-    this._announce();
+    this._empty.setHidden(next !== null);
+    this._showHeader();
   }
 
   /**
    * The tracker does not always announce `null` when its last notebook closes
    * (its focus tracker still holds the closing widget), so watch for it here.
    */
-  private _onClosed(): void {
-    this._follow(null);
+  private _closed(panel: NotebookPanel): void {
+    const chat = this._chats.get(panel);
+    this._chats.delete(panel);
+    if (chat === this._current) {
+      this._current = null;
+      this._follow(this._options.tracker.currentWidget);
+    }
+    chat?.dispose();
   }
 
-  private _announce(): void {
-    const path = this.notebookPath;
-    this._header.showPath(path);
-    this._notebookChanged.emit(path);
+  private _showHeader(): void {
+    this._header.showPath(this._current?.notebook.context.path ?? null);
   }
 
-  private readonly _header: NotebookHeader;
-  private _notebook: NotebookPanel | null = null;
-  private readonly _notebookChanged = new Signal<this, string | null>(this);
+  private readonly _options: SidebarOptions;
+  private readonly _header = new Header();
+  private readonly _empty = new Widget();
+  private readonly _chats = new Map<NotebookPanel, ChatView>();
+  private _current: ChatView | null = null;
 }

@@ -13,7 +13,6 @@ from lab_harness import LabPage, write_notebook
 from playwright.sync_api import expect
 
 NAME = '[data-testid="loom-Header-notebook"]'
-HINT = '[data-testid="loom-Hint"]'
 
 
 def served_path(path: Path, lab: LabPage) -> str:
@@ -22,17 +21,17 @@ def served_path(path: Path, lab: LabPage) -> str:
 
 
 @pytest.mark.browser
-def test_sidebar_shows_the_notebook_name_and_load_hint(lab: LabPage, notebook_dir: Path) -> None:
+def test_sidebar_shows_the_notebook_name_and_its_chat(lab: LabPage, notebook_dir: Path) -> None:
     notebook = write_notebook(notebook_dir, "analysis.ipynb", ["x = 1"])
     lab.open(served_path(notebook, lab))
 
     sidebar = lab.open_sidebar()
 
+    expect(sidebar).to_have_attribute("data-loom", "sidebar")
     expect(sidebar.locator('[data-testid="loom-Header-label"]')).to_have_text("Loom")
     expect(sidebar.locator(NAME)).to_have_text("analysis.ipynb")
-    expect(sidebar.locator(HINT)).to_be_visible()
-    expect(sidebar.locator(HINT)).to_contain_text("%load_ext loom_jupyter")
-    expect(sidebar.locator(HINT)).to_contain_text("%cowork")
+    for role in ("status", "input", "send", "stop", "sessions"):
+        expect(sidebar.locator(f'[data-loom="{role}"]')).to_have_count(1)
 
 
 @pytest.mark.browser
@@ -59,7 +58,7 @@ def test_sidebar_follows_switches_renames_and_closing(lab: LabPage, notebook_dir
 
     lab.close_all()
     expect(sidebar.locator(NAME)).to_have_text("No notebook open")
-    expect(sidebar.locator(HINT)).to_be_hidden()
+    expect(sidebar.locator('[data-loom="input"]')).to_have_count(0)
 
 
 def test_labextension_list_reports_loom_enabled() -> None:

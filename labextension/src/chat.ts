@@ -1,0 +1,310 @@
+/**
+ * One notebook's chat: its connection to the kernel, its conversation state
+ * and the views, wired together. The sidebar keeps one per open notebook.
+ */
+import { Clipboard } from '@jupyterlab/apputils';
+import { NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
+import { UUID } from '@lumino/coreutils';
+import { Widget } from '@lumino/widgets';
+
+import { LinkState, LoomConnection } from './connection';
+import { RenderContext } from './markdown';
+import { Decision, FrontMessage, Hello, KernelMessage, Queued, SearchHit } from './protocol';
+import { Change, ChatStore } from './store';
+import { Composer } from './views/composer';
+import { MessageList } from './views/messages';
+import { SessionBar } from './views/sessions';
+import { Footer, ShownState, StatusLine } from './views/status';
+import { TaskList } from './views/tasks';
+
+export type ChatOptions = {
+  notebook: NotebookPanel;
+  client: Hello['client'];
+  autoLoad: () => boolean;
+};
+
+export const RESTART_NOTICE = 'kernel restarted — history intact';
+const WAITING_CELL = 'waiting for your cell to finish';
+/** How many "load more" pages a jump to an old turn may fetch. */
+const MAX_JUMP_PAGES = 50;
+
+const OFFLINE_TEXT: Record<Exclude<LinkState, 'open' | 'not-loaded'>, string> = {
+  'no-kernel': 'No kernel: start one to chat',
+  dead: 'The kernel is dead: restart it to chat (your history is kept)',
+  starting: 'Kernel starting…',
+  connecting: 'Connecting…',
+  loading: 'Loading Loom in this kernel…'
+};
+
+export class ChatView extends Widget {
+  constructor(options: ChatOptions) {
+    super();
+    this.addClass('loom-Chat');
+    this._notebook = options.notebook;
+    this._connection = new LoomConnection({
+      sessionContext: options.notebook.sessionContext,
+      client: options.client,
+      autoLoad: options.autoLoad,
+      resume: () => ({ since_seq: this._store.lastSeq, kernel_session: this._store.kernelSession })
+    });
+    const context: RenderContext = {
+      rendermime: () => this._notebook.content.rendermime,
+      actions: {
+        copy: code => Clipboard.copyToSystem(code),
+        insertBelow: code => this._insert(code)
+      }
+    };
+    this._sessions = new SessionBar({
+      list: () => this._send({ type: 'sessions' }),
+      resume: session => this._send({ type: 'resume', session }),
+      create: () => this._send({ type: 'new' }),
+      fork: () => this._send({ type: 'fork', at_turn: null }),
+      search: query => this._send({ type: 'search', query }),
+      jump: hit => this._jump(hit)
+    });
+    this._status = new StatusLine(() => void this._connection.load());
+    this._messages = new MessageList(this._store, context, {
+      decide: (id, decision) => this._decide(id, decision),
+      loadMore: () => this._loadMore()
+    });
+    this._composer = new Composer({
+      send: text => this._submit(text),
+      stop: () => this._send({ type: 'stop' }),
+      cancel: id => this._cancel(id)
+    });
+    this.node.append(
+      this._sessions.node,
+      this._status.node,
+      this._tasks.node,
+      this._messages.node,
+      this._composer.node,
+      this._footer.node
+    );
+    this._store.changed.connect((_, change) => this._onChange(change));
+    this._connection.received.connect((_, message) => this._onMessage(message));
+    this._connection.stateChanged.connect(() => this._onLinkState());
+    this._notebook.context.pathChanged.connect(this._onRenamed, this);
+    this._onLinkState();
+    this._tasks.show([]);
+  }
+
+  /** The notebook this chat belongs to. */
+  get notebook(): NotebookPanel {
+    return this._notebook;
+  }
+
+  /** Put the cursor in the message box. */
+  focusInput(): void {
+    this._composer.focus();
+  }
+
+  protected onAfterAttach(): void {
+    this._messages.restored();
+  }
+
+  dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    this._connection.dispose();
+    super.dispose();
+  }
+
+  private _send(message: FrontMessage): boolean {
+    return this._connection.send(message);
+  }
+
+  /** A message goes to the outbox first: shown as queued until the kernel has it. */
+  private _submit(text: string): void {
+    const clientId = UUID.uuid4();
+    this._outbox.set(clientId, text);
+    this._send({ type: 'send', client_id: clientId, text });
+    this._showQueue();
+    this._showStatus();
+  }
+
+  private _cancel(clientId: string): void {
+    this._outbox.delete(clientId);
+    this._send({ type: 'cancel_queued', client_id: clientId });
+    this._showQueue();
+    this._showStatus();
+  }
+
+  private _decide(requestId: string, decision: Decision): void {
+    this._send({ type: 'approve', request_id: requestId, decision });
+  }
+
+  private _loadMore(): void {
+    const before = this._store.moreBefore;
+    if (before !== null) {
+      this._send({ type: 'load_more', before_turn: before });
+    }
+  }
+
+  private _insert(code: string): void {
+    const notebook = this._notebook.content;
+    NotebookActions.insertBelow(notebook);
+    notebook.activeCell?.model.sharedModel.setSource(code.replace(/\n$/, ''));
+  }
+
+  /** Jump to a search hit: resume its session or page back until the turn is loaded. */
+  private _jump(hit: SearchHit): void {
+    this._jumpTo = { turn: hit.turn, pages: 0 };
+    if (hit.session_id !== this._store.session?.id) {
+      this._send({ type: 'resume', session: hit.session_id });
+    } else {
+      this._continueJump();
+    }
+  }
+
+  private _continueJump(): void {
+    const jump = this._jumpTo;
+    if (jump === null) {
+      return;
+    }
+    const done = this._messages.reveal(jump.turn);
+    const more = this._store.moreBefore !== null && jump.pages < MAX_JUMP_PAGES;
+    this._jumpTo = done || !more ? null : { ...jump, pages: jump.pages + 1 };
+    if (this._jumpTo !== null) {
+      this._loadMore();
+    }
+  }
+
+  private _onMessage(message: KernelMessage): void {
+    const previous = this._store.kernelSession;
+    const hadHistory = this._store.entries.length > 0;
+    if (!this._store.apply(message)) {
+      return;
+    }
+    if (message.type === 'welcome') {
+      this._resendOutbox();
+      if (previous !== null && previous !== message.kernel_session && hadHistory) {
+        this._store.notice('info', RESTART_NOTICE);
+      }
+    }
+    if (message.type === 'turn_started' && message.client_id !== null) {
+      this._outbox.delete(message.client_id);
+      this._showQueue();
+    }
+  }
+
+  /** Resend what the kernel has not acknowledged (it ignores client ids it knows). */
+  private _resendOutbox(): void {
+    const queued = new Set(this._store.queue.map(item => item.client_id));
+    for (const [clientId, text] of this._outbox) {
+      if (queued.has(clientId)) {
+        this._outbox.delete(clientId);
+      } else {
+        this._send({ type: 'send', client_id: clientId, text });
+      }
+    }
+  }
+
+  private _onChange(change: Change): void {
+    switch (change.kind) {
+      case 'status':
+        this._showStatus();
+        return;
+      case 'queue':
+        this._store.queue.forEach(item => this._outbox.delete(item.client_id));
+        this._showQueue();
+        this._showStatus();
+        return;
+      case 'usage':
+        this._footer.show(this._store.usage);
+        return;
+      case 'session':
+        this._sessions.showSession(this._store.session);
+        this._continueJump();
+        return;
+      case 'sessions':
+        this._sessions.showSessions(this._store.sessions);
+        return;
+      case 'search':
+        this._sessions.showHits(this._store.search);
+        return;
+      case 'task':
+        this._tasks.show(this._store.tasks.values());
+        return;
+      case 'prepended':
+        this._continueJump();
+        return;
+      case 'reset':
+        this._tasks.show(this._store.tasks.values());
+        return;
+      case 'cell':
+        this._insert(change.source);
+        return;
+      default:
+        return;
+    }
+  }
+
+  private _onLinkState(): void {
+    this._showStatus();
+  }
+
+  private _onRenamed(): void {
+    this._send({ type: 'set_notebook', path: this._notebook.context.path });
+  }
+
+  private _showQueue(): void {
+    const known = new Set(this._store.queue.map(item => item.client_id));
+    const local: Queued[] = [...this._outbox]
+      .filter(([clientId]) => !known.has(clientId))
+      .map(([client_id, text]) => ({ client_id, text }));
+    this._composer.setQueue([...this._store.queue, ...local]);
+  }
+
+  private _showStatus(): void {
+    const [state, text] = this._shownState();
+    const link = this._connection.state;
+    this._status.show(state, text, link === 'not-loaded');
+    if (link === 'not-loaded' && this._connection.loadError !== '') {
+      this._status.show(state, `${text} (${this._connection.loadError})`, true);
+    }
+    this._composer.setBusy(link === 'open' && (state !== 'idle' || this._streaming()));
+  }
+
+  private _shownState(): [ShownState, string] {
+    const link = this._connection.state;
+    if (link === 'not-loaded') {
+      return ['offline', 'Loom is not loaded in this kernel'];
+    }
+    if (link !== 'open') {
+      return ['offline', OFFLINE_TEXT[link]];
+    }
+    const { state, detail } = this._store;
+    switch (state) {
+      case 'waiting-cell':
+        return ['thinking', WAITING_CELL];
+      case 'idle':
+        return this._outbox.size > 0
+          ? ['queued', 'queued: sends when the kernel is free']
+          : ['idle', 'ready'];
+      case 'thinking':
+        return ['thinking', detail || 'thinking…'];
+      case 'waiting-approval':
+        return ['waiting-approval', detail || 'waiting for your approval'];
+      case 'queued':
+        return ['queued', detail || 'queued: runs after the current turn'];
+    }
+  }
+
+  private _streaming(): boolean {
+    const last = this._store.entries[this._store.entries.length - 1];
+    return last?.kind === 'assistant' && last.streaming;
+  }
+
+  private readonly _notebook: NotebookPanel;
+  private readonly _store = new ChatStore();
+  private readonly _connection: LoomConnection;
+  private readonly _outbox = new Map<string, string>();
+  private readonly _sessions: SessionBar;
+  private readonly _status: StatusLine;
+  private readonly _tasks = new TaskList();
+  private readonly _messages: MessageList;
+  private readonly _composer: Composer;
+  private readonly _footer = new Footer();
+  private _jumpTo: { turn: number; pages: number } | null = null;
+}

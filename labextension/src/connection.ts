@@ -1,0 +1,310 @@
+/**
+ * The comm to the "loom" target in one notebook's kernel: opened on a kernel
+ * subshell where the kernel has them, reopened after a kernel restart or a
+ * dropped comm, and the extension loaded silently when the kernel lacks it.
+ */
+import { ISessionContext } from '@jupyterlab/apputils';
+import { CommsOverSubshells, Kernel, KernelMessage as Wire } from '@jupyterlab/services';
+import { IDisposable } from '@lumino/disposable';
+import { ISignal, Signal } from '@lumino/signaling';
+
+import {
+  COMM_TARGET,
+  FrontMessage,
+  Hello,
+  KernelMessage,
+  PROTOCOL_VERSION,
+  parseKernelMessage
+} from './protocol';
+
+/** The code that loads Loom in a kernel (what the Load button runs too). */
+export const LOAD_CODE = '%load_ext loom_jupyter';
+
+/**
+ * no-kernel: the notebook has no kernel; dead: the kernel died;
+ * starting: the kernel is (re)starting; connecting: the comm is opening;
+ * open: the kernel answered; not-loaded: Loom is not loaded in the kernel;
+ * loading: `%load_ext` is running.
+ */
+export type LinkState =
+  'no-kernel' | 'dead' | 'starting' | 'connecting' | 'open' | 'not-loaded' | 'loading';
+
+export type ConnectionOptions = {
+  /** The session of the notebook whose kernel hosts the conversation. */
+  sessionContext: ISessionContext;
+  client: Hello['client'];
+  /** Whether to run `%load_ext loom_jupyter` when the kernel lacks Loom. */
+  autoLoad: () => boolean;
+  /** What this page already has: the hello's since_seq and kernel_session. */
+  resume: () => Pick<Hello, 'since_seq' | 'kernel_session'>;
+};
+
+export class LoomConnection implements IDisposable {
+  constructor(options: ConnectionOptions) {
+    this._options = options;
+    const context = options.sessionContext;
+    context.statusChanged.connect(this._sync, this);
+    context.connectionStatusChanged.connect(this._sync, this);
+    context.kernelChanged.connect(this._kernelChanged, this);
+    this._sync();
+  }
+
+  get state(): LinkState {
+    return this._state;
+  }
+
+  /** Why the last load failed, for the not-loaded view. */
+  get loadError(): string {
+    return this._loadError;
+  }
+
+  get stateChanged(): ISignal<this, LinkState> {
+    return this._stateChanged;
+  }
+
+  /** Every valid message from the kernel, in order. */
+  get received(): ISignal<this, KernelMessage> {
+    return this._received;
+  }
+
+  get isDisposed(): boolean {
+    return this._disposed;
+  }
+
+  /** Send one message; false when the comm is not open (the caller keeps it). */
+  send(message: FrontMessage): boolean {
+    if (this._comm === null || this._state !== 'open' || this._comm.isDisposed) {
+      return false;
+    }
+    this._comm.send(message);
+    return true;
+  }
+
+  /** Load Loom in the kernel (the Load button, or auto-load), then reopen. */
+  async load(): Promise<void> {
+    const kernel = this._kernel();
+    if (kernel === null) {
+      return;
+    }
+    this._setState('loading');
+    const request = { code: LOAD_CODE, silent: true, store_history: false, allow_stdin: false };
+    const reply = await kernel.requestExecute(request).done.catch(() => null);
+    if (this._kernel() !== kernel) {
+      return;
+    }
+    const status = reply?.content.status;
+    this._loadError = status === 'ok' ? '' : Private.errorText(reply);
+    if (status === 'ok') {
+      void this._open(kernel);
+    } else {
+      this._setState('not-loaded');
+    }
+  }
+
+  /** Re-sync: ask for what was missed (the kernel replays or welcomes). */
+  resync(): void {
+    this.send({ ...this._hello(), type: 'hello' });
+  }
+
+  dispose(): void {
+    if (this._disposed) {
+      return;
+    }
+    this._disposed = true;
+    this._dropComm(true);
+    this._watch(null);
+    Signal.clearData(this);
+  }
+
+  private _kernel(): Kernel.IKernelConnection | null {
+    return this._options.sessionContext.session?.kernel ?? null;
+  }
+
+  private _kernelChanged(): void {
+    this._dropComm(false);
+    this._autoLoaded = false;
+    this._sync();
+  }
+
+  /** Decide what to do from the kernel's status. */
+  private _sync(): void {
+    if (this._disposed) {
+      return;
+    }
+    const kernel = this._kernel();
+    const status = kernel?.status ?? 'unknown';
+    this._watch(kernel);
+    if (kernel === null) {
+      this._dropComm(false);
+      this._setState('no-kernel');
+    } else if (status === 'dead') {
+      this._dropComm(false);
+      this._setState('dead');
+    } else if (Private.RESTARTING.has(status) || kernel.connectionStatus !== 'connected') {
+      this._restarting(status);
+    } else if (this._comm === null && this._shouldOpen(status)) {
+      void this._open(kernel);
+    }
+  }
+
+  /**
+   * Open after a (re)start; when Loom was not loaded, look again once a cell
+   * that mentions loom_jupyter has run (say, `%load_ext loom_jupyter`).
+   */
+  private _shouldOpen(status: Kernel.Status): boolean {
+    if (this._state === 'not-loaded') {
+      const retry = status === 'idle' && this._cellLoaded;
+      this._cellLoaded = this._cellLoaded && !retry;
+      return retry;
+    }
+    return Private.CAN_OPEN.has(this._state);
+  }
+
+  private _onIopub(_: Kernel.IKernelConnection, msg: Wire.IIOPubMessage): void {
+    if (msg.header.msg_type === 'execute_input' && this._state === 'not-loaded') {
+      const code = (msg as Wire.IExecuteInputMsg).content.code;
+      this._cellLoaded = this._cellLoaded || code.includes('loom_jupyter');
+    }
+  }
+
+  private _watch(kernel: Kernel.IKernelConnection | null): void {
+    if (kernel !== this._watched) {
+      this._watched?.iopubMessage.disconnect(this._onIopub, this);
+      kernel?.iopubMessage.connect(this._onIopub, this);
+      this._watched = kernel;
+    }
+  }
+
+  /** A restart loses the comm and whatever the kernel had loaded. */
+  private _restarting(status: Kernel.Status): void {
+    if (Private.RESTARTING.has(status)) {
+      this._autoLoaded = false;
+    }
+    this._dropComm(false);
+    this._setState('starting');
+  }
+
+  private async _open(kernel: Kernel.IKernelConnection): Promise<void> {
+    const attempt = ++this._attempt;
+    this._setState('connecting');
+    await kernel.info.catch(() => undefined);
+    const comm = kernel.createComm(COMM_TARGET);
+    // Set explicitly: some sites turn subshells off for every comm (matplotlib
+    // is not thread-safe); Loom's handler only queues work, so it is safe here.
+    comm.commsOverSubshells = CommsOverSubshells.PerCommTarget;
+    if (kernel.supportsSubshells) {
+      // Never awaited without subshells: it would not resolve.
+      await (comm as Private.SubshellComm).subshellStarted?.catch(() => undefined);
+    }
+    if (attempt !== this._attempt || this._disposed) {
+      comm.dispose();
+      return;
+    }
+    this._comm = comm;
+    this._answered = false;
+    comm.onMsg = msg => this._onMessage(comm, msg);
+    comm.onClose = () => this._onClose(comm);
+    comm.open({ ...this._hello() });
+  }
+
+  private _hello(): Hello {
+    const context = this._options.sessionContext;
+    return {
+      type: 'hello',
+      protocol: PROTOCOL_VERSION,
+      notebook_path: context.path,
+      client: this._options.client,
+      ...this._options.resume()
+    };
+  }
+
+  private _onMessage(comm: Kernel.IComm, msg: Wire.ICommMsgMsg): void {
+    if (comm !== this._comm) {
+      return;
+    }
+    const parsed = parseKernelMessage(msg.content.data);
+    if (typeof parsed === 'string') {
+      console.warn(`loom: ignored a kernel message (${parsed})`);
+      return;
+    }
+    this._answered = true;
+    this._setState('open');
+    this._received.emit(parsed);
+  }
+
+  /**
+   * A close before any answer means the target is not registered: Loom is
+   * not loaded. A close after answers (extension reloaded) reopens once.
+   */
+  private _onClose(comm: Kernel.IComm): void {
+    if (comm !== this._comm) {
+      return;
+    }
+    const answered = this._answered;
+    this._comm = null;
+    const kernel = this._kernel();
+    if (kernel === null || this._disposed) {
+      return;
+    }
+    if (answered) {
+      void this._open(kernel);
+    } else if (this._options.autoLoad() && !this._autoLoaded) {
+      this._autoLoaded = true;
+      void this.load();
+    } else {
+      this._setState('not-loaded');
+    }
+  }
+
+  private _dropComm(close: boolean): void {
+    this._attempt++;
+    const comm = this._comm;
+    this._comm = null;
+    if (comm !== null && !comm.isDisposed) {
+      if (close) {
+        try {
+          comm.close();
+        } catch {
+          // The kernel is already gone; disposing below is all that is left.
+        }
+      }
+      comm.dispose();
+    }
+  }
+
+  private _setState(state: LinkState): void {
+    if (state !== this._state) {
+      this._state = state;
+      this._stateChanged.emit(state);
+    }
+  }
+
+  private readonly _options: ConnectionOptions;
+  private _comm: Kernel.IComm | null = null;
+  private _state: LinkState = 'starting';
+  private _cellLoaded = false;
+  private _watched: Kernel.IKernelConnection | null = null;
+  private _answered = false;
+  private _autoLoaded = false;
+  private _attempt = 0;
+  private _loadError = '';
+  private _disposed = false;
+  private readonly _stateChanged = new Signal<this, LinkState>(this);
+  private readonly _received = new Signal<this, KernelMessage>(this);
+}
+
+namespace Private {
+  /** The comm class has `subshellStarted`; the IComm interface does not declare it. */
+  export type SubshellComm = Kernel.IComm & { subshellStarted?: Promise<void> };
+  export const RESTARTING = new Set<Kernel.Status>(['starting', 'restarting', 'autorestarting']);
+  /** States from which a live kernel's comm is (re)opened by `_sync`. */
+  export const CAN_OPEN = new Set<LinkState>(['no-kernel', 'dead', 'starting']);
+
+  export function errorText(reply: Wire.IExecuteReplyMsg | null): string {
+    const content = reply?.content;
+    if (content === undefined) {
+      return 'The kernel did not answer.';
+    }
+    return content.status === 'error' ? `${content.ename}: ${content.evalue}` : content.status;
+  }
+}

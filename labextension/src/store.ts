@@ -1,0 +1,394 @@
+/**
+ * The conversation state of one notebook's sidebar: a reducer over kernel
+ * messages. Views subscribe to `changed` and update only what a change names.
+ */
+import { ISignal, Signal } from '@lumino/signaling';
+
+import {
+  Decision,
+  HistoryItem,
+  KernelMessage,
+  KernelState,
+  NoticeLevel,
+  Queued,
+  SearchHit,
+  SessionRow,
+  SessionSummary,
+  Task
+} from './protocol';
+
+export type UserEntry = { kind: 'user'; key: string; turn: number | null; text: string };
+export type AssistantEntry = {
+  kind: 'assistant';
+  key: string;
+  turn: number;
+  text: string;
+  streaming: boolean;
+};
+export type ToolEntry = {
+  kind: 'tool';
+  key: string;
+  turn: number;
+  name: string;
+  input: unknown;
+  partial: string;
+  summary: string;
+  result: string;
+  isError: boolean;
+  durationMs: number | null;
+  done: boolean;
+};
+export type ApprovalEntry = {
+  kind: 'approval';
+  key: string;
+  requestId: string;
+  tool: string;
+  input: unknown;
+  preview: string;
+  decision: Decision | null;
+  by: string | null;
+};
+export type NoticeEntry = { kind: 'notice'; key: string; level: NoticeLevel; message: string };
+export type Entry = UserEntry | AssistantEntry | ToolEntry | ApprovalEntry | NoticeEntry;
+
+export type Usage = {
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+  contextTokens: number;
+  contextBudget: number;
+};
+
+/** What changed; views redraw only that part. */
+export type Change =
+  | { kind: 'reset' }
+  | { kind: 'added'; entry: Entry }
+  | { kind: 'prepended'; entries: Entry[] }
+  | { kind: 'updated'; entry: Entry }
+  | { kind: 'text'; entry: AssistantEntry; delta: string }
+  | { kind: 'status' }
+  | { kind: 'usage' }
+  | { kind: 'queue' }
+  | { kind: 'sessions' }
+  | { kind: 'search' }
+  | { kind: 'task'; task: Task }
+  | { kind: 'session' }
+  | { kind: 'cell'; source: string };
+
+let noticeCounter = 0;
+
+/** Entry keys by kind: a tool call and its approval request may share an id. */
+const toolKey = (callId: string): string => `c:${callId}`;
+const approvalKey = (requestId: string): string => `r:${requestId}`;
+
+/** Messages sent to one front in answer to a request (not numbered events). */
+const REPLIES = new Set<KernelMessage['type']>([
+  'welcome',
+  'history',
+  'sessions',
+  'search_results',
+  'notice'
+]);
+
+/** History items (archive rows) as entries. */
+export function historyEntries(items: HistoryItem[]): Entry[] {
+  return items.map((item): Entry => {
+    if (item.kind === 'tool') {
+      return {
+        kind: 'tool',
+        key: toolKey(item.call_id),
+        turn: item.turn,
+        name: item.name,
+        input: item.input,
+        partial: '',
+        summary: item.summary ?? '',
+        result: item.result ?? '',
+        isError: item.is_error === true,
+        durationMs: null,
+        done: true
+      };
+    }
+    const key = `t${item.turn}`;
+    return item.kind === 'user'
+      ? { kind: 'user', key, turn: item.turn, text: item.text }
+      : { kind: 'assistant', key, turn: item.turn, text: item.text, streaming: false };
+  });
+}
+
+/** The state of one notebook's conversation as the kernel reported it. */
+export class ChatStore {
+  entries: Entry[] = [];
+  session: SessionSummary | null = null;
+  moreBefore: number | null = null;
+  state: KernelState = 'idle';
+  detail = '';
+  usage: Usage | null = null;
+  queue: Queued[] = [];
+  sessions: SessionRow[] = [];
+  search: { query: string; hits: SearchHit[] } | null = null;
+  tasks = new Map<string, Task>();
+  subshells = false;
+  lastSeq: number | null = null;
+  kernelSession: string | null = null;
+
+  /** Emits every change, after the state reflects it. */
+  get changed(): ISignal<this, Change> {
+    return this._changed;
+  }
+
+  /** Add a notice made by the front (connection states, restarts). */
+  notice(level: NoticeLevel, message: string): void {
+    this._add({ kind: 'notice', key: `n${noticeCounter++}`, level, message });
+  }
+
+  /**
+   * Apply one kernel message. Returns false for a message already seen
+   * (a replay overlapping what this page has).
+   */
+  apply(message: KernelMessage): boolean {
+    if (this._seen(message)) {
+      return false;
+    }
+    this.kernelSession = message.kernel_session;
+    if (message.type === 'welcome') {
+      // The running turn's events may follow with their original (lower)
+      // seq numbers: accept everything after a welcome.
+      this.lastSeq = null;
+    } else if (!REPLIES.has(message.type)) {
+      this.lastSeq = message.seq;
+    }
+    this._reduce(message);
+    return true;
+  }
+
+  /** Replies carry the current seq without advancing it, so only events can repeat. */
+  private _seen(message: KernelMessage): boolean {
+    return (
+      !REPLIES.has(message.type) &&
+      message.kernel_session === this.kernelSession &&
+      this.lastSeq !== null &&
+      message.seq <= this.lastSeq
+    );
+  }
+
+  private _reduce(message: KernelMessage): void {
+    switch (message.type) {
+      case 'welcome':
+        this._welcome(message);
+        return;
+      case 'history':
+        this._prepend(historyEntries(message.items), message.more_before);
+        return;
+      case 'session_changed':
+        this._reset(message.session, historyEntries(message.history), message.more_before);
+        return;
+      case 'turn_started':
+        this._add({
+          kind: 'user',
+          key: `u${message.turn}`,
+          turn: message.turn,
+          text: message.text
+        });
+        return;
+      case 'text':
+        this._text(message.turn, message.delta);
+        return;
+      case 'tool_started':
+        this._toolStarted(message.turn, message.call_id, message.name, message.input);
+        return;
+      case 'tool_input':
+        this._update(toolKey(message.call_id), entry => {
+          if (entry.kind === 'tool') {
+            entry.partial += message.partial;
+          }
+        });
+        return;
+      case 'tool_finished':
+        this._toolFinished(message);
+        return;
+      case 'approval':
+        this._add({
+          kind: 'approval',
+          key: approvalKey(message.request_id),
+          requestId: message.request_id,
+          tool: message.tool,
+          input: message.input,
+          preview: message.preview ?? '',
+          decision: null,
+          by: null
+        });
+        return;
+      case 'approval_closed':
+        this._update(approvalKey(message.request_id), entry => {
+          if (entry.kind === 'approval') {
+            entry.decision = message.decision;
+            entry.by = message.by ?? null;
+          }
+        });
+        return;
+      case 'usage':
+        this.usage = {
+          inputTokens: message.input_tokens,
+          outputTokens: message.output_tokens,
+          costUsd: message.cost_usd,
+          contextTokens: message.context_tokens ?? 0,
+          contextBudget: message.context_budget ?? 0
+        };
+        this._changed.emit({ kind: 'usage' });
+        return;
+      case 'turn_done':
+        this._turnDone(message.turn, message.text ?? '');
+        return;
+      case 'turn_error':
+        this._endStreaming(message.turn);
+        this.notice('error', message.message);
+        return;
+      case 'status':
+        this.state = message.state;
+        this.detail = message.detail ?? '';
+        this._changed.emit({ kind: 'status' });
+        return;
+      case 'queue':
+        this.queue = message.items;
+        this._changed.emit({ kind: 'queue' });
+        return;
+      case 'sessions':
+        this.sessions = message.items;
+        this._changed.emit({ kind: 'sessions' });
+        return;
+      case 'search_results':
+        this.search = { query: message.query, hits: message.hits };
+        this._changed.emit({ kind: 'search' });
+        return;
+      case 'task':
+        this._task(message);
+        return;
+      case 'notice':
+        this.notice(message.level, message.message);
+        return;
+      case 'cell':
+        this._changed.emit({ kind: 'cell', source: message.source });
+        return;
+    }
+  }
+
+  private _welcome(message: Extract<KernelMessage, { type: 'welcome' }>): void {
+    this.state = message.state.state;
+    this.detail = message.state.detail ?? '';
+    this.queue = message.queue ?? [];
+    this.subshells = message.subshells === true;
+    this.tasks = new Map((message.tasks ?? []).map(task => [task.task_id, task]));
+    this._reset(message.session, historyEntries(message.history), message.more_before);
+    this._changed.emit({ kind: 'status' });
+    this._changed.emit({ kind: 'queue' });
+  }
+
+  private _reset(session: SessionSummary | null, entries: Entry[], more: number | null): void {
+    this.session = session;
+    this.moreBefore = more;
+    this.entries = entries;
+    this._byKey = new Map(entries.map(entry => [entry.key, entry]));
+    this._changed.emit({ kind: 'reset' });
+    this._changed.emit({ kind: 'session' });
+  }
+
+  private _prepend(entries: Entry[], more: number | null): void {
+    const fresh = entries.filter(entry => !this._byKey.has(entry.key));
+    this.moreBefore = more;
+    this.entries = [...fresh, ...this.entries];
+    fresh.forEach(entry => this._byKey.set(entry.key, entry));
+    this._changed.emit({ kind: 'prepended', entries: fresh });
+  }
+
+  private _add(entry: Entry): void {
+    const known = this._byKey.get(entry.key);
+    if (known !== undefined) {
+      Object.assign(known, entry);
+      this._changed.emit({ kind: 'updated', entry: known });
+      return;
+    }
+    this.entries.push(entry);
+    this._byKey.set(entry.key, entry);
+    this._changed.emit({ kind: 'added', entry });
+  }
+
+  private _update(key: string, change: (entry: Entry) => void): void {
+    const entry = this._byKey.get(key);
+    if (entry !== undefined) {
+      change(entry);
+      this._changed.emit({ kind: 'updated', entry });
+    }
+  }
+
+  /** Text after a tool card starts a new message below the card. */
+  private _text(turn: number, delta: string): void {
+    const last = this.entries[this.entries.length - 1];
+    if (last?.kind === 'assistant' && last.turn === turn && last.streaming) {
+      last.text += delta;
+      this._changed.emit({ kind: 'text', entry: last, delta });
+      return;
+    }
+    const key = `a${turn}-${this.entries.length}-${noticeCounter++}`;
+    this._add({ kind: 'assistant', key, turn, text: delta, streaming: true });
+  }
+
+  private _toolStarted(turn: number, callId: string, name: string, input: unknown): void {
+    this._add({
+      kind: 'tool',
+      key: toolKey(callId),
+      turn,
+      name,
+      input,
+      partial: '',
+      summary: '',
+      result: '',
+      isError: false,
+      durationMs: null,
+      done: false
+    });
+  }
+
+  private _toolFinished(message: Extract<KernelMessage, { type: 'tool_finished' }>): void {
+    if (!this._byKey.has(toolKey(message.call_id))) {
+      this._toolStarted(message.turn, message.call_id, message.name, message.input ?? {});
+    }
+    this._update(toolKey(message.call_id), entry => {
+      if (entry.kind === 'tool') {
+        entry.summary = message.summary ?? '';
+        entry.input = message.input ?? entry.input;
+        entry.result = message.result;
+        entry.isError = message.is_error;
+        entry.durationMs = message.duration_ms ?? null;
+        entry.done = true;
+      }
+    });
+  }
+
+  /** A turn's final text shows even when its deltas were missed. */
+  private _turnDone(turn: number, text: string): void {
+    const streamed = this.entries.some(e => e.kind === 'assistant' && e.turn === turn);
+    if (!streamed && text !== '') {
+      this._add({ kind: 'assistant', key: `a${turn}-final`, turn, text, streaming: false });
+    }
+    this._endStreaming(turn);
+  }
+
+  private _endStreaming(turn: number | null): void {
+    for (const entry of this.entries) {
+      if (entry.kind === 'assistant' && entry.streaming && (turn === null || entry.turn === turn)) {
+        entry.streaming = false;
+        this._changed.emit({ kind: 'updated', entry });
+      }
+    }
+  }
+
+  private _task(task: Task): void {
+    const { task_id, goal, status, subtasks } = task;
+    const snapshot = { task_id, goal, status, subtasks };
+    this.tasks.set(task_id, snapshot);
+    this._changed.emit({ kind: 'task', task: snapshot });
+  }
+
+  private _byKey = new Map<string, Entry>();
+  private readonly _changed = new Signal<this, Change>(this);
+}

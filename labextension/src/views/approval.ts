@@ -1,0 +1,62 @@
+/** An approval request: the tool input first, then allow / deny / always. */
+import { Decision } from '../protocol';
+import { ApprovalEntry } from '../store';
+import { button, h } from './dom';
+import { toolInput } from './toolcard';
+
+const LABELS: Record<Decision, string> = { allow: 'Allow', deny: 'Deny', always: 'Always' };
+const DONE: Record<Decision, string> = {
+  allow: 'Allowed',
+  deny: 'Denied',
+  always: 'Always allowed'
+};
+
+export class ApprovalCard {
+  readonly node: HTMLElement;
+
+  constructor(entry: ApprovalEntry, decide: (requestId: string, decision: Decision) => void) {
+    this._decide = decide;
+    this.node = h('div', { className: 'loom-Approval', loom: 'approval' });
+    this.update(entry);
+  }
+
+  update(entry: ApprovalEntry): void {
+    this.node.dataset.decision = entry.decision ?? 'pending';
+    const parts: HTMLElement[] = [
+      h('div', { className: 'loom-Approval-title', text: `Allow ${entry.tool}?` }),
+      h('pre', {
+        className: 'loom-Approval-input',
+        loom: 'approval-input',
+        text: toolInput({ input: entry.input, partial: '' })
+      })
+    ];
+    if (entry.preview !== '' && entry.preview !== toolInput({ input: entry.input, partial: '' })) {
+      parts.push(h('div', { className: 'loom-Approval-preview', text: entry.preview }));
+    }
+    parts.push(entry.decision === null ? this._buttons(entry) : Private.outcome(entry));
+    this.node.replaceChildren(...parts);
+  }
+
+  private _buttons(entry: ApprovalEntry): HTMLElement {
+    const row = h('div', { className: 'loom-Approval-buttons' });
+    for (const decision of ['allow', 'deny', 'always'] as const) {
+      const node = button(LABELS[decision], { loom: 'approve', data: { decision } }, () => {
+        row.querySelectorAll('button').forEach(b => (b.disabled = true));
+        this._decide(entry.requestId, decision);
+      });
+      node.classList.add(`loom-mod-${decision}`);
+      row.append(node);
+    }
+    return row;
+  }
+
+  private readonly _decide: (requestId: string, decision: Decision) => void;
+}
+
+namespace Private {
+  export function outcome(entry: ApprovalEntry): HTMLElement {
+    const decision = entry.decision ?? 'deny';
+    const by = entry.by !== null && entry.by !== 'sidebar' ? ` (${entry.by})` : '';
+    return h('div', { className: 'loom-Approval-outcome', text: `${DONE[decision]}${by}` });
+  }
+}

@@ -1,0 +1,83 @@
+/** Small DOM helpers shared by the views (elements, buttons, number formats). */
+
+export type Props = {
+  className?: string;
+  /** The automation role: `data-loom` (see DESIGN §6 for the pinned ones). */
+  loom?: string;
+  data?: Record<string, string>;
+  text?: string;
+  title?: string;
+};
+
+/** Create an element with a class, a data-loom role, data attributes and children. */
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  props: Props = {},
+  ...children: (Node | string)[]
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  if (props.className !== undefined) {
+    node.className = props.className;
+  }
+  if (props.loom !== undefined) {
+    node.dataset.loom = props.loom;
+  }
+  Object.assign(node.dataset, props.data ?? {});
+  if (props.title !== undefined) {
+    node.title = props.title;
+  }
+  if (props.text !== undefined) {
+    node.textContent = props.text;
+  }
+  node.append(...children);
+  return node;
+}
+
+/** A button that calls `onClick`; `props.loom` names it for automation. */
+export function button(label: string, props: Props, onClick: () => void): HTMLButtonElement {
+  const node = h('button', { className: 'loom-Button', ...props, text: label });
+  node.type = 'button';
+  node.addEventListener('click', onClick);
+  return node;
+}
+
+/** Pretty JSON of a tool input, or its code when it is code. */
+export function inputText(input: unknown): string {
+  try {
+    return JSON.stringify(input, null, 2) ?? '';
+  } catch {
+    return String(input);
+  }
+}
+
+export function formatDuration(ms: number | null): string {
+  if (ms === null) {
+    return '';
+  }
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+export function formatTokens(count: number): string {
+  return count.toLocaleString('en-US');
+}
+
+export function formatCost(usd: number): string {
+  return usd < 0.01 && usd > 0 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
+}
+
+/** "3 min ago" style text for an ISO timestamp (the raw text when unparsable). */
+export function relativeTime(iso: string, now = Date.now()): string {
+  const when = Date.parse(iso);
+  if (Number.isNaN(when)) {
+    return iso;
+  }
+  const minutes = Math.round((now - when) / 60000);
+  if (minutes < 1) {
+    return 'just now';
+  }
+  if (minutes < 60) {
+    return `${minutes} min ago`;
+  }
+  const hours = Math.round(minutes / 60);
+  return hours < 48 ? `${hours} h ago` : new Date(when).toLocaleDateString();
+}

@@ -1,0 +1,195 @@
+/** The conversation: user and assistant messages, tool cards, approvals and notices, in order. */
+import { Decision } from '../protocol';
+import { AssistantEntry, Change, ChatStore, Entry } from '../store';
+import { RenderContext, StreamingMarkdown, renderUntrusted } from '../markdown';
+import { ApprovalCard } from './approval';
+import { button, h } from './dom';
+import { ToolCard } from './toolcard';
+
+/** One entry's view: its node and how to show a newer state of the entry. */
+type EntryView = { node: HTMLElement; update: (entry: Entry) => void; dispose?: () => void };
+
+export type MessageActions = {
+  decide: (requestId: string, decision: Decision) => void;
+  loadMore: () => void;
+};
+
+class AssistantView implements EntryView {
+  readonly node: HTMLElement;
+
+  constructor(entry: AssistantEntry, context: RenderContext) {
+    this.node = h('div', {
+      className: 'loom-Message loom-mod-assistant',
+      loom: 'message',
+      data: { role: 'assistant', turn: String(entry.turn) }
+    });
+    const body = h('div', { className: 'loom-Message-body loom-Markdown' });
+    this.node.append(body);
+    this._markdown = new StreamingMarkdown(body, context);
+    this._markdown.append(entry.text);
+    this.update(entry);
+  }
+
+  append(delta: string): void {
+    this._markdown.append(delta);
+  }
+
+  update(entry: Entry): void {
+    if (entry.kind !== 'assistant') {
+      return;
+    }
+    this.node.dataset.streaming = String(entry.streaming);
+    if (!entry.streaming) {
+      this._markdown.finish();
+    }
+  }
+
+  dispose(): void {
+    this._markdown.dispose();
+  }
+
+  private readonly _markdown: StreamingMarkdown;
+}
+
+function textView(entry: Entry, context: RenderContext): EntryView {
+  const role = entry.kind === 'user' ? 'user' : 'notice';
+  const node = h('div', {
+    className: `loom-Message loom-mod-${role}`,
+    loom: entry.kind === 'user' ? 'message' : 'notice',
+    data: entry.kind === 'user' ? { role, turn: String(entry.turn ?? '') } : {}
+  });
+  const update = (next: Entry): void => {
+    if (next.kind === 'user') {
+      node.replaceChildren(h('div', { className: 'loom-Message-body', text: next.text }));
+    } else if (next.kind === 'notice') {
+      node.dataset.level = next.level;
+      node.replaceChildren(h('div', { className: 'loom-Message-body' }));
+      void renderUntrusted(node.firstElementChild as HTMLElement, next.message, context);
+    }
+  };
+  update(entry);
+  return { node, update };
+}
+
+function entryView(entry: Entry, context: RenderContext, actions: MessageActions): EntryView {
+  switch (entry.kind) {
+    case 'assistant':
+      return new AssistantView(entry, context);
+    case 'tool': {
+      const card = new ToolCard(entry);
+      return { node: card.node, update: e => e.kind === 'tool' && card.update(e) };
+    }
+    case 'approval': {
+      const card = new ApprovalCard(entry, actions.decide);
+      return { node: card.node, update: e => e.kind === 'approval' && card.update(e) };
+    }
+    case 'user':
+    case 'notice':
+      return textView(entry, context);
+  }
+}
+
+export class MessageList {
+  readonly node = h('div', { className: 'loom-Messages', loom: 'messages' });
+
+  constructor(store: ChatStore, context: RenderContext, actions: MessageActions) {
+    this._store = store;
+    this._context = context;
+    this._actions = actions;
+    this._more = button('Load earlier messages', { loom: 'load-more' }, actions.loadMore);
+    this._more.classList.add('loom-LoadMore');
+    this.node.append(this._more, this._list);
+    store.changed.connect((_, change) => this._apply(change));
+    // Read layout on scroll only, not on every streamed delta.
+    this.node.addEventListener('scroll', () => (this._stick = this._atBottom()));
+    this._reset();
+  }
+
+  /** Scroll to a turn's first message and flash it; false when it is not loaded. */
+  reveal(turn: number): boolean {
+    const node = this._list.querySelector(`[data-turn="${turn}"]`);
+    if (node === null) {
+      return false;
+    }
+    node.scrollIntoView({ block: 'center' });
+    node.classList.add('loom-mod-flash');
+    window.setTimeout(() => node.classList.remove('loom-mod-flash'), 1500);
+    return true;
+  }
+
+  private _apply(change: Change): void {
+    switch (change.kind) {
+      case 'reset':
+        this._reset();
+        break;
+      case 'added':
+        this._list.append(this._view(change.entry).node);
+        break;
+      case 'prepended':
+        this._list.prepend(...change.entries.map(entry => this._view(entry).node));
+        this._showMore();
+        return;
+      case 'updated':
+        this._views.get(change.entry.key)?.update(change.entry);
+        break;
+      case 'text':
+        (this._views.get(change.entry.key) as AssistantView | undefined)?.append(change.delta);
+        break;
+      default:
+        return;
+    }
+    if (this._stick) {
+      this._scrollToEnd();
+    }
+  }
+
+  private _reset(): void {
+    this._views.forEach(view => view.dispose?.());
+    this._views.clear();
+    this._list.replaceChildren(...this._store.entries.map(entry => this._view(entry).node));
+    this._showMore();
+    this._scrollToEnd();
+  }
+
+  private _view(entry: Entry): EntryView {
+    const view = entryView(entry, this._context, this._actions);
+    this._views.set(entry.key, view);
+    return view;
+  }
+
+  private _showMore(): void {
+    this._more.hidden = this._store.moreBefore === null;
+    this._more.disabled = false;
+  }
+
+  private _atBottom(): boolean {
+    const scroller = this.node;
+    return scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 40;
+  }
+
+  /** Back in the page (its notebook became current): show the newest messages. */
+  restored(): void {
+    if (this._stick) {
+      this._scrollToEnd();
+    }
+  }
+
+  /** Coalesced to one scroll per frame: a stream may add text many times a frame. */
+  private _scrollToEnd(): void {
+    if (this._scrollFrame === 0) {
+      this._scrollFrame = requestAnimationFrame(() => {
+        this._scrollFrame = 0;
+        this.node.scrollTop = this.node.scrollHeight;
+      });
+    }
+  }
+
+  private readonly _store: ChatStore;
+  private readonly _context: RenderContext;
+  private readonly _actions: MessageActions;
+  private readonly _more: HTMLButtonElement;
+  private readonly _list = h('div', { className: 'loom-Messages-list' });
+  private readonly _views = new Map<string, EntryView>();
+  private _scrollFrame = 0;
+  private _stick = true;
+}

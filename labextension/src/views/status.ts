@@ -1,0 +1,57 @@
+/** The state line (with the Load button) and the footer (tokens, cost, context gauge). */
+import { Usage } from '../store';
+import { button, formatCost, formatTokens, h } from './dom';
+
+/** The pinned values of `[data-loom="status"]`'s `data-state`. */
+export type ShownState = 'idle' | 'thinking' | 'waiting-approval' | 'queued' | 'offline';
+
+export class StatusLine {
+  readonly node = h('div', { className: 'loom-Status', loom: 'status' });
+
+  constructor(load: () => void) {
+    this._load = button('Load Loom in this kernel', { loom: 'load' }, load);
+    this._load.classList.add('loom-mod-accent');
+    this.node.append(h('span', { className: 'loom-Status-dot' }), this._text, this._load);
+    this.show('offline', 'connecting…', false);
+  }
+
+  /** Show a state, its words, and whether the Load button is offered. */
+  show(state: ShownState, text: string, offerLoad: boolean): void {
+    this.node.dataset.state = state;
+    this._text.textContent = text;
+    this._load.hidden = !offerLoad;
+    this._load.disabled = false;
+  }
+
+  private readonly _text = h('span', { className: 'loom-Status-text' });
+  private readonly _load: HTMLButtonElement;
+}
+
+export class Footer {
+  readonly node = h('div', { className: 'loom-Footer', loom: 'footer' });
+
+  constructor() {
+    this._gauge.append(this._fill);
+    this.node.append(this._tokens, this._cost, this._gauge);
+    this.show(null);
+  }
+
+  show(usage: Usage | null): void {
+    this.node.hidden = usage === null;
+    if (usage === null) {
+      return;
+    }
+    const { inputTokens, outputTokens, costUsd, contextTokens, contextBudget } = usage;
+    this._tokens.textContent = `${formatTokens(inputTokens)} in · ${formatTokens(outputTokens)} out`;
+    this._cost.textContent = formatCost(costUsd);
+    const share = contextBudget > 0 ? Math.min(1, contextTokens / contextBudget) : 0;
+    this._fill.style.width = `${(share * 100).toFixed(1)}%`;
+    this._gauge.dataset.level = share > 0.9 ? 'high' : share > 0.7 ? 'medium' : 'low';
+    this._gauge.title = `Context window: ${formatTokens(contextTokens)} of ${formatTokens(contextBudget)} tokens (${Math.round(share * 100)}%)`;
+  }
+
+  private readonly _tokens = h('span', { className: 'loom-Footer-tokens', loom: 'tokens' });
+  private readonly _cost = h('span', { className: 'loom-Footer-cost', loom: 'cost' });
+  private readonly _gauge = h('div', { className: 'loom-Gauge', loom: 'context-gauge' });
+  private readonly _fill = h('div', { className: 'loom-Gauge-fill' });
+}

@@ -1,0 +1,77 @@
+/** A tool card: name, input (code as it streams), result, duration, error state; collapsible. */
+import { inputCode, partialCode } from '../protocol';
+import { ToolEntry } from '../store';
+import { formatDuration, h, inputText } from './dom';
+
+/** The code or JSON a tool was (or is being) called with. */
+export function toolInput(entry: Pick<ToolEntry, 'input' | 'partial'>): string {
+  const code = inputCode(entry.input) ?? (entry.partial ? partialCode(entry.partial) : null);
+  if (code !== null) {
+    return code;
+  }
+  const empty = entry.input === null || typeof entry.input !== 'object';
+  const hasKeys = !empty && Object.keys(entry.input as object).length > 0;
+  return hasKeys || !entry.partial ? inputText(entry.input) : entry.partial;
+}
+
+export class ToolCard {
+  readonly node: HTMLDetailsElement;
+
+  constructor(entry: ToolEntry) {
+    this.node = h('details', {
+      className: 'loom-ToolCard',
+      loom: 'tool-card',
+      data: { tool: entry.name }
+    });
+    this.node.append(this._summary, this._body);
+    this._summary.addEventListener('click', () => (this._touched = true));
+    this.update(entry);
+  }
+
+  update(entry: ToolEntry): void {
+    const state = !entry.done ? 'running' : entry.isError ? 'error' : 'done';
+    this.node.dataset.state = state;
+    this.node.dataset.tool = entry.name;
+    this._summary.replaceChildren(
+      h('span', { className: 'loom-ToolCard-icon', text: Private.ICONS[state] }),
+      h('span', { className: 'loom-ToolCard-name', text: entry.name }),
+      h('span', { className: 'loom-ToolCard-summary', text: entry.summary }),
+      h('span', {
+        className: 'loom-ToolCard-duration',
+        loom: 'tool-duration',
+        text: formatDuration(entry.durationMs)
+      })
+    );
+    this._body.replaceChildren(...Private.body(entry));
+    this._setOpen(!entry.done || entry.isError);
+  }
+
+  /** Open while running (and on error); once the person toggles it, theirs is the say. */
+  private _setOpen(open: boolean): void {
+    if (!this._touched) {
+      this.node.open = open;
+    }
+  }
+
+  private readonly _summary = h('summary', { className: 'loom-ToolCard-head' });
+  private readonly _body = h('div', { className: 'loom-ToolCard-body' });
+  private _touched = false;
+}
+
+namespace Private {
+  export const ICONS = { running: '⋯', done: '✓', error: '✗' } as const;
+
+  export function body(entry: ToolEntry): HTMLElement[] {
+    const parts = [
+      h('div', { className: 'loom-ToolCard-label', text: 'Input' }),
+      h('pre', { className: 'loom-ToolCard-input', loom: 'tool-input', text: toolInput(entry) })
+    ];
+    if (entry.done) {
+      parts.push(
+        h('div', { className: 'loom-ToolCard-label', text: entry.isError ? 'Error' : 'Result' }),
+        h('pre', { className: 'loom-ToolCard-result', loom: 'tool-result', text: entry.result })
+      );
+    }
+    return parts;
+  }
+}

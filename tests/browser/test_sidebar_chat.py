@@ -1,0 +1,342 @@
+"""The Loom chat sidebar in a real JupyterLab, against the fake Messages API.
+
+One JupyterLab server for the session, a fresh workspace (and kernel) per test; everything
+is driven through the pinned ``data-loom`` attributes and waited on by condition.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import pytest
+from lab_harness import LabPage, write_notebook
+from playwright.sync_api import expect
+from sidebar_page import (
+    ANSWER_TIMEOUT_MS,
+    ASSISTANT,
+    STATUS,
+    STOP,
+    USER,
+    env_cell,
+    kernel_run,
+    open_chat,
+    send,
+    sidebar,
+    wait_answer,
+    wait_kernel_idle,
+    wait_state,
+)
+
+from loom_jupyter.testing import FakeAnthropic
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    from playwright.sync_api import Locator
+
+pytestmark = pytest.mark.browser
+
+MARKDOWN = (
+    "Here is **bold text** and a list:\n\n- first item\n- second item\n\n"
+    "```python\nanswer = 6 * 7\n```\n\n" + " ".join(f"word{n}" for n in range(120)) + " THE-END"
+)
+# Every way a model answer could try to run script in the page.
+HOSTILE = (
+    "Look <img src=x onerror=\"window.__loomPwned='img'\"> here.\n\n"
+    "<script>window.__loomPwned = 'script'</script>\n\n"
+    "[click me](javascript:window.__loomPwned='link') and "
+    "<a href=\"javascript:window.__loomPwned='a'\">raw link</a>\n\n"
+    "<svg onload=\"window.__loomPwned='svg'\"></svg>\n\n"
+    "<iframe src=\"javascript:window.__loomPwned='frame'\"></iframe>\n\n"
+    "SAFE-END"
+)
+# Counts distinct text lengths an assistant message shows while it streams.
+WATCH_STREAM = """() => {
+    window.__loomLengths = new Set();
+    const root = document.querySelector('[data-loom="sidebar"]');
+    new MutationObserver(() => {
+        const node = root.querySelector('[data-role="assistant"][data-streaming="true"]');
+        if (node) { window.__loomLengths.add(node.textContent.length); }
+    }).observe(root, { subtree: true, childList: true, characterData: true, attributes: true });
+}"""
+RELEASE_CELL = (
+    "import os, time\n"
+    "for _ in range(1200):  # until the test releases it (two minutes at most)\n"
+    "    if os.path.exists('release.flag'):\n"
+    "        break\n"
+    "    time.sleep(0.1)\n"
+    "print('cell finished')"
+)
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeAnthropic]:
+    with FakeAnthropic() as server:
+        yield server
+
+
+def new_notebook(lab: LabPage, folder: Path, name: str, sources: list[str]) -> str:
+    path = write_notebook(folder, name, sources)
+    return path.relative_to(lab.server.root_dir).as_posix()
+
+
+def chat(
+    lab: LabPage, folder: Path, fake: FakeAnthropic, *cells: str, name: str = "chat.ipynb"
+) -> Locator:
+    return open_chat(lab, new_notebook(lab, folder, name, [env_cell(fake.base_url), *cells]))
+
+
+def test_send_streams_rendered_markdown_and_inserts_code(
+    lab: LabPage, notebook_dir: Path, fake: FakeAnthropic
+) -> None:
+    fake.add({"content": [{"type": "text", "text": MARKDOWN}], "delay": 0.03})
+    panel = chat(lab, notebook_dir, fake)
+    lab.page.evaluate(WATCH_STREAM)
+
+    send(panel, "Show me some markdown")
+
+    expect(panel.locator(USER)).to_have_text(["Show me some markdown"])
+    message = wait_answer(panel, "THE-END")
+    assert lab.page.evaluate("window.__loomLengths.size") >= 2  # painted while streaming
+    expect(message.locator("strong", has_text="bold text")).to_be_visible()
+    expect(message.locator("li")).to_have_text(["first item", "second item"])
+    expect(message.get_by_text("**bold text**")).to_have_count(0)
+    expect(message.locator("pre code")).to_have_text("answer = 6 * 7")
+    wait_state(panel, "idle")
+
+    message.locator('[data-loom="insert-cell"]').click()
+    cells = lab.app_eval(
+        "(app) => app.shell.currentWidget.content.model.sharedModel.cells.map(c => c.getSource())"
+    )
+    assert "answer = 6 * 7" in cells
+
+
+def test_hostile_markdown_executes_nothing(
+    lab: LabPage, notebook_dir: Path, fake: FakeAnthropic
+) -> None:
+    fake.add(HOSTILE)
+    panel = chat(lab, notebook_dir, fake)
+
+    send(panel, "Try to break out")
+    message = wait_answer(panel, "SAFE-END")
+
+    link = message.get_by_text("click me")
+    expect(link).to_be_visible()
+    assert not (link.get_attribute("href") or "").lower().startswith("javascript")
+    link.click()
+    message.get_by_text("raw link").click()
+    dangerous = "[onerror], [onload], script, iframe, [href^='javascript' i], [src^='javascript' i]"
+    expect(panel.locator(dangerous)).to_have_count(0)
+    assert lab.page.evaluate("window.__loomPwned") is None
+
+
+def test_run_python_approval_click_changes_the_namespace(
+    lab: LabPage, notebook_dir: Path, fake: FakeAnthropic
+) -> None:
+    tool = {"type": "tool_use", "name": "run_python", "input": {"code": "answer = 6 * 7"}}
+    fake.add({"content": [{"type": "text", "text": "I will compute it."}, tool]}, "Done: 42.")
+    panel = chat(lab, notebook_dir, fake)
+
+    send(panel, "Put six times seven in answer")
+    approval = panel.locator('[data-loom="approval"]')
+    expect(approval.locator('[data-loom="approval-input"]')).to_have_text(
+        "answer = 6 * 7", timeout=ANSWER_TIMEOUT_MS
+    )
+    wait_state(panel, "waiting-approval")
+    panel.locator('[data-loom="approve"][data-decision="allow"]').click()
+
+    wait_answer(panel, "Done: 42.")
+    card = panel.locator('[data-loom="tool-card"][data-tool="run_python"]')
+    expect(card).to_have_attribute("data-state", "done")
+    expect(card.locator('[data-loom="tool-input"]')).to_have_text("answer = 6 * 7")
+    assert kernel_run(lab, "print(answer)").strip() == "42"
+
+
+def test_stop_mid_stream(lab: LabPage, notebook_dir: Path, fake: FakeAnthropic) -> None:
+    words = " ".join(f"w{n}" for n in range(400)) + " NEVER-SHOWN"
+    fake.add({"content": [{"type": "text", "text": words}], "delay": 0.1})
+    panel = chat(lab, notebook_dir, fake)
+
+    send(panel, "Talk for a long time")
+    expect(panel.locator(STOP)).to_be_enabled(timeout=ANSWER_TIMEOUT_MS)
+    streaming = panel.locator(f'{ASSISTANT}[data-streaming="true"]')
+    expect(streaming).to_contain_text("w3", timeout=ANSWER_TIMEOUT_MS)
+    panel.locator(STOP).click()
+
+    wait_state(panel, "idle")
+    expect(panel.locator(f'{ASSISTANT}[data-streaming="true"]')).to_have_count(0)
+    expect(panel.locator(ASSISTANT).last).not_to_contain_text("NEVER-SHOWN")
+    expect(panel.locator(STOP)).to_be_disabled()
+
+
+def test_answer_arrives_while_a_cell_runs(
+    lab: LabPage, notebook_dir: Path, fake: FakeAnthropic
+) -> None:
+    fake.add("Answered while your cell runs.")
+    path = new_notebook(lab, notebook_dir, "busy.ipynb", [env_cell(fake.base_url), RELEASE_CELL])
+    lab.open(path)
+    wait_kernel_idle(lab)
+    panel = sidebar(lab)
+    wait_state(panel, "idle")
+    run_cell(lab, 0)
+    run_cell(lab, 1)
+    prompt = lab.page.locator(".jp-Notebook .jp-Cell").nth(1).locator(".jp-InputPrompt")
+    expect(prompt).to_have_text("[*]:")
+
+    send(panel, "Are you there?")
+    wait_answer(panel, "Answered while your cell runs.")
+
+    expect(prompt).to_have_text("[*]:")  # the cell is still running
+    (notebook_dir / "release.flag").write_text("done")
+    expect(prompt).to_have_text("[2]:", timeout=ANSWER_TIMEOUT_MS)
+
+
+def test_cowork_cell_turn_and_task_progress_show_in_the_sidebar(
+    lab: LabPage, notebook_dir: Path, fake: FakeAnthropic
+) -> None:
+    fake.add("Paris is the capital of France.")
+    panel = chat(lab, notebook_dir, fake, "%cowork What is the capital of France?")
+
+    expect(panel.locator(USER)).to_have_text(["What is the capital of France?"])
+    wait_answer(panel, "Paris is the capital of France.")
+
+    kernel_run(lab, PUBLISH_TASK)
+    task = panel.locator('[data-loom="task"]')
+    expect(task).to_contain_text("Clean the data")
+    expect(task.locator('[data-loom="subtask"][data-status="passed"]')).to_have_count(1)
+    expect(task.locator('[data-loom="subtask"][data-status="running"]')).to_have_count(1)
+
+
+PUBLISH_TASK = """
+from loom_jupyter.jupyter.extension import current
+from loom_jupyter.jupyter.sidebar.protocol import SubtaskView, TaskView
+current(get_ipython()).sidebar.publish_task(TaskView(
+    task_id="t1", goal="Clean the data", status="running",
+    subtasks=(SubtaskView("load", "Load the CSV", "passed"),
+              SubtaskView("dedupe", "Drop duplicates", "running", last_tool="run_python"))))
+"""
+
+
+def test_reload_shows_the_history(lab: LabPage, notebook_dir: Path, fake: FakeAnthropic) -> None:
+    fake.add("Remembered answer.")
+    panel = chat(lab, notebook_dir, fake)
+    send(panel, "Remember this")
+    wait_answer(panel, "Remembered answer.")
+
+    lab.page.reload()
+    lab.page.wait_for_function("() => window.jupyterapp !== undefined")
+    lab.page.evaluate("async () => { await window.jupyterapp.restored; }")
+    panel = sidebar(lab)
+    wait_state(panel, "idle")
+
+    expect(panel.locator(USER)).to_have_text(["Remember this"])
+    expect(panel.locator(ASSISTANT)).to_have_text(["Remembered answer."])
+
+
+def test_new_session_and_resume(lab: LabPage, notebook_dir: Path, fake: FakeAnthropic) -> None:
+    fake.add("First answer.", "Second answer.")
+    panel = chat(lab, notebook_dir, fake)
+    send(panel, "first session question")
+    wait_answer(panel, "First answer.")
+
+    picker = panel.locator('[data-loom="sessions"]')
+    picker.locator("summary").click()
+    picker.locator('[data-loom="session-new"]').click()
+    expect(panel.locator(USER)).to_have_count(0)
+    send(panel, "second session question")
+    wait_answer(panel, "Second answer.")
+
+    picker.locator("summary").click()
+    rows = picker.locator('[data-loom="session"]')
+    expect(rows).to_have_count(2)
+    picker.locator('[data-loom="session"][data-current="false"]').click()
+    expect(panel.locator(USER)).to_have_text(["first session question"])
+
+
+def test_switching_notebooks_switches_the_chat(
+    lab: LabPage, notebook_dir: Path, fake: FakeAnthropic
+) -> None:
+    fake.add("First notebook answer.", "Second notebook answer.")
+    first = new_notebook(lab, notebook_dir, "first.ipynb", [env_cell(fake.base_url)])
+    second = new_notebook(lab, notebook_dir, "second.ipynb", [env_cell(fake.base_url)])
+    panel = open_chat(lab, first)
+    send(panel, "about the first notebook")
+    wait_answer(panel, "First notebook answer.")
+
+    panel = open_chat(lab, second, more=True)
+    expect(panel.locator(USER)).to_have_count(0)
+    send(panel, "about the second notebook")
+    wait_answer(panel, "Second notebook answer.")
+
+    lab.activate_tab(first)
+    expect(panel.locator('[data-loom="notebook"]')).to_have_text("first.ipynb")
+    expect(panel.locator(USER)).to_have_text(["about the first notebook"])
+    expect(panel.locator(ASSISTANT)).to_have_text(["First notebook answer."])
+    lab.activate_tab(second)
+    expect(panel.locator(USER)).to_have_text(["about the second notebook"])
+
+
+def test_kernel_restart_keeps_history_and_a_dead_kernel_shows_offline(
+    lab: LabPage, notebook_dir: Path, fake: FakeAnthropic
+) -> None:
+    fake.add("Before the restart.")
+    panel = chat(lab, notebook_dir, fake)
+    send(panel, "hello before restart")
+    wait_answer(panel, "Before the restart.")
+
+    lab.app_eval(
+        "async (app) => { await app.shell.currentWidget.sessionContext.session.kernel.restart(); }"
+    )
+
+    expect(
+        panel.locator('[data-loom="notice"]', has_text="kernel restarted — history intact")
+    ).to_be_visible(timeout=ANSWER_TIMEOUT_MS)
+    wait_state(panel, "idle")
+    expect(panel.locator(USER)).to_have_text(["hello before restart"])
+
+    lab.app_eval(
+        "async (app) => { await app.shell.currentWidget.sessionContext.session.kernel.shutdown(); }"
+    )
+    wait_state(panel, "offline")
+    expect(panel.locator(STATUS)).not_to_have_text("ready")
+
+
+def run_cell(lab: LabPage, index: int) -> None:
+    """Run one cell (as Shift+Enter on it would, without moving on)."""
+    lab.app_eval(
+        """(app, index) => {
+            app.shell.currentWidget.content.activeCellIndex = index;
+            void app.commands.execute('notebook:run-cell');
+        }""",
+        index,
+    )
+
+
+def test_load_button_when_auto_load_is_off(
+    lab: LabPage, notebook_dir: Path, fake: FakeAnthropic
+) -> None:
+    settings = (
+        lab.server.root_dir.parent
+        / "user-settings"
+        / "loom-jupyter"
+        / "sidebar.jupyterlab-settings"
+    )
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps({"autoLoad": False}))
+    try:
+        lab.open(new_notebook(lab, notebook_dir, "manual.ipynb", [env_cell(fake.base_url)]))
+        wait_kernel_idle(lab)
+        panel = sidebar(lab)
+        load = panel.locator('[data-loom="load"]')
+        expect(load).to_be_visible(timeout=ANSWER_TIMEOUT_MS)
+        wait_state(panel, "offline")
+    finally:
+        settings.unlink()
+    load.click()
+    wait_state(panel, "idle")
+    assert "loom_jupyter" in kernel_run(
+        lab,
+        "print(type(get_ipython().extension_manager.loaded))\nprint(get_ipython().extension_manager.loaded)",
+    )
