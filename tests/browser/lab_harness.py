@@ -219,6 +219,8 @@ def _server_command(port: int, token: str, base: Path) -> list[str]:
         f"--LabApp.user_settings_dir={base / 'user-settings'}",
         f"--LabApp.app_settings_dir={base / 'app-settings'}",
         "--LabApp.expose_app_in_browser=True",
+        # Notebook 7 (served by the same server at /notebooks/...) reads its own flag.
+        "--JupyterNotebookApp.expose_app_in_browser=True",
     ]
 
 
