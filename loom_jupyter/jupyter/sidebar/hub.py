@@ -200,6 +200,7 @@ class SidebarHub:
             _log.exception("sidebar turn failed")
             self._broadcast(TurnErrorMsg(None, f"{type(exc).__name__}: {exc}", "InternalError"))
         finally:
+            self._running = None  # this task is ending: the next message may start
             self.end()
 
     # -- approvals --------------------------------------------------------------------------

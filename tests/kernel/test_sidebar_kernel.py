@@ -1,0 +1,304 @@
+"""The sidebar's comm (target ``loom``) against a real ipykernel and the fake Messages API.
+
+One kernel serves the module (kernel starts are slow); the tests run in order
+and each opens its own comm. Everything waits on conditions, never on time.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .conftest import archive_rows
+from .sidebar_wire import Wire, hello, start_wire
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    from loom_jupyter.testing import FakeAnthropic
+
+pytestmark = pytest.mark.kernel
+
+
+@pytest.fixture(scope="module")
+def notebook(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("sidebar") / "nb.ipynb"
+
+
+@pytest.fixture(scope="module")
+def wire(fake: FakeAnthropic, notebook: Path) -> Iterator[Wire]:
+    started = start_wire(fake, notebook, notebook.parent / "config", approval="auto")
+    yield started
+    started.shutdown()
+
+
+def of(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [e for e in events if e["type"] == kind]
+
+
+def wait_type(wire: Wire, comm: str, kind: str, count: int = 1) -> list[dict[str, Any]]:
+    """Wait until ``count`` events of ``kind`` arrived on ``comm``; all of them."""
+    try:
+        return wire.wait(
+            lambda: found if len(found := of(wire.comm_events(comm), kind)) >= count else None,
+            f"{count} {kind!r} event(s)",
+        )
+    except TimeoutError as exc:
+        seen = [
+            (e["type"], e.get("state") or e.get("message") or "") for e in wire.comm_events(comm)
+        ]
+        raise TimeoutError(f"{exc}; the comm got {seen}") from None
+
+
+def send(wire: Wire, comm: str, text: str, client_id: str, subshell: str | None = None) -> None:
+    wire.send(comm, {"type": "send", "client_id": client_id, "text": text}, subshell=subshell)
+
+
+def test_open_welcomes_and_a_sidebar_message_streams_into_the_cells_session(
+    wire: Wire, fake: FakeAnthropic, notebook: Path
+) -> None:
+    comm = wire.open_comm(hello())
+    (welcome,) = wait_type(wire, comm, "welcome")
+    assert welcome["history"] == []
+    assert welcome["busy"] is False
+    assert welcome["subshells"] is True
+    assert welcome["kernel_session"]
+
+    answer = " ".join(f"word{i}" for i in range(30))
+    fake.add(answer)
+    send(wire, comm, "hello from the sidebar", "c-1")
+    (done,) = wait_type(wire, comm, "turn_done")
+    events = wire.comm_events(comm)
+    started = of(events, "turn_started")[0]
+    assert started["source"] == "sidebar"
+    assert started["client_id"] == "c-1"
+    texts = of(events, "text")
+    assert len(texts) > 3
+    assert "".join(t["delta"] for t in texts) == answer
+    assert done["text"] == answer
+    seqs = [e["seq"] for e in events[1:]]
+    assert seqs == sorted(seqs)
+    assert len(set(seqs)) == len(seqs)
+    assert {e["turn"] for e in texts} == {started["turn"]}
+
+    fake.add("The cell's answer.")
+    assert wire.run("%cowork and one from a cell")["status"] == "ok"
+    sessions = archive_rows(notebook, "SELECT DISTINCT session_id FROM conversation_turns")
+    assert len(sessions) == 1  # sidebar and cell share one conversation
+    users = archive_rows(notebook, "SELECT content FROM conversation_turns WHERE role = 'user'")
+    assert users == [("hello from the sidebar",), ("and one from a cell",)]
+
+
+def test_a_cell_turn_is_mirrored_live_to_an_open_sidebar(wire: Wire, fake: FakeAnthropic) -> None:
+    comm = wire.open_comm(hello())
+    wait_type(wire, comm, "welcome")
+    fake.add({"content": ["Mirrored answer, streamed in pieces."]})
+    assert wire.run("%cowork tell the sidebar too")["status"] == "ok"
+    (done,) = wait_type(wire, comm, "turn_done")
+    started = of(wire.comm_events(comm), "turn_started")[0]
+    assert started["source"] == "cell"
+    assert started["text"] == "tell the sidebar too"
+    assert done["text"] == "Mirrored answer, streamed in pieces."
+    statuses = [e["state"] for e in of(wire.comm_events(comm), "status")]
+    assert statuses[0] == "thinking"
+    assert statuses[-1] == "idle"
+
+
+def test_a_reloaded_sidebar_gets_what_it_missed_or_a_welcome_with_history(
+    wire: Wire, fake: FakeAnthropic
+) -> None:
+    first = wire.open_comm(hello())
+    (welcome,) = wait_type(wire, first, "welcome")
+    session, seen = welcome["kernel_session"], welcome["seq"]
+    fake.add("Missed answer.")
+    send(wire, first, "while the other tab was away", "c-replay")
+    wait_type(wire, first, "turn_done")
+    missed = [e for e in wire.comm_events(first) if e["seq"] > seen]
+
+    again = wire.open_comm(hello(since_seq=seen, kernel_session=session))
+    replayed = wire.wait(
+        lambda: got if len(got := wire.comm_events(again)) >= len(missed) else None, "replay"
+    )
+    assert replayed == missed  # exactly the events after since_seq, no welcome
+    assert not of(replayed, "welcome")
+
+    stranger = wire.open_comm(hello(since_seq=3, kernel_session="another-kernel"))
+    (fresh,) = wait_type(wire, stranger, "welcome")
+    texts = [(item["kind"], item["text"]) for item in fresh["history"] if item["kind"] != "tool"]
+    assert ("user", "while the other tab was away") in texts
+    assert ("assistant", "Missed answer.") in texts
+    assert fresh["session"]["prompts"] == 4
+    assert fresh["session"]["turns"] >= 8
+
+    wire.send(stranger, {"type": "load_more", "before_turn": 3})
+    (page,) = wait_type(wire, stranger, "history")
+    assert [item["turn"] for item in page["items"]] == [1, 2]
+    assert page["more_before"] is None
+    wire.send(stranger, {"type": "sessions"})
+    (listed,) = wait_type(wire, stranger, "sessions")
+    assert listed["items"][0]["current"] is True
+    assert listed["items"][0]["prompts"] == 4
+
+
+def test_a_resent_client_id_runs_once_and_bad_messages_get_a_notice(
+    wire: Wire, fake: FakeAnthropic, notebook: Path
+) -> None:
+    comm = wire.open_comm(hello())
+    wait_type(wire, comm, "welcome")
+    fake.add("Once.")
+    send(wire, comm, "only once please", "c-dup")
+    wait_type(wire, comm, "turn_done")
+    send(wire, comm, "only once please", "c-dup")  # a resend after a reconnect
+    wire.send(comm, {"type": "no_such_type"})
+    wire.send(comm, {"type": "send", "text": 3})
+    notices = wait_type(wire, comm, "notice", count=2)
+    assert all(n["level"] == "error" for n in notices)
+    assert "no_such_type" in notices[0]["message"]
+    assert len(of(wire.comm_events(comm), "turn_started")) == 1
+    rows = archive_rows(
+        notebook, "SELECT COUNT(*) FROM conversation_turns WHERE content = 'only once please'"
+    )
+    assert rows == [(1,)]
+    assert wire.value("1 + 1") == "2"  # the kernel is fine
+
+
+def test_messages_queue_behind_a_running_turn_cancel_and_stop(
+    wire: Wire, fake: FakeAnthropic, notebook: Path
+) -> None:
+    comm = wire.open_comm(hello())
+    wait_type(wire, comm, "welcome")
+    fake.add({"fault": "stall", "after_deltas": 1, "seconds": 60, "text": "A slow start and"})
+    fake.add("Second answer.")
+    send(wire, comm, "first (slow)", "q-1")
+    wait_type(wire, comm, "text")
+    send(wire, comm, "second", "q-2")
+    send(wire, comm, "third", "q-3")
+    queues = wait_type(wire, comm, "queue", count=2)
+    assert [item["client_id"] for item in queues[-1]["items"]] == ["q-2", "q-3"]
+    wire.wait(
+        lambda: [s for s in of(wire.comm_events(comm), "status") if s["state"] == "queued"],
+        "the queued status",
+    )
+
+    wire.send(comm, {"type": "cancel_queued", "client_id": "q-3"})
+    queues = wait_type(wire, comm, "queue", count=3)
+    assert [item["client_id"] for item in queues[-1]["items"]] == ["q-2"]
+
+    wire.send(comm, {"type": "stop"})
+    done = wait_type(wire, comm, "turn_done", count=2)
+    assert done[0]["stop_reason"] == "interrupted"
+    assert done[1]["text"] == "Second answer."
+    users = archive_rows(
+        notebook,
+        "SELECT content, status FROM conversation_turns WHERE role = 'user' ORDER BY turn_number",
+    )
+    assert [u[0] for u in users[-2:]] == ["first (slow)", "second"]
+    assert ("third",) not in [(u[0],) for u in users]
+
+
+def test_a_sidebar_turn_asks_approval_in_the_sidebar_and_runs_python(
+    wire: Wire, fake: FakeAnthropic
+) -> None:
+    assert wire.run("%cowork approval ask")["status"] == "ok"
+    comm = wire.open_comm(hello())
+    wait_type(wire, comm, "welcome")
+    code = "from_sidebar = 6 * 7"
+    fake.add(
+        {"content": [{"type": "tool_use", "name": "run_python", "input": {"code": code}}]},
+        "Set it.",
+    )
+    send(wire, comm, "set a variable", "a-1")
+    (approval,) = wait_type(wire, comm, "approval")
+    assert approval["tool"] == "run_python"
+    assert approval["input"] == {"code": code}
+    assert code in approval["preview"]
+    assert of(wire.comm_events(comm), "status")[-1]["state"] == "waiting-approval"
+    wire.send(comm, {"type": "approve", "request_id": approval["request_id"], "decision": "allow"})
+    (closed,) = wait_type(wire, comm, "approval_closed")
+    assert closed["by"] == "sidebar"
+    (finished,) = wait_type(wire, comm, "tool_finished")
+    assert finished["is_error"] is False
+    assert finished["input"] == {"code": code}
+    wait_type(wire, comm, "turn_done")
+    assert wire.value("from_sidebar") == "42"
+    assert wire.run("%cowork approval auto")["status"] == "ok"
+
+
+def test_a_cell_turns_approval_answered_in_the_sidebar_ends_the_stdin_question(
+    wire: Wire, fake: FakeAnthropic
+) -> None:
+    assert wire.run("%cowork approval ask")["status"] == "ok"
+    subshell = wire.subshell()
+    comm = wire.open_comm(hello(), subshell=subshell)
+    wait_type(wire, comm, "welcome")
+    code = "from_cell_turn = 'allowed in the sidebar'"
+    fake.add(
+        {"content": [{"type": "tool_use", "name": "run_python", "input": {"code": code}}]},
+        "Done.",
+    )
+    cell = wire.kc.execute("%cowork set it from a cell", allow_stdin=True)
+    (approval,) = wait_type(wire, comm, "approval")
+    prompt = wire.kc.get_stdin_msg(timeout=120)  # the stdin box is up too
+    assert "[y]es / [n]o" in prompt["content"]["prompt"]
+    wire.send(
+        comm,
+        {"type": "approve", "request_id": approval["request_id"], "decision": "allow"},
+        subshell=subshell,
+    )
+    (closed,) = wait_type(wire, comm, "approval_closed")
+    assert closed["by"] == "sidebar"
+    assert wire.reply_of(cell)["status"] == "ok"  # the cell went on without a stdin answer
+    assert wire.value("from_cell_turn") == "'allowed in the sidebar'"
+    assert wire.run("%cowork approval auto")["status"] == "ok"
+
+
+def test_the_sidebar_answers_while_a_cell_runs_and_its_code_waits_for_the_cell(
+    wire: Wire, fake: FakeAnthropic, notebook: Path
+) -> None:
+    subshell = wire.subshell()
+    comm = wire.open_comm(hello(), subshell=subshell)
+    wait_type(wire, comm, "welcome")
+    flag = notebook.parent / "release-the-cell"
+    cell = wire.execute(
+        f"import pathlib, time\nwhile not pathlib.Path({str(flag)!r}).exists():\n"
+        "    time.sleep(0.05)\nbusy_cell_done = True"
+    )
+    wire.wait(lambda: wire.position(lambda ch, m: _started(m, cell)) >= 0, "the cell to start")
+
+    fake.add("Answered while your cell runs.")
+    send(wire, comm, "are you there?", "busy-1", subshell)
+    (done,) = wait_type(wire, comm, "turn_done")
+    assert done["text"] == "Answered while your cell runs."
+    assert wire._reply(cell) is None  # the cell is still running: the answer came first
+
+    fake.add(
+        {
+            "content": [
+                {
+                    "type": "tool_use",
+                    "name": "run_python",
+                    "input": {"code": "late = busy_cell_done"},
+                }
+            ]
+        },
+        "Ran after your cell.",
+    )
+    send(wire, comm, "now run something", "busy-2", subshell)
+    waiting = wire.wait(
+        lambda: [s for s in of(wire.comm_events(comm), "status") if s["state"] == "waiting-cell"],
+        "the waiting-cell status",
+    )
+    assert waiting[0]["detail"] == "waiting for your cell to finish"
+    assert not of(wire.comm_events(comm), "tool_finished")
+    flag.write_text("go")
+    assert wire.reply_of(cell)["status"] == "ok"
+    wait_type(wire, comm, "turn_done", count=2)
+    finished = of(wire.comm_events(comm), "tool_finished")
+    assert finished[-1]["is_error"] is False  # the cell's last line had run: it waited
+    assert wire.value("late") == "True"
+
+
+def _started(msg: dict[str, Any], cell: str) -> bool:
+    return msg["msg_type"] == "execute_input" and msg["parent_header"].get("msg_id") == cell
