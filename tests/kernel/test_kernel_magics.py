@@ -51,7 +51,13 @@ def test_load_prints_a_banner_and_the_answer_streams(
     rows = archive_rows(
         notebook, "SELECT role, content, status FROM conversation_turns ORDER BY turn_number"
     )
-    assert rows == [("user", "tell me something", "complete"), ("assistant", answer, "complete")]
+    # The cell the person ran before (the `anthropic` check) comes first, as a system note.
+    assert rows[0][0] == "system"
+    assert "'anthropic' in __import__('sys').modules" in rows[0][1]
+    assert rows[1:] == [
+        ("user", "tell me something", "complete"),
+        ("assistant", answer, "complete"),
+    ]
 
 
 def _tool_use(name: str, **tool_input: Any) -> dict[str, Any]:
