@@ -4,7 +4,7 @@
 ``post_run_cell`` (the agent's ``run_python`` executes code directly and fires
 neither, and the coworker's own magics are skipped), recording each cell's code,
 its outcome (the error's type and message) and the user variables it created or
-rebound, with type and shape. At the next turn the session archives
+rebound, with type and shape (secrets redacted). At the next turn the session archives
 :func:`activity_note` of what was recorded as a ``system`` turn, so the model
 reads it right before the person's message, and recall and export have it.
 """
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from loom_jupyter.tools.describe import changed_variables, snapshot
+from loom_jupyter.tools.output import redact_secrets
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -97,7 +98,10 @@ class CellActivity:
 
 
 def activity_note(runs: Sequence[CellRun], *, max_tokens: int = NOTE_TOKENS) -> str | None:
-    """The note for the model: newest cell first, within ``max_tokens``; the rest counted."""
+    """The note for the model: newest cell first, within ``max_tokens``; the rest counted.
+
+    Secrets in the code or errors (a key typed into a cell) are redacted: the note
+    is archived and sent to the model."""
     if not runs:
         return None
     head = (
@@ -113,7 +117,7 @@ def activity_note(runs: Sequence[CellRun], *, max_tokens: int = NOTE_TOKENS) -> 
         budget -= len(line) + 1
     hidden = len(runs) - len(lines)
     tail = f"\n(and {hidden} older cell(s) not shown)]" if hidden else "]"
-    return head + "\n" + "\n".join(lines) + tail
+    return redact_secrets(head + "\n" + "\n".join(lines) + tail)
 
 
 def _is_own(code: str) -> bool:

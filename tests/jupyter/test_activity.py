@@ -54,6 +54,19 @@ def test_the_agents_code_and_the_coworkers_magics_are_not_the_persons_activity(
     assert activity.take() == []
 
 
+def test_secrets_typed_into_a_cell_never_reach_the_note(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WAREHOUSE_TOKEN", "tok-1234567890")
+    runs = [
+        CellRun(1, "os.environ['ANTHROPIC_API_KEY'] = 'sk-ant-api03-abcdefghijklmnop'", None, ()),
+        CellRun(2, "connect('tok-1234567890')", "ValueError: bad token tok-1234567890", ()),
+    ]
+    note = activity_note(runs)
+    assert note is not None
+    assert "sk-ant-api03" not in note
+    assert "tok-1234567890" not in note
+    assert note.count("[REDACTED]") == 3
+
+
 def test_the_note_is_newest_first_within_its_budget() -> None:
     runs = [CellRun(n, f"step_{n} = {n} * 2", None, (f"step_{n}: int",)) for n in range(1, 60)]
     note = activity_note(runs)
