@@ -4,7 +4,8 @@ Both renderers run on the kernel's main thread (the magic pumps events to
 them). :class:`NotebookRenderer` streams the answer as Markdown through one
 ``display_id`` per text segment, updated at most every ``_FLUSH_SECONDS``,
 and shows each tool call as a compact card (tool, input summary, result
-summary). :class:`TextRenderer` prints plain text as it arrives.
+summary). :class:`TextRenderer` prints the answer as readable plain text, a line at a
+time (:mod:`.plain_markdown`).
 """
 
 from __future__ import annotations
@@ -193,13 +194,16 @@ class TextRenderer:
     rich = False
 
     def __init__(self) -> None:
+        from loom_jupyter.jupyter.plain_markdown import MarkdownLines
+
         self._at_line_start = True
+        self._markdown = MarkdownLines()  # the answer is Markdown: print it readably
 
     def on_event(self, event: Event) -> None:
         """Print one engine event."""
         match event:
             case TextDelta():
-                self._write(event.text)
+                self._write(self._markdown.feed(event.text))
             case ApprovalNeeded():
                 self._line(f"  ⚙ {event.name}: {event.summary} (needs approval)")
             case ToolStarted():
@@ -237,6 +241,7 @@ class TextRenderer:
             self._at_line_start = text.endswith("\n")
 
     def _end_line(self) -> None:
+        self._write(self._markdown.flush())
         if not self._at_line_start:
             self._write("\n")
 

@@ -27,7 +27,7 @@ ip.run_line_magic("cowork", "status")
 def test_terminal_ipython_streams_text_and_lists_sessions(
     fake_anthropic: FakeAnthropic, tmp_path: Path
 ) -> None:
-    fake_anthropic.add("Plain *text* here.")
+    fake_anthropic.add("# Findings\nPlain *text* here.\n```python\nx = 1\n```\n- done")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LOOM_", "JPY_"))}
     env["XDG_CONFIG_HOME"] = str(tmp_path / "config")
     done = subprocess.run(
@@ -51,7 +51,8 @@ def test_terminal_ipython_streams_text_and_lists_sessions(
     out = done.stdout
     assert out.startswith("TerminalInteractiveShell")
     assert "loom: ipython-session (terminal; archive" in out
-    assert "Plain *text* here." in out
+    assert "Findings\n========\nPlain text here.\n    x = 1\n• done" in out  # Markdown, readable
+    assert "```" not in out
     assert "1 *  hello from the terminal" in out
     assert "Session: hello from the terminal" in out
     assert (tmp_path / ".loom" / "ipython-session.sqlite").exists()
