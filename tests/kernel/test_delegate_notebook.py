@@ -93,7 +93,7 @@ def test_the_delegate_walkthrough_runs(tmp_path: Path) -> None:
     )
     assert "Traceback" not in outputs
     assert "— passed (2/2 subtasks passed)" in outputs
-    assert "(295, 165)" in outputs
+    assert "{'north': 295, 'south': 165}" in outputs
     assert "[passed]" in outputs  # %delegate status
     archive = tmp_path / ".loom" / "delegate.ipynb.sqlite"
     with sqlite3.connect(f"file:{archive}?mode=ro", uri=True) as db:
