@@ -29,12 +29,10 @@ def load(shell: Any) -> None:
         print("loom is already loaded: `%cowork --help` lists what it can do.")
         return
     from loom_jupyter.jupyter.delegate_magics import DelegateMagics
-    from loom_jupyter.jupyter.delegate_magics import DelegateMagics
     from loom_jupyter.jupyter.magics import CoworkMagics, keep_question_marks
 
     _LOADED[id(shell)] = None
     shell.register_magics(CoworkMagics(shell, lambda path: _cowork(shell, path)))
-    shell.register_magics(DelegateMagics(shell, lambda path: _cowork(shell, path)))
     shell.register_magics(DelegateMagics(shell, lambda path: _cowork(shell, path)))
     if keep_question_marks not in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.append(keep_question_marks)
