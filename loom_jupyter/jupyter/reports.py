@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from loom_jupyter.archive.refs import resolve_session_ref
+from loom_jupyter.errors import LoomError
 from loom_jupyter.jupyter.output import show_table, show_text
 
 if TYPE_CHECKING:
@@ -163,7 +164,13 @@ def export(cw: KernelCowork, args: argparse.Namespace) -> None:
     turns = cw.run(cw.archive.get_turns(sid))
     default = cw.location.directory / f"{cw.location.path.stem}-cowork-{sid[:8]}.md"
     path = Path(args.path).expanduser() if args.path else default
-    path.write_text(export_session(info, turns, "md"), encoding="utf-8")
+    try:
+        path.write_text(export_session(info, turns, "md"), encoding="utf-8")
+    except OSError as error:
+        raise LoomError(
+            f"Cannot write the export to {path}: {error.strerror or error}. "
+            "Give a path in an existing folder you can write to."
+        ) from error
     show_text(f"Exported {len(turns)} turns to {path}")
 
 

@@ -53,6 +53,7 @@ def _tool(
 
 OUTSIDE = "is outside the notebook folder"
 LINKED = "symlink that points outside"
+ARCHIVE = "inside the conversation archive folder"
 
 TOOL_CASES: tuple[Case, ...] = (
     _jail("read-dotdot", "read_file", {"path": "../outside/secret.txt"}, "`../` path", OUTSIDE),
@@ -111,6 +112,34 @@ TOOL_CASES: tuple[Case, ...] = (
         {"path": "link.txt", "old_string": "CANARY", "new_string": "x"},
         "symlink to a file outside",
         LINKED,
+    ),
+    _jail(
+        "write-archive",
+        "write_file",
+        {"path": ".loom/nb.ipynb.sqlite", "content": "x"},
+        "overwrite the conversation archive",
+        ARCHIVE,
+    ),
+    _jail(
+        "write-archive-via-link",
+        "write_file",
+        {"path": "archive-link/nb.ipynb.sqlite", "content": "x"},
+        "overwrite the archive through a symlink to `.loom`",
+        ARCHIVE,
+    ),
+    _jail(
+        "edit-archive-folder",
+        "edit_file",
+        {"path": ".loom/.gitignore", "old_string": "*", "new_string": ""},
+        "edit a file in `.loom`",
+        ARCHIVE,
+    ),
+    _jail(
+        "read-archive",
+        "read_file",
+        {"path": ".loom/nb.ipynb.sqlite"},
+        "read the archive",
+        "binary file",
     ),
     _tool(
         "python-50mb",
@@ -253,6 +282,22 @@ OTHER_CASES: tuple[Case, ...] = (
         "replaced by [REDACTED]",
         "IPython",
         "test_pasted_key",
+    ),
+    _case(
+        "export-bad-path",
+        "fronts",
+        "`%cowork export` into a folder that does not exist",
+        "Cannot write the export to",
+        "IPython",
+        "test_bad_subcommand_arguments",
+    ),
+    _case(
+        "resume-unknown",
+        "fronts",
+        "`%cowork resume 99` with one session",
+        "No session '99'",
+        "IPython",
+        "test_bad_subcommand_arguments",
     ),
     _case(
         "notebook-odd-name",

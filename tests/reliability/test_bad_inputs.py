@@ -64,6 +64,7 @@ def _furnish(desk: Desk) -> Path:
     (folder / "link.txt").symlink_to(outside / "secret.txt")
     (folder / "linkdir").symlink_to(outside, target_is_directory=True)
     (folder / "blob.bin").write_bytes(b"\x89PNG\x00\x01\x02" * 100)
+    (folder / "archive-link").symlink_to(desk.archive.parent, target_is_directory=True)
     desk.notebook.write_text("{ this is not json")
     return outside
 
@@ -84,6 +85,7 @@ def test_tool_case(case: Case, make_desk: Callable[..., Desk]) -> None:
     assert sorted(p.name for p in outside.iterdir()) == before
     assert len(content) <= 60_000  # capped: tool_output_max_chars plus the cut note
     desk.assert_intact()
+    assert desk.archive.parent.joinpath(".gitignore").read_text() == "*\n"
     assert desk.fake.remaining == 0
 
 
@@ -131,6 +133,14 @@ def test_pasted_key(make_desk: Callable[..., Desk]) -> None:
     kept = desk.rows("SELECT content FROM conversation_turns WHERE turn_number = 3")
     assert kept == [("my key is [REDACTED], why is it refused?",)]
     assert all(PASTED_KEY not in str(r.body) for r in desk.fake.message_requests)
+    desk.assert_intact()
+
+
+def test_bad_subcommand_arguments(make_desk: Callable[..., Desk], tmp_path: Path) -> None:
+    desk = make_desk()
+    assert expect("export-bad-path") in desk.magic(f"export {tmp_path / 'missing' / 'x.md'}")
+    assert expect("resume-unknown") in desk.magic("resume 99")
+    assert "OKAPI" in desk.magic("sessions")  # still in the same session
     desk.assert_intact()
 
 
