@@ -56,11 +56,26 @@ class DelegateFront:
         panel = self.cowork.panel
         if panel is not None:
             panel.show_task(update.snapshot)
+        renderer = self._cell_renderer()
+        if renderer is not None:
+            self.track(update.snapshot)  # the running cell gets the task's live table
         self._redraw(update)
         line = progress_line(update)
-        renderer = self.renderer or getattr(self.cowork, "_renderer", None)
         if line and renderer is not None:
             renderer.message(line)
+
+    def _cell_renderer(self) -> Renderer | None:
+        """The running cell's renderer: a %delegate cell's, or a blocking %cowork turn's.
+
+        Nothing when no cell is pumping (a background task, a sidebar turn): its lines
+        would land in whichever cell ran last.
+        """
+        if self.renderer is not None:
+            return self.renderer
+        if not self.cowork.main.pumping:
+            return None
+        renderer: Renderer | None = getattr(self.cowork, "_renderer", None)
+        return renderer
 
     def track(self, snapshot: TaskSnapshot) -> None:
         """Show ``snapshot`` as a live table in the current cell (main thread)."""

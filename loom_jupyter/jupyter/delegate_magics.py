@@ -184,10 +184,6 @@ def _finish(
     cowork = front.cowork
     renderer = make_renderer(cowork.shell)
     front.renderer = renderer
-    # The first update of the task this cell started puts its live table in this cell.
-    seen = front.delegations.subscribe(
-        lambda u: _track_soon(front, u.snapshot) if front.renderer is renderer else None
-    )
     future = cowork.loop_thread.submit(coro)
     try:
         cowork.main.pump_until(future, tick=renderer.tick)
@@ -197,7 +193,6 @@ def _finish(
         renderer.message("Interrupted: every running subtask was cancelled (archived as such).")
     finally:
         front.renderer = None
-        cowork.loop_thread.loop.call_soon_threadsafe(seen)
     outcome = future.result()
     if background:
         print(
@@ -207,10 +202,6 @@ def _finish(
         )
         return
     print(outcome.digest)
-
-
-def _track_soon(front: DelegateFront, snapshot: Any) -> None:
-    front.cowork.main.post(lambda: front.track(snapshot))
 
 
 async def _cancel(front: DelegateFront, ref: str | None) -> list[str]:

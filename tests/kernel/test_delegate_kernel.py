@@ -251,6 +251,8 @@ def test_delegate_task_under_ask_shows_the_plan_card_and_progress_in_the_turn(
     assert "Estimated cost:" in shown
     assert "Planned 2 subtasks: north, south" in turn.text()  # the turn is not silent
     assert "■ north passed" in turn.text()
+    html = [m["content"]["data"].get("text/html", "") for m in turn.of("display_data")]
+    assert any("data-loom-task" in h for h in html)  # the live table, in the %cowork cell
     assert archive_rows(notebook, "SELECT status FROM tasks") == [("passed",)]
 
 
