@@ -39,7 +39,8 @@ class PanelData:
     """A snapshot of the session for the panel."""
 
     title: str = ""
-    turns: int = 0
+    prompts: int = 0  # the person's messages (what "turns" means to them)
+    turns: int = 0  # archive rows: prompts, answers and tool results
     input_tokens: int = 0
     output_tokens: int = 0
     cache_tokens: int = 0
@@ -58,8 +59,9 @@ class PanelData:
         calls: list[ModelCallRecord],
         tasks: list[TaskInfo],
         state_yaml: str,
+        prompts: int = 0,
     ) -> PanelData:
-        """From the archive rows of the current session."""
+        """From the archive rows of the current session (``prompts``: its user turns)."""
         running = tuple(
             f"{t.goal[:60]} ({t.status})" for t in tasks if t.status not in FINISHED_TASK
         )
@@ -68,6 +70,7 @@ class PanelData:
             return cls(state_yaml=state_yaml, tasks=running, points=points)
         return cls(
             title=info.title or "(untitled)",
+            prompts=prompts,
             turns=info.turn_count,
             input_tokens=info.input_tokens,
             output_tokens=info.output_tokens,
@@ -83,7 +86,8 @@ class PanelData:
         replace = dataclasses.replace
         match event:
             case TurnStarted():
-                return replace(self, activity="thinking", points=(*self.points, (0, 0.0)))
+                points = (*self.points, (0, 0.0))
+                return replace(self, activity="thinking", prompts=self.prompts + 1, points=points)
             case UsageEvent():
                 return self._with_usage(event)
             case StateChanged():
@@ -157,7 +161,8 @@ def sparkline_svg(values: list[float], *, width: int = 160, height: int = 28) ->
         f"{i * step:.1f},{height - 2 - (v / top) * (height - 4):.1f}" for i, v in enumerate(values)
     )
     return (
-        f'<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}">'
+        f'<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}"'
+        ' style="vertical-align:middle">'
         f'<polyline fill="none" stroke="#1565c0" stroke-width="1.5" points="{coords}"/></svg>'
     )
 
@@ -166,12 +171,12 @@ def panel_text(data: PanelData) -> str:
     """The panel as plain text (terminals)."""
     lines = [
         f"Session: {data.title or '(none yet)'}  [{data.activity}]",
-        f"Turns: {data.turns}   Tokens in/out/cache: "
+        f"Prompts: {data.prompts:,} ({data.turns:,} archive rows)   Tokens in/out/cache: "
         f"{data.input_tokens:,}/{data.output_tokens:,}/{data.cache_tokens:,}   "
         f"Cost: ${data.cost_usd:.4f}",
     ]
     if data.points:
-        lines.append("Tokens per turn: " + ", ".join(f"{t:,}" for t, _ in data.points[-12:]))
+        lines.append("Tokens per prompt: " + ", ".join(f"{t:,}" for t, _ in data.points[-12:]))
     if data.tasks:
         lines.append("Delegated tasks: " + "; ".join(data.tasks))
     if data.task_text:
@@ -179,6 +184,14 @@ def panel_text(data: PanelData) -> str:
     if data.state_yaml.strip():
         lines.append("State:\n" + data.state_yaml.rstrip())
     return "\n".join(lines)
+
+
+def _labelled(label: str, values: list[float]) -> str:
+    """A label and its sparkline centred on one line (an inline SVG sits on the baseline)."""
+    return (
+        '<span style="display:inline-flex;align-items:center;gap:4px;margin-right:12px">'
+        f"{html.escape(label)}{sparkline_svg(values)}</span>"
+    )
 
 
 def panel_html(data: PanelData) -> str:
@@ -189,12 +202,13 @@ def panel_html(data: PanelData) -> str:
     rows = [
         f"<b>{esc(data.title or '(no session yet)')}</b> "
         f'<span style="color:#666">— {esc(data.activity)}</span>',
-        f"turns <b>{data.turns}</b> · tokens in <b>{data.input_tokens:,}</b> / out "
+        f"prompts <b>{data.prompts:,}</b> <span style='color:#666'>({data.turns:,} rows)</span>"
+        f" · tokens in <b>{data.input_tokens:,}</b> / out "
         f"<b>{data.output_tokens:,}</b> / cache <b>{data.cache_tokens:,}</b> · "
         f"cost <b>${data.cost_usd:.4f}</b>",
     ]
     if tokens:
-        rows.append(f"tokens/turn {sparkline_svg(tokens)} cost/turn {sparkline_svg(costs)}")
+        rows.append(_labelled("tokens/prompt", tokens) + _labelled("cost/prompt", costs))
     if data.tasks:
         rows.append("delegated: " + "; ".join(esc(t) for t in data.tasks))
     if data.task_html:

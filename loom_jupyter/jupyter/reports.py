@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from loom_jupyter.archive.refs import resolve_session_ref
 from loom_jupyter.errors import LoomError
-from loom_jupyter.jupyter.output import show_table, show_text
+from loom_jupyter.jupyter.output import plural, shorten, show_table, show_text
 
 if TYPE_CHECKING:
     import argparse
@@ -44,8 +44,12 @@ def _pick(cw: KernelCowork, target: str) -> SessionInfo:
     return resolve_session_ref(_list(cw), target)
 
 
+def _prompts(cw: KernelCowork, listed: list[SessionInfo]) -> dict[str, int]:
+    return cw.run(cw.archive.prompt_counts([s.id for s in listed]))
+
+
 def sessions(cw: KernelCowork, args: argparse.Namespace) -> None:
-    """``%cowork sessions``: number, title, turns, last active, status."""
+    """``%cowork sessions``: number, title, prompts, last active, status (rows in details)."""
     listed = _list(cw)
     if not listed:
         show_text(
@@ -53,21 +57,24 @@ def sessions(cw: KernelCowork, args: argparse.Namespace) -> None:
         )
         return
     current = cw.session.session_id
+    prompts = _prompts(cw, listed)
     rows = [
         (
             f"{n}{' *' if s.id == current else ''}",
-            s.title or "(untitled)",
-            s.turn_count,
-            s.last_active_at[:19].replace("T", " "),
+            shorten(s.title or "(untitled)", 40),
+            prompts[s.id],
+            s.last_active_at[:16].replace("T", " "),
             s.status,
             s.id[:8],
+            s.turn_count,
         )
         for n, s in enumerate(listed, 1)
     ]
     show_table(
-        ("#", "title", "turns", "last active (UTC)", "status", "id"),
+        ("#", "title", "prompts", "last active (UTC)", "status", "id", "rows"),
         rows,
-        caption="* = current. Switch with `%cowork resume N`.",
+        caption="* = current. Switch with %cowork resume N.",
+        nowrap=True,
     )
 
 
@@ -75,14 +82,15 @@ def resume(cw: KernelCowork, args: argparse.Namespace) -> None:
     """``%cowork resume ID|N``."""
     info = cw.run(cw.session.resume(_pick(cw, args.target).id))
     cw.refresh_panel()
-    show_text(f"Resumed “{info.title or '(untitled)'}” ({info.turn_count} turns).")
+    count = plural(_prompts(cw, [info])[info.id], "prompt")
+    show_text(f"Resumed “{info.title or '(untitled)'}” ({count}; {info.turn_count} archive rows).")
 
 
 def new(cw: KernelCowork, args: argparse.Namespace) -> None:
     """``%cowork new``."""
     cw.run(cw.session.new())
     cw.refresh_panel()
-    show_text("New session: your next %cowork prompt starts it. Older ones: `%cowork sessions`.")
+    show_text("New session: your next %cowork prompt starts it. Older ones: %cowork sessions.")
 
 
 def fork(cw: KernelCowork, args: argparse.Namespace) -> None:

@@ -83,6 +83,7 @@ class KernelCowork:
         self.panel: Panel | None = None
         self._renderer: Renderer | None = None
         self.resumed: SessionInfo | None = None  # the session resumed at load, if any
+        self.resumed_prompts = 0  # how many messages the person sent in it
         self._archive: Archive | None = None
         self._session: CoworkSession | None = None
         self._opening: concurrent.futures.Future[None] | None = None
@@ -146,6 +147,10 @@ class KernelCowork:
             self.lease_message, self.resumed = LEASE_MESSAGE, None
         elif self.resumed is not None and self.resumed.lease_owner:
             self.crash_message = await _crash_line(self._archive, self.resumed)
+        if self.resumed is not None:
+            self.resumed_prompts = (await self._archive.prompt_counts([self.resumed.id]))[
+                self.resumed.id
+            ]
         self._peeked.set_result(None)
         await self._open_session(settings, resume=not held)
 
@@ -297,10 +302,13 @@ class KernelCowork:
         info = await self.archive.get_session(sid) if sid else None
         calls = await self.archive.model_calls(sid) if sid else []
         tasks = await self.archive.list_tasks(sid) if sid else []
-        return PanelData.build(info, calls, tasks, session.state_event().state_yaml)
+        prompts = (await self.archive.prompt_counts([sid]))[sid] if sid else 0
+        return PanelData.build(info, calls, tasks, session.state_event().state_yaml, prompts)
 
     def banner(self) -> str:
-        """One line: the notebook, the session resumed (or new), how to switch."""
+        """The notebook, the session resumed (or new), how to switch; wrapped at words."""
+        from loom_jupyter.jupyter.output import plural, shorten, wrap_words
+
         where = f"loom: {self.location.path.name}"
         if self.location.source == "terminal":
             where += f" (terminal; archive {self.archive.path})"
@@ -308,10 +316,11 @@ class KernelCowork:
         if info is None:
             head = f"{where} — new session"
         else:
-            head = f"{where} — resumed “{info.title or '(untitled)'}” ({info.turn_count} turns)"
-        tail = " · `%cowork sessions` to switch, `%cowork --help` for help"
+            title = shorten(info.title or "(untitled)", 48)
+            head = f"{where} — resumed “{title}” ({plural(self.resumed_prompts, 'prompt')})"
+        hint = "%cowork sessions to switch · %cowork --help for help"
         notes = [m for m in (self.crash_message, self.lease_message) if m]
-        return "\n".join([head + tail, *notes])
+        return "\n".join([wrap_words(head), hint, *notes])
 
     # turns -------------------------------------------------------------------
 

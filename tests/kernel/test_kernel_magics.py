@@ -140,7 +140,7 @@ def test_a_new_kernel_resumes_the_session_with_its_turns(
 
     second = start_kernel()
     banner = second.run("%load_ext loom_jupyter").stdout
-    assert "resumed “remember the word PINEAPPLE” (2 turns)" in banner
+    assert "resumed “remember the word PINEAPPLE” (1 prompt)" in banner
     assert "another" not in banner.lower()
     fake.add("It was PINEAPPLE.")
     second.run("%cowork which word?")
@@ -151,7 +151,7 @@ def test_a_new_kernel_resumes_the_session_with_its_turns(
     second.km.restart_kernel(now=False)  # a restart releases the lease too (atexit)
     second.kc.wait_for_ready(timeout=60)
     again = second.run("%load_ext loom_jupyter").stdout
-    assert "resumed “remember the word PINEAPPLE” (4 turns)" in again
+    assert "resumed “remember the word PINEAPPLE” (2 prompts)" in again
     assert "another live kernel" not in again
 
 
