@@ -307,6 +307,7 @@ async def bench_appended(folder: Path, turns: int, queries: int, maker: TextMake
         while await idle_upkeep(archive._db):  # what idle moments do, back to back
             steps += 1
         spent = (time.perf_counter() - started) * 1000
+        await archive._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # as the next idle moment
         label = f"search, merged at idle ({_segments(path)} segs)"
         rows.append(await _search_row(archive, sid, label, size, asked))
     rows.append(
