@@ -14,7 +14,7 @@ The cost model, per turn, for a TTL ``T`` (``w`` its write price)::
 what the window already holds, and ``P(gap > T)`` the share of the session's
 recent gaps between turns longer than ``T``, newer gaps weighing more. The TTL
 with the lower expected cost wins. Before any gap is seen, a 10-minute pause
-counts as three quarters of an observation: a wrong 5 minutes loses the whole
+counts as 0.7 of an observation: a wrong 5 minutes loses the whole
 history, a wrong hour only the premium on what one turn adds, so an unknown
 rhythm leans to the hour until quick follow-ups show otherwise.
 """
@@ -48,7 +48,7 @@ MAX_GAPS = 40
 _PRIOR_GAP = 600.0
 """The assumed gap before any is seen (it fades as real gaps arrive)."""
 
-_PRIOR_WEIGHT = 0.75
+_PRIOR_WEIGHT = 0.7
 _MARGIN = 30.0
 """Seconds added to each gap: the answer streams after the request that used the cache."""
 
