@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from loom_jupyter.archive import Archive
     from loom_jupyter.engine.agent import AgentEvent
     from loom_jupyter.models.base import Model, ModelEvent, ModelRequest
-    from loom_jupyter.settings import Settings
+    from loom_jupyter.settings import ApprovalMode, Settings
     from loom_jupyter.tools.base import FileEffect, KernelBridge, VariableEffect
     from loom_jupyter.tools.registry import ToolRegistry
 
@@ -109,6 +109,7 @@ class ChildRun:
         kernel: KernelBridge,
         notebook_path: Path,
         observer: ChildObserver,
+        approval: ApprovalMode = "auto",
     ) -> None:
         self._window = ContextWindow(
             WindowConfig.from_settings(settings), system=SYSTEM_PROMPT, tools=tools.specs()
@@ -117,7 +118,7 @@ class ChildRun:
         self._writer.session_id = session_id
         watched = _Watched(model, observer.on_activity)
         self._loop = AgentLoop(
-            model=watched, registry=tools, policy=ApprovalPolicy("auto"), settings=settings
+            model=watched, registry=tools, policy=ApprovalPolicy(approval), settings=settings
         )
         self._ctx = ToolContext(
             notebook_dir=notebook_path.parent,

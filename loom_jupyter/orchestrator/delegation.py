@@ -317,6 +317,7 @@ class Delegation:
             kernel=parent.kernel,
             notebook_path=parent.notebook_path,
             observer=_Observer(self, run),
+            approval=parent.child_approval,
         )
 
     # -- verifying ----------------------------------------------------------

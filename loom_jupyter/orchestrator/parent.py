@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
     from loom_jupyter.archive import Archive
     from loom_jupyter.models.base import Model
-    from loom_jupyter.settings import Settings
+    from loom_jupyter.settings import ApprovalMode, Settings
     from loom_jupyter.tools.base import KernelBridge
     from loom_jupyter.tools.registry import ToolRegistry
 
@@ -44,3 +44,6 @@ class ParentContext:
     tools: ToolRegistry  # the sub-agents' tools: the session's, without delegate_task
     kernel: KernelBridge  # namespace-changing calls already serialized
     context: str  # decisions, variables, files and the caller's context, as text
+    # Sub-agents do not ask per call (the plan was the person's decision), but a
+    # read-only session stays read-only for them too.
+    child_approval: ApprovalMode = "auto"

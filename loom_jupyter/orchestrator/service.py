@@ -363,6 +363,7 @@ class Delegations:
             tools=tools,
             kernel=self.kernel,
             context=await self._context_text(context),
+            child_approval="read-only" if session.policy.mode == "read-only" else "auto",
         )
 
     async def _context_text(self, extra: str) -> str:

@@ -227,3 +227,18 @@ async def test_the_dollar_budget_stops_new_work(
     assert task.status == "failed"
     assert task.message.startswith("Stopped early: cost budget reached ($")
     assert task.cost_usd >= 0.0001
+
+
+async def test_sub_agents_of_a_read_only_session_stay_read_only(
+    delegations: OpenDelegations, archive: Archive, kernel: LocalKernel
+) -> None:
+    change = sequence(tool_call("run_python", {"code": "changed = True"}), text("tried"))
+    router = Router([plan({"id": "a", "description": "change it"})], steps={"change it": [change]})
+    orchestrator = await delegations(scripted(router), approval="read-only")
+    outcome = await orchestrator.start(GOAL, options=DelegateOptions(verify=False))
+    assert "changed" not in kernel.namespace
+    [row] = await archive.list_subtasks(outcome.task_id)
+    turns = await archive.get_turns(str(row.child_session_id))
+    refused = [t for t in turns if t.role == "tool"]
+    assert refused[0].is_error
+    assert "read-only" in refused[0].content
