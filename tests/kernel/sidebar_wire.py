@@ -95,15 +95,19 @@ class Wire:
     def value(self, expression: str) -> str:
         """The repr of an expression in the kernel."""
         msg_id = self.execute(expression)
-        self.reply_of(msg_id)
+        assert self.reply_of(msg_id)["status"] == "ok"
+        result = self.wait(lambda: self._result(msg_id), f"the value of {expression!r}")
+        return str(result["content"]["data"]["text/plain"])
+
+    def _result(self, msg_id: str) -> dict[str, Any] | None:
         for channel, msg in self.log:
             if (
                 channel == "iopub"
                 and msg["msg_type"] == "execute_result"
                 and msg["parent_header"].get("msg_id") == msg_id
             ):
-                return str(msg["content"]["data"]["text/plain"])
-        raise AssertionError(f"no value for {expression!r}")
+                return msg
+        return None
 
     # -- subshells and comms ------------------------------------------------------
 

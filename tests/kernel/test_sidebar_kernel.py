@@ -136,6 +136,10 @@ def test_a_reloaded_sidebar_gets_what_it_missed_or_a_welcome_with_history(
     (page,) = wait_type(wire, stranger, "history")
     assert [item["turn"] for item in page["items"]] == [1, 2]
     assert page["more_before"] is None
+    wire.send(stranger, {"type": "search", "query": "other tab"})
+    (found,) = wait_type(wire, stranger, "search_results")
+    assert found["hits"][0]["snippet"] == "while the other tab was away"
+    assert found["hits"][0]["match"] == "phrase"
     wire.send(stranger, {"type": "sessions"})
     (listed,) = wait_type(wire, stranger, "sessions")
     assert listed["items"][0]["current"] is True
@@ -302,3 +306,24 @@ def test_the_sidebar_answers_while_a_cell_runs_and_its_code_waits_for_the_cell(
 
 def _started(msg: dict[str, Any], cell: str) -> bool:
     return msg["msg_type"] == "execute_input" and msg["parent_header"].get("msg_id") == cell
+
+
+def test_new_and_resume_from_the_sidebar_switch_every_sidebar(
+    wire: Wire, fake: FakeAnthropic
+) -> None:
+    comm = wire.open_comm(hello())
+    (welcome,) = wait_type(wire, comm, "welcome")
+    old = welcome["session"]["id"]
+    wire.send(comm, {"type": "new"})
+    (changed,) = wait_type(wire, comm, "session_changed")
+    assert changed["session"] is None
+    assert changed["history"] == []
+    fake.add("Fresh.")
+    send(wire, comm, "a new beginning", "n-1")
+    wait_type(wire, comm, "turn_done")
+    wire.send(comm, {"type": "resume", "session": old[:8]})
+    changed = wait_type(wire, comm, "session_changed", count=2)[-1]
+    assert changed["session"]["id"] == old
+    assert any(item["text"] == "hello from the sidebar" for item in changed["history"])
+    banner = wire.run("%cowork sessions")
+    assert banner["status"] == "ok"

@@ -373,19 +373,19 @@ class SidebarHub:
         self._broadcast(SessionChanged(await self._summary(session), items, more))
 
     async def _search(self, peer: Peer, query: str) -> None:
-        sid = await self._sid()
-        if sid is None:
-            listed = await self._cw.archive.list_sessions(notebook_path=str(self._cw.location.path))
-            sid = listed[0].id if listed else None
-        hits = await self._cw.archive.search(sid, query, limit=20, all_sessions=True) if sid else []
+        """Turns that say it (exact phrase, then all words, then some), in every session."""
+        from loom_jupyter.archive.readable import search_for_people
+
+        matches = await search_for_people(self._cw.archive, query, limit=20)
         rows = tuple(
             {
-                "session_id": h.session_id,
-                "turn": h.turn_number,
-                "role": h.tool_name or h.role,
-                "snippet": _snippet(h.content),
+                "session_id": m.turn.session_id,
+                "turn": m.turn.turn_number,
+                "role": m.turn.tool_name or m.turn.role,
+                "snippet": _snippet(m.turn.content),
+                "match": m.kind,
             }
-            for h in hits
+            for m in matches
         )
         self._reply(peer, SearchResults(query, rows))
 
