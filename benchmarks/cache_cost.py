@@ -213,9 +213,9 @@ def main() -> None:
         change = (totals["adaptive"] - best) / best * 100
         worst = max(worst, change)
         cells = "".join(f"{totals[p]:>11.4f}" for p in POLICIES)
-        print(f"{name:<30}{cells}  {best:>11.4f}  {change:>+15.1f}%")
+        print(f"{name:<30}{cells}  {best:>11.4f}  {change:>+15.2f}%")
     verdict = "met" if worst <= 0.0 else "NOT met"
-    print(f"\nadaptive vs the better fixed TTL, worst rhythm: {worst:+.1f}% (goal <= 0: {verdict})")
+    print(f"\nadaptive vs the better fixed TTL, worst rhythm: {worst:+.2f}% (goal <= 0: {verdict})")
 
 
 if __name__ == "__main__":
