@@ -100,31 +100,67 @@ class Desk:
         return text
 
 
+def _environment(mp: pytest.MonkeyPatch, fake: FakeAnthropic, notebook: Path) -> None:
+    mp.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+    mp.setenv("ANTHROPIC_API_KEY", "test-key-reliability")
+    mp.setenv("LOOM_APPROVAL", "auto")
+    mp.setenv("LOOM_BUSY_TIMEOUT_SECONDS", "0.5")
+    mp.setenv("JPY_SESSION_NAME", str(notebook))
+
+
+def _open_desk(shell: InteractiveShell, fake: FakeAnthropic, notebook: Path, *, seed: bool) -> Desk:
+    notebook.parent.mkdir(parents=True, exist_ok=True)
+    desk = Desk(shell, fake, notebook)
+    desk.load()
+    if seed:
+        fake.add("Noted: OKAPI.")
+        desk.magic(SEED)
+    return desk
+
+
+def _fresh_shell() -> InteractiveShell:
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("unload_ext", "loom_jupyter")
+    shell.reset(new_session=False)
+    return shell
+
+
 @pytest.fixture
 def make_desk(
     fake: FakeAnthropic, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Any]:
     """``make_desk(notebook=None, seed=True)``: loom loaded on a notebook, the seed turn sent."""
-    shell = InteractiveShell.instance()
-    shell.reset(new_session=False)
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-reliability")
-    monkeypatch.setenv("LOOM_APPROVAL", "auto")
-    monkeypatch.setenv("LOOM_BUSY_TIMEOUT_SECONDS", "0.5")
-    desks: list[Desk] = []
+    shell = _fresh_shell()
 
     def make(notebook: Path | None = None, *, seed: bool = True) -> Desk:
         path = notebook or tmp_path / "work" / "nb.ipynb"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        monkeypatch.setenv("JPY_SESSION_NAME", str(path))
-        desk = Desk(shell, fake, path)
-        desk.load()
-        desks.append(desk)
-        if seed:
-            fake.add("Noted: OKAPI.")
-            desk.magic(SEED)
-        return desk
+        _environment(monkeypatch, fake, path)
+        return _open_desk(shell, fake, path, seed=seed)
 
     yield make
-    shell.run_line_magic("unload_ext", "loom_jupyter")
-    shell.reset(new_session=False)
+    _fresh_shell()
+
+
+@pytest.fixture(scope="module")
+def module_fake() -> Iterator[FakeAnthropic]:
+    """One fake Messages API for a module sharing a desk (each case checks it used its entries)."""
+    with FakeAnthropic() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def shared(module_fake: FakeAnthropic, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Desk]:
+    """One desk for a whole module of cases that each leave the session as they found it."""
+    notebook = tmp_path_factory.mktemp("shared") / "work" / "nb.ipynb"
+    shell = _fresh_shell()
+    with pytest.MonkeyPatch.context() as mp:
+        _environment(mp, module_fake, notebook)
+        yield _open_desk(shell, module_fake, notebook, seed=True)
+    _fresh_shell()
+
+
+@pytest.fixture
+def shared_desk(shared: Desk, monkeypatch: pytest.MonkeyPatch) -> Desk:
+    """The module's desk, with its environment set again (the suite resets it per test)."""
+    _environment(monkeypatch, shared.fake, shared.notebook)
+    return shared

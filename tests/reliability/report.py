@@ -194,9 +194,10 @@ _GROUPS = ("file jail", "tool output", "tools", "prompts", "secrets", "archive",
 
 
 def _test(case: Case) -> str:
+    if case.test == "test_tool_case":
+        return f"`test_tool_cases::test_tool_case[{case.id}]`"
     module = "test_bad_inputs" if case.surface == "IPython" else "test_kernel_cases"
-    name = f"{case.test}[{case.id}]" if case.test == "test_tool_case" else case.test
-    return f"`{module}::{name}`"
+    return f"`{module}::{case.test}`"
 
 
 def _code(text: str) -> str:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .cases import BAD_INPUTS, PASTED_KEY, TOOL_CASES, Case
+from .cases import BAD_INPUTS, PASTED_KEY
 from .conftest import SEED
 
 if TYPE_CHECKING:
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from .conftest import Desk
 
 CASES = {case.id: case for case in BAD_INPUTS}
-OUTSIDE_TEXT = "OUTSIDE-CANARY the contents of a file outside the notebook folder\n"
 
 
 def expect(case_id: str) -> str:
@@ -53,40 +52,6 @@ def _immutable(path: Path) -> Iterator[None]:
         if root:
             subprocess.run(["chattr", "-i", str(path)], check=True)
         path.chmod(mode)
-
-
-def _furnish(desk: Desk) -> Path:
-    """Files for the jail cases: a folder outside, links to it, a binary file, a broken notebook."""
-    outside = desk.notebook.parent.parent / "outside"
-    outside.mkdir(exist_ok=True)
-    (outside / "secret.txt").write_text(OUTSIDE_TEXT)
-    folder = desk.notebook.parent
-    (folder / "link.txt").symlink_to(outside / "secret.txt")
-    (folder / "linkdir").symlink_to(outside, target_is_directory=True)
-    (folder / "blob.bin").write_bytes(b"\x89PNG\x00\x01\x02" * 100)
-    (folder / "archive-link").symlink_to(desk.archive.parent, target_is_directory=True)
-    desk.notebook.write_text("{ this is not json")
-    return outside
-
-
-@pytest.mark.parametrize("case", TOOL_CASES, ids=[c.id for c in TOOL_CASES])
-def test_tool_case(case: Case, make_desk: Callable[..., Desk]) -> None:
-    desk = make_desk()
-    outside = _furnish(desk)
-    before = sorted(p.name for p in outside.iterdir())
-    assert case.tool is not None
-    printed = desk.tool_turn(case.tool, case.tool_input)
-    assert "done." in printed  # the loop went on after the tool
-    content, is_error = desk.last_tool_result()
-    assert case.expect in content, content[:2000]
-    assert bool(is_error) is case.is_error
-    assert "OUTSIDE-CANARY" not in content
-    assert (outside / "secret.txt").read_text() == OUTSIDE_TEXT
-    assert sorted(p.name for p in outside.iterdir()) == before
-    assert len(content) <= 60_000  # capped: tool_output_max_chars plus the cut note
-    desk.assert_intact()
-    assert desk.archive.parent.joinpath(".gitignore").read_text() == "*\n"
-    assert desk.fake.remaining == 0
 
 
 def test_empty_prompts(make_desk: Callable[..., Desk]) -> None:
@@ -282,9 +247,9 @@ def test_unload_and_reload(make_desk: Callable[..., Desk]) -> None:
 
 def test_every_case_has_its_test() -> None:
     """The report's claim: each row of the table names a test that exists in this package."""
-    from . import test_bad_inputs, test_kernel_cases
+    from . import test_bad_inputs, test_kernel_cases, test_tool_cases
 
-    modules: list[Any] = [test_bad_inputs, test_kernel_cases]
+    modules: list[Any] = [test_bad_inputs, test_kernel_cases, test_tool_cases]
     for case in BAD_INPUTS:
         assert any(hasattr(m, case.test) for m in modules), case
     assert len(BAD_INPUTS) >= 30
