@@ -182,6 +182,9 @@ export class ChatView extends Widget {
         this._store.notice('info', RESTART_NOTICE);
       }
     }
+    if (message.type === 'turn_done') {
+      this._send({ type: 'sessions' }); // the title and counts the turn changed
+    }
     if (message.type === 'turn_started' && message.client_id !== null) {
       this._outbox.delete(message.client_id);
       this._showQueue();

@@ -255,6 +255,7 @@ export class ChatStore {
       case 'sessions':
         this.sessions = message.items;
         this._changed.emit({ kind: 'sessions' });
+        this._refreshSession(message.items.find(row => row.current));
         return;
       case 'search_results':
         this.search = { query: message.query, hits: message.hits };
@@ -289,6 +290,17 @@ export class ChatStore {
     this.entries = entries;
     this._byKey = new Map(entries.map(entry => [entry.key, entry]));
     this._changed.emit({ kind: 'reset' });
+    this._changed.emit({ kind: 'session' });
+  }
+
+  /** The session list also tells the current session's title and counts. */
+  private _refreshSession(row: SessionRow | undefined): void {
+    if (row === undefined) {
+      return;
+    }
+    const { id, title, prompts, turns, last_active } = row;
+    const base = this.session?.id === id ? this.session : { model: '', approval: '' };
+    this.session = { ...base, id, title, prompts, turns, last_active };
     this._changed.emit({ kind: 'session' });
   }
 

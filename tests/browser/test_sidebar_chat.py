@@ -340,3 +340,26 @@ def test_load_button_when_auto_load_is_off(
         lab,
         "print(type(get_ipython().extension_manager.loaded))\nprint(get_ipython().extension_manager.loaded)",
     )
+
+
+def test_search_finds_a_turn_and_jumps_to_it(
+    lab: LabPage, notebook_dir: Path, fake: FakeAnthropic
+) -> None:
+    fake.add("Zebras have stripes.", "Something else entirely.")
+    panel = chat(lab, notebook_dir, fake)
+    send(panel, "tell me about zebras")
+    wait_answer(panel, "Zebras have stripes.")
+    send(panel, "and now a different topic")
+    wait_answer(panel, "Something else entirely.")
+
+    search = panel.locator('[data-loom="search"]')
+    search.fill("zebras")
+    search.press("Enter")
+    hits = panel.locator('[data-loom="search-hit"]')
+    expect(hits.first).to_be_visible(timeout=ANSWER_TIMEOUT_MS)
+    expect(hits.first).to_contain_text("ebras")
+    hits.first.click()
+
+    target = panel.locator('[data-loom="message"].loom-mod-target')
+    expect(target).to_have_count(1)
+    expect(target).to_contain_text("ebras")

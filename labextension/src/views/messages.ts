@@ -105,15 +105,15 @@ export class MessageList {
     this._reset();
   }
 
-  /** Scroll to a turn's first message and flash it; false when it is not loaded. */
+  /** Scroll to a turn's first message and mark it; false when it is not loaded. */
   reveal(turn: number): boolean {
-    const node = this._list.querySelector(`[data-turn="${turn}"]`);
+    const node = this._nearest(turn);
     if (node === null) {
       return false;
     }
     node.scrollIntoView({ block: 'center' });
-    node.classList.add('loom-mod-flash');
-    window.setTimeout(() => node.classList.remove('loom-mod-flash'), 1500);
+    this._list.querySelector('.loom-mod-target')?.classList.remove('loom-mod-target');
+    node.classList.add('loom-mod-target');
     return true;
   }
 
@@ -165,6 +165,21 @@ export class MessageList {
   private _atBottom(): boolean {
     const scroller = this.node;
     return scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 40;
+  }
+
+  /**
+   * The last message at or before an archive turn: live messages carry their
+   * user turn, so an answer's own row number lands on that turn's answer.
+   */
+  private _nearest(turn: number): Element | null {
+    let found: Element | null = null;
+    this._list.querySelectorAll('[data-turn]').forEach(node => {
+      const at = Number((node as HTMLElement).dataset.turn);
+      if (Number.isFinite(at) && at <= turn) {
+        found = node;
+      }
+    });
+    return found;
   }
 
   /** Back in the page (its notebook became current): show the newest messages. */
