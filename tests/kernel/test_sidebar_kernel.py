@@ -225,6 +225,7 @@ def test_a_sidebar_turn_asks_approval_in_the_sidebar_and_runs_python(
     (finished,) = wait_type(wire, comm, "tool_finished")
     assert finished["is_error"] is False
     assert finished["input"] == {"code": code}
+    assert of(wire.comm_events(comm), "tool_started")[0]["input"] == {"code": code}
     wait_type(wire, comm, "turn_done")
     assert wire.value("from_sidebar") == "42"
     assert wire.run("%cowork approval auto")["status"] == "ok"
@@ -301,6 +302,8 @@ def test_the_sidebar_answers_while_a_cell_runs_and_its_code_waits_for_the_cell(
     wait_type(wire, comm, "turn_done", count=2)
     finished = of(wire.comm_events(comm), "tool_finished")
     assert finished[-1]["is_error"] is False  # the cell's last line had run: it waited
+    started = of(wire.comm_events(comm), "tool_started")[-1]
+    assert started["input"] == {"code": "late = busy_cell_done"}  # read from the archive
     assert wire.value("late") == "True"
 
 

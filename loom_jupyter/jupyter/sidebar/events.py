@@ -25,6 +25,7 @@ from loom_jupyter.jupyter.sidebar.protocol import (
     TurnStartedMsg,
     UsageMsg,
 )
+from loom_jupyter.messages import ToolUseBlock
 
 if TYPE_CHECKING:
     from loom_jupyter.engine.events import Event
@@ -51,7 +52,11 @@ class TurnMirror:
     cost: float = 0.0
 
     def messages(self, event: Event, archived: Turn | None = None) -> list[Outbound]:
-        """The messages for ``event`` (``archived``: the tool turn of a ``tool_finished``)."""
+        """The messages for ``event``.
+
+        ``archived`` is the row the event refers to: the result turn of a
+        ``tool_finished``, the assistant turn holding the call of a ``tool_started``.
+        """
         turn = self.turn or 0
         if event.kind == "turn_started":
             self.turn = event.turn_number
@@ -63,7 +68,7 @@ class TurnMirror:
             return [TextMsg(turn, event.text)]
         if event.kind == "tool_started":
             self.started[event.call_id] = time.monotonic()
-            inputs = self.inputs.get(event.call_id, {})
+            inputs = self.inputs.get(event.call_id) or _call_input(archived, event.call_id)
             return [ToolStartedMsg(turn, event.call_id, event.name, event.summary, dict(inputs))]
         if event.kind == "approval_needed":
             return [Status("waiting-approval", f"waiting for approval: {event.name}")]
@@ -96,3 +101,11 @@ class TurnMirror:
     def _usage(self, context: int, output: int, event: Event) -> UsageMsg:
         self.cost += float(getattr(event, "cost_usd", 0.0))
         return UsageMsg(context, output, self.cost_before + self.cost, context, self.context_budget)
+
+
+def _call_input(turn: Turn | None, call_id: str) -> dict[str, object]:
+    """The input of tool call ``call_id`` in an archived assistant turn ({} when absent)."""
+    for block in turn.blocks if turn is not None else ():
+        if isinstance(block, ToolUseBlock) and block.id == call_id:
+            return dict(block.input)
+    return {}
