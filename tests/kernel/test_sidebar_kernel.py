@@ -126,6 +126,8 @@ def test_a_reloaded_sidebar_gets_what_it_missed_or_a_welcome_with_history(
 
     stranger = wire.open_comm(hello(since_seq=3, kernel_session="another-kernel"))
     (fresh,) = wait_type(wire, stranger, "welcome")
+    (restarted,) = of(wire.comm_events(stranger), "notice")  # sent just before the welcome
+    assert restarted["message"] == "Kernel restarted — history intact."
     texts = [(item["kind"], item["text"]) for item in fresh["history"] if item["kind"] != "tool"]
     assert ("user", "while the other tab was away") in texts
     assert ("assistant", "Missed answer.") in texts

@@ -304,6 +304,8 @@ class SidebarHub:
                 for data in missed:
                     self.link.send(peer, data)
                 return
+        if hello.kernel_session not in (None, self.log.kernel_session):
+            self._reply(peer, NoticeMsg("Kernel restarted — history intact.", "info"))
         await self._welcome(peer)
 
     async def _welcome(self, peer: Peer) -> None:
