@@ -16,4 +16,5 @@ Map:
 - ``render``/``output``/``cost``  what the person sees
 - ``panel``/``panel_data``  the ipywidgets panel and its text fallback
 - ``approval``       asking before write tools, through ``input()``
+- ``sidebar``        the sidebar's comm target ``loom`` (docs/sidebar-protocol.md)
 """
