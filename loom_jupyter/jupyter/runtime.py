@@ -101,6 +101,9 @@ class KernelCowork:
 
     def open(self) -> None:
         """Open the archive and start resuming the latest active session."""
+        from loom_jupyter.jupyter.sidebar.cellguard import CellGuard
+
+        self._guard = CellGuard(self.shell)  # before the bridge is built on the engine thread
         self._opening = self.loop_thread.submit(self._open())
         self.main.pump_until(_either(self._opening, self._peeked))
         if self._opening.done():
@@ -126,10 +129,7 @@ class KernelCowork:
             await session.append_note(note)
 
     def _attach_sidebar(self) -> None:
-        """Follow the person's cells and accept sidebar comms (main thread)."""
-        from loom_jupyter.jupyter.sidebar.cellguard import CellGuard
-
-        self._guard = CellGuard(self.shell)
+        """Accept sidebar comms (main thread)."""
         self.sidebar.attach(self.shell.kernel)
 
     async def _open(self) -> None:
@@ -181,11 +181,10 @@ class KernelCowork:
 
     def _bridge(self, live: Any) -> Any:
         """The KernelBridge: in a kernel, one that waits for the person's running cell."""
-        from loom_jupyter.jupyter.sidebar.cellguard import CellGuard, GuardedBridge
+        from loom_jupyter.jupyter.sidebar.cellguard import GuardedBridge
 
-        guard = self._guard or CellGuard(self.shell)
-        self._guard = guard
-        return GuardedBridge(live, self.shell, self.main, guard, self.sidebar)
+        assert self._guard is not None  # made by open() before this runs
+        return GuardedBridge(live, self.shell, self.main, self._guard, self.sidebar)
 
     def close(self) -> None:
         """Release the lease and close the archive; safe to call twice (atexit, unload)."""
