@@ -40,7 +40,7 @@ T = TypeVar("T")
 NO_STDIN_MESSAGE = (
     "Denied {tool}: approval needs an answer on stdin, which this run does not have "
     "(nbclient / jupyter execute). To let tools run without asking, set "
-    "LOOM_APPROVAL=auto before starting the kernel, or run `%cowork approval auto`."
+    "LOOM_APPROVAL=auto before starting the kernel, or run %cowork approval auto."
 )
 _DETAIL_KEYS = ("code", "command", "source", "path", "content", "old", "new", "goal")
 _DETAIL_CHARS = 4000

@@ -26,7 +26,7 @@ _LOADED: dict[int, Any] = {}  # id(shell) -> KernelCowork | None
 def load(shell: Any) -> None:
     """Register ``%cowork`` and resume the notebook's latest session."""
     if id(shell) in _LOADED:
-        print("loom is already loaded: `%cowork --help` lists what it can do.")
+        print("loom is already loaded: %cowork --help lists what it can do.")
         return
     from loom_jupyter.jupyter.delegate_magics import DelegateMagics
     from loom_jupyter.jupyter.magics import CoworkMagics, keep_question_marks

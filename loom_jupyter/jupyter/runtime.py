@@ -60,7 +60,7 @@ def missing_key_message() -> str | None:
     if os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"):
         return None
     return (
-        "No API key: set ANTHROPIC_API_KEY (for example `%env ANTHROPIC_API_KEY=sk-ant-...` "
+        "No API key: set ANTHROPIC_API_KEY (for example %env ANTHROPIC_API_KEY=sk-ant-... "
         "in a cell, or in the environment before starting Jupyter), then run %cowork again."
     )
 
