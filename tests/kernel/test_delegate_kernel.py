@@ -181,7 +181,8 @@ def test_delegate_runs_end_to_end_with_the_pinned_wire_contract(
     [(note,)] = archive_rows(
         notebook,
         "SELECT content FROM conversation_turns"
-        f" WHERE session_id = '{session_id}' AND role = 'system'",
+        f" WHERE session_id = '{session_id}' AND role = 'system'"
+        " AND content LIKE 'Delegated task%'",
     )
     assert note.startswith(f"Delegated task {task_id} — passed")
 
@@ -322,3 +323,31 @@ def test_a_kernel_interrupt_cancels_every_running_subtask(
     rows = dict(archive_rows(notebook, "SELECT subtask_key, status FROM subtasks"))
     assert rows["south"] == "cancelled"
     assert rows["north"] in ("passed", "cancelled")
+
+
+def test_cancel_stops_a_background_task(
+    start_kernel: Callable[..., Kernel], fake: FakeAnthropic, notebook: Path, script: Script
+) -> None:
+    kernel = start_kernel()
+    assert kernel.run("%load_ext loom_jupyter").status == "ok"
+    script.hold_south = True
+    try:
+        assert "runs in the background" in kernel.run(f"%delegate {GOAL} --bg").stdout
+        [(task_id,)] = archive_rows(notebook, "SELECT id FROM tasks")
+        _wait_for(
+            lambda: ("running",) in archive_rows(notebook, "SELECT status FROM subtasks"),
+            "a running subtask",
+        )
+        assert f"Cancelling {task_id}." in kernel.run(f"%delegate cancel {task_id[:8]}").stdout
+        _wait_for(
+            lambda: archive_rows(notebook, "SELECT status FROM tasks") == [("cancelled",)],
+            "the task to be cancelled",
+        )
+    finally:
+        script.hold_south = False
+    assert "No running task matches." in kernel.run("%delegate cancel").stdout
+    [(note,)] = archive_rows(
+        notebook,
+        "SELECT content FROM conversation_turns WHERE role = 'system' AND content LIKE 'Deleg%'",
+    )
+    assert note.startswith(f"Delegated task {task_id} — cancelled")
