@@ -42,6 +42,7 @@ class Peer:
 
     comm: Any
     parent: dict[str, Any] = field(default_factory=dict)
+    ready: bool = False  # welcomed (or caught up): broadcasts reach it from now on
 
     @property
     def id(self) -> str:
@@ -73,8 +74,8 @@ class CommLink:
 
     def unregister(self) -> None:
         """Stop accepting new sidebars and close the open ones."""
-        manager = self._kernel.comm_manager
-        if manager.targets.get(TARGET) == self._opened:
+        manager = getattr(self._kernel, "comm_manager", None)
+        if manager is not None and manager.targets.get(TARGET) == self._opened:
             manager.unregister_target(TARGET, self._opened)
         for peer in list(self._peers.values()):
             self._drop(peer)
@@ -125,9 +126,10 @@ class CommLink:
             self._drop(peer)
 
     def broadcast(self, data: dict[str, Any]) -> None:
-        """Send ``data`` to every open sidebar."""
+        """Send ``data`` to every open sidebar that has been welcomed."""
         for peer in list(self._peers.values()):
-            self.send(peer, data)
+            if peer.ready:
+                self.send(peer, data)
 
     def _send_as_reply(self, peer: Peer, data: dict[str, Any]) -> None:
         parent_var = getattr(self._kernel, "_shell_parent", None)

@@ -85,10 +85,13 @@ class SidebarHub:
         self.link.register()
 
     def detach(self) -> None:
-        """Unregister the comm target and close the open comms."""
-        if self.link is not None:
-            self.link.unregister()
-            self.link = None
+        """Unregister the comm target and close the open comms (also at interpreter exit)."""
+        link, self.link = self.link, None
+        if link is not None:
+            try:
+                link.unregister()
+            except Exception:  # the kernel is going away: nothing left to tidy
+                _log.debug("unregistering the sidebar comm target failed", exc_info=True)
 
     @property
     def has_fronts(self) -> bool:
@@ -298,11 +301,13 @@ class SidebarHub:
             assert_never(m)
 
     async def _hello(self, peer: Peer, hello: Hello) -> None:
+        peer.ready = False  # a re-sync: nothing else until it is caught up
         if hello.since_seq is not None:
             missed = self.log.since(hello.since_seq, hello.kernel_session)
             if missed is not None and self.link is not None:
                 for data in missed:
                     self.link.send(peer, data)
+                peer.ready = True
                 return
         if hello.kernel_session not in (None, self.log.kernel_session):
             self._reply(peer, NoticeMsg("Kernel restarted — history intact.", "info"))
@@ -327,6 +332,7 @@ class SidebarHub:
         if running is not None and self.link is not None:
             for data in self.log.from_seq(running.first_seq):
                 self.link.send(peer, data)
+        peer.ready = True  # no await since the snapshot: nothing was missed in between
 
     async def _send(self, m: Send) -> None:
         if not self.queue.accept(m.client_id):
