@@ -233,6 +233,23 @@ def test_a_sidebar_turn_asks_approval_in_the_sidebar_and_runs_python(
     assert wire.run("%cowork approval auto")["status"] == "ok"
 
 
+def test_insert_cell_from_a_sidebar_turn_goes_to_the_sidebar_and_can_run(
+    wire: Wire, fake: FakeAnthropic
+) -> None:
+    comm = wire.open_comm(hello())
+    wait_type(wire, comm, "welcome")
+    source = "inserted_and_run = 'yes'"
+    call = {"type": "tool_use", "name": "insert_cell", "input": {"source": source, "run": True}}
+    fake.add({"content": [call]}, "Inserted.")
+    send(wire, comm, "give me a cell", "cell-1")
+    (cell,) = wait_type(wire, comm, "cell")
+    assert cell["source"] == source
+    (finished,) = wait_type(wire, comm, "tool_finished")
+    assert "new cell below the active one" in finished["result"]
+    assert finished["is_error"] is False
+    assert wire.value("inserted_and_run") == "'yes'"
+
+
 def test_a_cell_turns_approval_answered_in_the_sidebar_ends_the_stdin_question(
     wire: Wire, fake: FakeAnthropic
 ) -> None:
