@@ -10,9 +10,13 @@ simply draw the latest; :meth:`TaskSnapshot.to_json` is the sidebar's pinned
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
+from loom_jupyter.archive.clock import age_seconds
 from loom_jupyter.records import FINISHED_SUBTASK, FINISHED_TASK, SubtaskStatus, TaskStatus
+
+if TYPE_CHECKING:
+    from loom_jupyter.records import SubtaskInfo, TaskInfo
 
 __all__ = [
     "FINISHED_SUBTASK",
@@ -23,6 +27,7 @@ __all__ = [
     "TaskSnapshot",
     "TaskStatus",
     "TaskUpdate",
+    "archived_snapshot",
 ]
 
 ChangeKind: TypeAlias = Literal[
@@ -93,3 +98,36 @@ class TaskUpdate:
     subtask: str | None = None
     message: str = ""
     kind: Literal["task_update"] = "task_update"
+
+
+def archived_snapshot(task: TaskInfo, rows: list[SubtaskInfo]) -> TaskSnapshot:
+    """A task as the archive has it (a finished run, or one a dead kernel left)."""
+    views = tuple(
+        SubtaskView(
+            id=row.subtask_key,
+            description=row.description,
+            status=cast("SubtaskStatus", row.status),
+            attempt=row.attempts,
+            elapsed_s=_elapsed(row.started_at, row.finished_at),
+            tokens=row.input_tokens + row.output_tokens,
+            last_tool=None,
+            reason=row.reason,
+        )
+        for row in rows
+    )
+    return TaskSnapshot(
+        task_id=task.id,
+        goal=task.goal,
+        status=cast("TaskStatus", task.status),
+        subtasks=views,
+        tokens=task.input_tokens + task.output_tokens,
+        cost_usd=task.cost_usd,
+        message=task.message,
+    )
+
+
+def _elapsed(started: str | None, finished: str | None) -> float:
+    """Seconds between the last attempt's start and the end (0 when either is unknown)."""
+    if not started or not finished:
+        return 0.0
+    return max(age_seconds(started, finished), 0.0)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from loom_jupyter.errors import DelegationError
 from loom_jupyter.messages import Message, TextBlock, Usage
@@ -24,14 +24,14 @@ from loom_jupyter.orchestrator.delegation import Delegation
 from loom_jupyter.orchestrator.digest import digest, plan_card
 from loom_jupyter.orchestrator.kernel_lock import SerializedKernel
 from loom_jupyter.orchestrator.parent import DelegateOptions, ParentContext
-from loom_jupyter.orchestrator.progress import FINISHED_TASK, TaskSnapshot, TaskUpdate
+from loom_jupyter.orchestrator.progress import TaskSnapshot, TaskUpdate, archived_snapshot
 from loom_jupyter.tools.approval import ApprovalRequest
 from loom_jupyter.tools.base import ToolOutput
 from loom_jupyter.tools.delegate import DELEGATE_TOOL_NAME
 from loom_jupyter.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Coroutine
 
     from loom_jupyter.orchestrator.plan import Plan
     from loom_jupyter.records import TaskInfo
@@ -153,18 +153,15 @@ class Delegations:
         return await job
 
     def _launch(
-        self,
-        delegation: Delegation,
-        work: asyncio.Future[DelegationOutcome] | object,
-        *,
-        note: bool,
+        self, delegation: Delegation, work: Coroutine[Any, Any, DelegationOutcome], *, note: bool
     ) -> asyncio.Task[DelegationOutcome]:
-        job = asyncio.ensure_future(self._finish(delegation, work, note=note))  # type: ignore[arg-type]
+        """Run ``work`` as a task of its own (a background run outlives its caller)."""
+        job = asyncio.ensure_future(self._finish(delegation, work, note=note))
         self._running[delegation.task_id] = (delegation, job)
         return job
 
     async def _finish(
-        self, delegation: Delegation, work: asyncio.Future[DelegationOutcome], *, note: bool
+        self, delegation: Delegation, work: Coroutine[Any, Any, DelegationOutcome], *, note: bool
     ) -> DelegationOutcome:
         try:
             outcome = await work
@@ -309,35 +306,9 @@ class Delegations:
         return out
 
     async def _archived(self, task_id: str) -> TaskSnapshot:
-        from loom_jupyter.orchestrator.progress import SubtaskView
-
-        task = await self.session.archive.get_task(task_id)
-        rows = await self.session.archive.list_subtasks(task_id)
-        views = tuple(
-            SubtaskView(
-                id=row.subtask_key,
-                description=row.description,
-                status=row.status,  # type: ignore[arg-type]
-                attempt=row.attempts,
-                elapsed_s=0.0,
-                tokens=row.input_tokens + row.output_tokens,
-                last_tool=None,
-                reason=row.reason,
-            )
-            for row in rows
-        )
-        status = (
-            task.status if task.status in FINISHED_TASK or task.status in _UNFINISHED else "failed"
-        )
-        return TaskSnapshot(
-            task_id=task.id,
-            goal=task.goal,
-            status=status,  # type: ignore[arg-type]
-            subtasks=views,
-            tokens=task.input_tokens + task.output_tokens,
-            cost_usd=task.cost_usd,
-            message=task.message,
-        )
+        archive = self.session.archive
+        task = await archive.get_task(task_id)
+        return archived_snapshot(task, await archive.list_subtasks(task_id))
 
     async def _task(self, ref: str) -> TaskInfo:
         sid = self.session.session_id
