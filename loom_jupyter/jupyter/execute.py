@@ -17,6 +17,7 @@ import sys
 import traceback
 from typing import TYPE_CHECKING, Any
 
+from loom_jupyter.jupyter.fdcapture import captured_descriptors
 from loom_jupyter.messages import ImageBlock
 from loom_jupyter.tools.base import ExecutionResult
 from loom_jupyter.tools.describe import changed_variables, snapshot
@@ -43,6 +44,7 @@ def run_in_namespace(shell: Any, source: str, *, cell_id: int) -> ExecutionResul
         _swapped(shell, publisher),
         contextlib.redirect_stdout(stdout),
         contextlib.redirect_stderr(stderr),
+        captured_descriptors(stdout),  # os.system, subprocesses, C extensions
     ):
         try:
             result = _execute(shell, source, cell_id)

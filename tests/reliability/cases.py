@@ -186,6 +186,15 @@ TOOL_CASES: tuple[Case, ...] = (
         "half a pair: \ufffd",
         error=False,
     ),
+    _tool(
+        "python-subprocess-output",
+        "tool output",
+        "run_python",
+        {"code": "import os\nos.system('echo written by a subprocess')"},
+        "run_python output written to the process's descriptors (os.system)",
+        "written by a subprocess",
+        error=False,
+    ),
     _tool("unknown-tool", "tools", "no_such_tool", {"x": 1}, "an unknown tool", "Unknown tool"),
     _tool(
         "input-wrong-type",

@@ -36,6 +36,8 @@ SCRIPT = (
     _call("run_python", {"code": "import os\nprint(dict(os.environ))"}),
     _call("run_python", {"code": "os.environ['DB_PASSWORD']"}),
     _call("shell", {"command": "env"}),
+    _call("run_python", {"code": "import os\nos.system('env')"}),
+    _call("run_python", {"code": "!env"}),
     _call("read_file", {"path": ".env"}),
     _call("run_python", {"code": "tok = os.environ['MY_TOKEN']"}),
     _call("inspect_variables", {"name": "tok"}),
