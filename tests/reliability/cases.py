@@ -477,6 +477,7 @@ SECRET_TOOLS: tuple[str, ...] = (
     "run_python `print(dict(os.environ))`",
     "run_python evaluating `os.environ['DB_PASSWORD']`",
     "shell `env`",
+    "run_python `os.system('env')` and `!env` (written to the process's file descriptors)",
     "read_file of a `.env` file holding the values",
     "inspect_variables of a variable holding a token",
     "a prompt with a pasted `sk-ant-` key",
