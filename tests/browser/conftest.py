@@ -47,6 +47,7 @@ from lab_harness import (
     PAGE_TIMEOUT_MS,
     LabPage,
     LabServer,
+    shutdown_kernels,
     start_lab_server,
     stop_lab_server,
 )
@@ -125,3 +126,4 @@ def lab(
             request.node.add_report_section("teardown", "jupyterlab", f"{shot}\n{log_tail}")
     finally:
         context.close()
+        shutdown_kernels(lab_server)  # each test's kernels end with it

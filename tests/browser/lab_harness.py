@@ -248,7 +248,7 @@ def _wait_until_ready(server: LabServer) -> None:
     )
 
 
-def _shutdown_kernels(server: LabServer) -> None:
+def shutdown_kernels(server: LabServer) -> None:
     """Ask the server to shut its kernels down, as the UI's "Shut Down All" does."""
     try:
         with urllib.request.urlopen(server.url("api/kernels"), timeout=10) as response:
@@ -268,7 +268,7 @@ def stop_lab_server(server: LabServer) -> None:
     process = server.process
     if process.poll() is not None:
         return
-    _shutdown_kernels(server)
+    shutdown_kernels(server)
     process.terminate()
     try:
         process.wait(timeout=SERVER_STOP_TIMEOUT_S)

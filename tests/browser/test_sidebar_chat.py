@@ -6,7 +6,9 @@ is driven through the pinned ``data-loom`` attributes and waited on by condition
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 from typing import TYPE_CHECKING
 
 import pytest
@@ -28,6 +30,8 @@ from sidebar_page import (
     wait_state,
 )
 
+from loom_jupyter.archive import Archive, archive_path_for
+from loom_jupyter.messages import TurnDraft
 from loom_jupyter.testing import FakeAnthropic
 
 if TYPE_CHECKING:
@@ -363,3 +367,34 @@ def test_search_finds_a_turn_and_jumps_to_it(
     target = panel.locator('[data-loom="message"].loom-mod-target')
     expect(target).to_have_count(1)
     expect(target).to_contain_text("ebras")
+
+
+async def seed_archive(notebook: Path, pairs: int) -> None:
+    """A session of ``pairs`` questions and answers, as a past kernel left it."""
+    async with Archive.open(archive_path_for(notebook)) as archive:
+        sid = await archive.create_session(notebook_path=str(notebook), model="claude-sonnet-5-5")
+        for n in range(1, pairs + 1):
+            await archive.append_turn(sid, TurnDraft(role="user", content=f"old question {n}"))
+            await archive.append_turn(sid, TurnDraft(role="assistant", content=f"old answer {n}"))
+
+
+def test_load_more_pages_back_through_a_long_history(
+    lab: LabPage, notebook_dir: Path, fake: FakeAnthropic
+) -> None:
+    notebook = write_notebook(notebook_dir, "long.ipynb", [env_cell(fake.base_url)])
+    # The sync playwright API marks this thread's loop as running: seed from another thread.
+    seeding = threading.Thread(target=asyncio.run, args=(seed_archive(notebook, 40),))
+    seeding.start()
+    seeding.join()
+    panel = open_chat(lab, notebook.relative_to(lab.server.root_dir).as_posix())
+
+    users = panel.locator(USER)
+    expect(users.last).to_have_text("old question 40")
+    expect(users.first).not_to_have_text("old question 1")  # only the newest page came
+    more = panel.locator('[data-loom="load-more"]')
+    while more.is_visible():
+        shown = users.count()
+        more.click()
+        expect(users).not_to_have_count(shown)
+    expect(users).to_have_count(40)
+    expect(users.first).to_have_text("old question 1")
