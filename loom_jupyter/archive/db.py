@@ -9,6 +9,7 @@ nothing more is written into a corrupt file.
 from __future__ import annotations
 
 import asyncio
+import re
 import sqlite3
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
@@ -44,6 +45,20 @@ class _Link:
         return mapped
 
 
+_LONE_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def _encodable(params: Params) -> Params:
+    """``params`` as SQLite can store them: lone surrogates (not UTF-8) become U+FFFD.
+
+    They reach Python from JSON escapes (a model's answer, a front's message) and
+    would make sqlite3 raise ``UnicodeEncodeError`` in the middle of a turn.
+    """
+    if not any(isinstance(p, str) and _LONE_SURROGATES.search(p) for p in params):
+        return params
+    return [_LONE_SURROGATES.sub("\ufffd", p) if isinstance(p, str) else p for p in params]
+
+
 class Tx:
     """Runs statements on the connection; inside :meth:`Db.transaction` it is the transaction."""
 
@@ -59,7 +74,7 @@ class Tx:
         """All rows of ``sql``."""
         self._check()
         try:
-            return list(await self._link.conn.execute_fetchall(sql, params))
+            return list(await self._link.conn.execute_fetchall(sql, _encodable(params)))
         except sqlite3.Error as error:
             raise self._link.failure(error) from error
 
@@ -72,7 +87,7 @@ class Tx:
         """Run one statement; returns the number of rows it changed."""
         self._check()
         try:
-            cursor = await self._link.conn.execute(sql, params)
+            cursor = await self._link.conn.execute(sql, _encodable(params))
             changed = cursor.rowcount
             await cursor.close()
         except sqlite3.Error as error:
@@ -83,7 +98,7 @@ class Tx:
         """Run one statement for each of ``rows``."""
         self._check()
         try:
-            await (await self._link.conn.executemany(sql, rows)).close()
+            await (await self._link.conn.executemany(sql, map(_encodable, rows))).close()
         except sqlite3.Error as error:
             raise self._link.failure(error) from error
 

@@ -8,6 +8,7 @@ other block types (thinking, server tools) are skipped.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
 from typing import Any, get_args
 
@@ -80,7 +81,7 @@ class StreamMapper:
         delta = event.delta
         if delta.type == "text_delta":
             self.shown = True
-            return TextChunk(delta.text)
+            return TextChunk(_utf8(delta.text))
         if delta.type == "input_json_delta" and event.index in self._tool_ids:
             return ToolInputDelta(self._tool_ids[event.index], delta.partial_json)
         return None
@@ -113,5 +114,13 @@ class StreamMapper:
 
 def _block(block: Any) -> TextBlock | ToolUseBlock:
     if block.type == "text":
-        return TextBlock(block.text)
+        return TextBlock(_utf8(block.text))
     return ToolUseBlock(block.id, block.name, dict(block.input or {}))
+
+
+_LONE_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def _utf8(text: str) -> str:
+    """``text`` without lone surrogates (a JSON escape can carry one; UTF-8 cannot)."""
+    return _LONE_SURROGATES.sub("\ufffd", text)

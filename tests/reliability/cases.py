@@ -285,6 +285,14 @@ OTHER_CASES: tuple[Case, ...] = (
         "test_control_characters",
     ),
     _case(
+        "model-surrogate",
+        "prompts",
+        "a model answer (and a search) holding a lone surrogate",
+        "model says half \ufffd pair",
+        "IPython",
+        "test_model_output_surrogate",
+    ),
+    _case(
         "prompt-api-key",
         "secrets",
         "an API key pasted into a prompt",

@@ -89,6 +89,18 @@ def test_control_characters(make_desk: Callable[..., Desk]) -> None:
     desk.assert_intact()
 
 
+def test_model_output_surrogate(make_desk: Callable[..., Desk]) -> None:
+    desk = make_desk()
+    desk.fake.add("model says half \ud800 pair")
+    assert expect("model-surrogate") in desk.magic("say something odd")
+    assert "No turns" in desk.magic("search lone \udfff surrogate")
+    desk.fake.add("and on we go.")
+    assert "and on we go." in desk.magic("again")  # the next request is still valid
+    kept = desk.rows("SELECT content FROM conversation_turns WHERE turn_number = 4")
+    assert kept == [("model says half \ufffd pair",)]
+    desk.assert_intact()
+
+
 def test_pasted_key(make_desk: Callable[..., Desk]) -> None:
     desk = make_desk()
     printed = desk.magic(f"my key is {PASTED_KEY}, why is it refused?")
