@@ -44,6 +44,7 @@ pytestmark = pytest.mark.browser
 
 MARKDOWN = (
     "Here is **bold text** and a list:\n\n- first item\n- second item\n\n"
+    "See [the notes](notes.md).\n\n"
     "```python\nanswer = 6 * 7\n```\n\n" + " ".join(f"word{n}" for n in range(120)) + " THE-END"
 )
 # Every way a model answer could try to run script in the page.
@@ -115,6 +116,12 @@ def test_send_streams_rendered_markdown_and_inserts_code(
         "(app) => app.shell.currentWidget.content.model.sharedModel.cells.map(c => c.getSource())"
     )
     assert "answer = 6 * 7" in cells
+
+    (notebook_dir / "notes.md").write_text("# Notes\n")
+    message.get_by_text("the notes").click()  # a workspace file opens in JupyterLab
+    lab.page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget?.context?.path?.endsWith('/notes.md')"
+    )
 
 
 def test_hostile_markdown_executes_nothing(
@@ -398,3 +405,26 @@ def test_load_more_pages_back_through_a_long_history(
         expect(users).not_to_have_count(shown)
     expect(users).to_have_count(40)
     expect(users.first).to_have_text("old question 1")
+
+
+def test_a_message_sent_during_a_turn_queues_and_can_be_cancelled(
+    lab: LabPage, notebook_dir: Path, fake: FakeAnthropic
+) -> None:
+    words = " ".join(f"q{n}" for n in range(400))
+    fake.add({"content": [{"type": "text", "text": words}], "delay": 0.1})
+    panel = chat(lab, notebook_dir, fake)
+    send(panel, "a long first answer please")
+    expect(panel.locator(f'{ASSISTANT}[data-streaming="true"]')).to_contain_text(
+        "q3", timeout=ANSWER_TIMEOUT_MS
+    )
+
+    send(panel, "this one waits")
+    chip = panel.locator('[data-loom="queued"]', has_text="this one waits")
+    expect(chip).to_be_visible()
+    chip.locator('[data-loom="cancel-queued"]').click()
+    expect(chip).to_have_count(0)
+    panel.locator(STOP).click()
+
+    wait_state(panel, "idle")
+    expect(panel.locator(USER)).to_have_text(["a long first answer please"])
+    assert len(fake.message_requests) == 1  # the cancelled message never reached the model
