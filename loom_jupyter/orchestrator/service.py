@@ -15,8 +15,9 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from loom_jupyter.engine.tokens import turn_tokens
 from loom_jupyter.errors import DelegationError
-from loom_jupyter.messages import Message, TextBlock, Usage
+from loom_jupyter.messages import Message, TextBlock, TurnDraft, Usage
 from loom_jupyter.models.base import ModelRequest
 from loom_jupyter.models.estimate import estimate_request_tokens
 from loom_jupyter.models.pricing import cost_usd
@@ -168,7 +169,7 @@ class Delegations:
         finally:
             self._running.pop(delegation.task_id, None)
         if note:
-            await self._post(outcome.digest)
+            await self._post(outcome.digest, delegation.parent.session_id)
         return outcome
 
     async def _plan_and_run(self, delegation: Delegation) -> DelegationOutcome:
@@ -355,8 +356,19 @@ class Delegations:
             parts.append(f"From the request:\n{extra.strip()}")
         return "\n\n".join(parts)
 
-    async def _post(self, text: str) -> None:
-        """Add the digest to the conversation once no turn is writing it."""
+    async def _post(self, text: str, session_id: str) -> None:
+        """Add the digest to the delegating conversation once no turn is writing it.
+
+        If the person switched to another session meanwhile, the digest is archived in
+        the delegating one (it is there when that session is resumed), not in this one.
+        """
         while self.session.busy:  # noqa: ASYNC110 (the session has no idle event to wait on)
             await asyncio.sleep(0.1)
-        await self.session.append_note(text)
+        if self.session.session_id == session_id:
+            await self.session.append_note(text)
+            return
+        blocks = (TextBlock(text),)
+        draft = TurnDraft(
+            role="system", content=text, blocks=blocks, token_count=turn_tokens(text, blocks)
+        )
+        await self.session.archive.append_turn(session_id, draft)

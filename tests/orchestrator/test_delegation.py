@@ -400,10 +400,6 @@ async def test_background_delegation_posts_its_digest_for_the_next_turn(
     outcome = await orchestrator.wait(started.task_id)
     assert outcome is not None
     assert outcome.status == "passed"
-    for _ in range(200):  # the note is written right after the outcome
-        if not orchestrator.running:
-            break
-        await asyncio.sleep(0.01)
     session = orchestrator.session
     assert session.session_id is not None
     turns = await archive.get_turns(session.session_id)
@@ -415,3 +411,26 @@ async def test_background_delegation_posts_its_digest_for_the_next_turn(
     events = [e async for e in session.send("what did the delegation find?")]
     assert events[-1].kind == "turn_done", events[-1]
     assert any(outcome.digest in m.text for m in model.requests[-1].messages)
+
+
+async def test_a_background_digest_goes_to_the_session_that_delegated(
+    delegations: OpenDelegations, archive: Archive
+) -> None:
+    gate = asyncio.Event()
+
+    async def held(request: ModelRequest) -> object:
+        await asyncio.wait_for(gate.wait(), 60)
+        return text("done at last")
+
+    router = Router([plan({"id": "only", "description": "held"})], steps={"held": [held]})
+    orchestrator = await delegations(scripted(router))
+    started = await orchestrator.start(GOAL, background=True)
+    delegating = orchestrator.session.session_id
+    assert delegating is not None
+    await orchestrator.session.new()  # the person moves on to a new conversation
+    gate.set()
+    outcome = await orchestrator.wait(started.task_id)  # returns once the digest is posted
+    assert outcome is not None
+    notes = [t for t in await archive.get_turns(delegating) if t.role == "system"]
+    assert [n.content for n in notes] == [outcome.digest]
+    assert orchestrator.session.session_id is None  # the new conversation got nothing
