@@ -278,6 +278,19 @@ def test_a_cell_turns_approval_answered_in_the_sidebar_ends_the_stdin_question(
     assert wire.run("%cowork approval auto")["status"] == "ok"
 
 
+def test_stop_in_the_sidebar_interrupts_a_cell_turn(wire: Wire, fake: FakeAnthropic) -> None:
+    subshell = wire.subshell()
+    comm = wire.open_comm(hello(), subshell=subshell)
+    wait_type(wire, comm, "welcome")
+    fake.add({"fault": "stall", "after_deltas": 1, "seconds": 60, "text": "Thinking slowly"})
+    cell = wire.execute("%cowork take your time")
+    wait_type(wire, comm, "text")
+    wire.send(comm, {"type": "stop"}, subshell=subshell)
+    (done,) = wait_type(wire, comm, "turn_done")
+    assert done["stop_reason"] == "interrupted"
+    assert wire.reply_of(cell)["status"] == "ok"  # the cell ends with its turn
+
+
 def test_the_sidebar_answers_while_a_cell_runs_and_its_code_waits_for_the_cell(
     wire: Wire, fake: FakeAnthropic, notebook: Path
 ) -> None:
