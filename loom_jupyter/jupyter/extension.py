@@ -45,9 +45,14 @@ def load(shell: Any) -> None:
 
 
 def unload(shell: Any) -> None:
-    """Release the session and stop the engine thread."""
+    """Release the session and stop the engine thread (refused from inside a running turn)."""
     from loom_jupyter.jupyter.magics import keep_question_marks
 
+    if _busy(_LOADED.get(id(shell))):  # the agent's own code: stopping the loop would hang the cell
+        raise LoomError(
+            "loom cannot be unloaded while a %cowork turn is running (this code runs inside "
+            "it); run %unload_ext loom_jupyter after the turn."
+        )
     if keep_question_marks in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.remove(keep_question_marks)
     cowork = _LOADED.pop(id(shell), None)
@@ -103,6 +108,16 @@ def _usable(cowork: Any) -> bool:
     except LoomError:
         return False
     return True
+
+
+def _busy(cowork: Any) -> bool:
+    """Whether ``cowork`` is in the middle of a turn."""
+    if cowork is None or not cowork.loop_thread.alive:
+        return False
+    try:
+        return bool(cowork.session.busy)
+    except LoomError:
+        return False
 
 
 def _rescue(shell: Any, cowork: Any) -> Any:

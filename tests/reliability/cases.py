@@ -195,6 +195,23 @@ TOOL_CASES: tuple[Case, ...] = (
         "written by a subprocess",
         error=False,
     ),
+    _tool(
+        "python-nested-cowork",
+        "tools",
+        "run_python",
+        {"code": "%cowork nested hello"},
+        "run_python code that calls `%cowork` inside the turn",
+        "is running; wait for it or stop it",
+        error=False,
+    ),
+    _tool(
+        "python-unload-ext",
+        "tools",
+        "run_python",
+        {"code": "%unload_ext loom_jupyter"},
+        "run_python code that runs `%unload_ext loom_jupyter` inside the turn",
+        "cannot be unloaded while a %cowork turn is running",
+    ),
     _tool("unknown-tool", "tools", "no_such_tool", {"x": 1}, "an unknown tool", "Unknown tool"),
     _tool(
         "input-wrong-type",
