@@ -315,11 +315,15 @@ class SidebarHub:
 
     async def _welcome(self, peer: Peer) -> None:
         session = await self._cw.session_async()
-        running = self.mirror
-        before = running.turn if running is not None and running.turn else None
-        items, more = await history_page(self._cw.archive, session.session_id, before)
+        for _ in range(3):  # a turn that starts or ends while the page is read: read again
+            running = self.mirror
+            before = running.turn if running is not None and running.turn else None
+            items, more = await history_page(self._cw.archive, session.session_id, before)
+            summary = await self._summary(session)
+            if self.mirror is running:
+                break
         welcome = Welcome(
-            session=await self._summary(session),
+            session=summary,
             history=items,
             more_before=more,
             busy=running is not None,
