@@ -362,3 +362,14 @@ def test_new_and_resume_from_the_sidebar_switch_every_sidebar(
     assert any(item["text"] == "hello from the sidebar" for item in changed["history"])
     banner = wire.run("%cowork sessions")
     assert banner["status"] == "ok"
+
+
+def test_the_fronts_silent_load_is_idempotent(wire: Wire) -> None:
+    first = wire.open_comm(hello())
+    (before,) = wait_type(wire, first, "welcome")
+    msg_id = wire.kc.execute("%load_ext loom_jupyter", silent=True, store_history=False)
+    assert wire.reply_of(msg_id)["status"] == "ok"
+    again = wire.open_comm(hello())
+    (after,) = wait_type(wire, again, "welcome")
+    assert after["kernel_session"] == before["kernel_session"]  # the same hub, not a new one
+    assert after["session"]["id"] == before["session"]["id"]
