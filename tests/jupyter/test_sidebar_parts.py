@@ -148,7 +148,7 @@ def test_engine_events_map_to_sidebar_messages() -> None:
         ["turn_started", "status"],
         ["text"],
         ["status"],
-        ["tool_started"],
+        ["status", "tool_started"],
         ["tool_finished"],
         ["usage"],
         ["notice"],

@@ -50,6 +50,7 @@ class TurnMirror:
     started: dict[str, float] = field(default_factory=dict)  # call id -> monotonic start
     inputs: dict[str, dict[str, object]] = field(default_factory=dict)  # from approvals
     cost: float = 0.0
+    asking: bool = False  # an approval is pending: the next tool event resumes "thinking"
 
     def messages(self, event: Event, archived: Turn | None = None) -> list[Outbound]:
         """The messages for ``event``.
@@ -69,11 +70,14 @@ class TurnMirror:
         if event.kind == "tool_started":
             self.started[event.call_id] = time.monotonic()
             inputs = self.inputs.get(event.call_id) or _call_input(archived, event.call_id)
-            return [ToolStartedMsg(turn, event.call_id, event.name, event.summary, dict(inputs))]
+            started = ToolStartedMsg(turn, event.call_id, event.name, event.summary, dict(inputs))
+            return [*self._answered(), started]
         if event.kind == "approval_needed":
+            self.asking = True
             return [Status("waiting-approval", f"waiting for approval: {event.name}")]
         if event.kind == "tool_finished":
-            return [self._finished(event.call_id, event.name, event.summary, event, archived)]
+            finished = self._finished(event.call_id, event.name, event.summary, event, archived)
+            return [*self._answered(), finished]
         if event.kind == "usage":
             return [self._usage(event.usage.total_input_tokens, event.usage.output_tokens, event)]
         if event.kind == "notice":
@@ -85,6 +89,13 @@ class TurnMirror:
         if event.kind == "turn_error":
             return [TurnErrorMsg(self.turn, event.message, event.error_class), Status("idle")]
         assert_never(event)
+
+    def _answered(self) -> list[Outbound]:
+        """Back to "thinking" once a pending approval was answered (allowed or denied)."""
+        if not self.asking:
+            return []
+        self.asking = False
+        return [Status("thinking")]
 
     def _finished(
         self, call_id: str, name: str, summary: str, event: Event, archived: Turn | None
