@@ -310,6 +310,22 @@ OTHER_CASES: tuple[Case, ...] = (
         "test_model_output_surrogate",
     ),
     _case(
+        "shell-never-ends",
+        "tools",
+        "a shell command that never ends (`sleep 600`, shell timeout 1 s)",
+        "[timed out after 1 s",
+        "IPython",
+        "test_shell_that_never_ends",
+    ),
+    _case(
+        "python-never-ends",
+        "tools",
+        "run_python `while True: pass`, then a kernel interrupt",
+        "Interrupted",
+        "kernel",
+        "test_interrupt_endless_python",
+    ),
+    _case(
         "prompt-api-key",
         "secrets",
         "an API key pasted into a prompt",

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from jupyter_client.manager import start_new_kernel
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
     from jupyter_client.blocking.client import BlockingKernelClient
@@ -59,8 +60,18 @@ class Kernel:
         km, kc = start_new_kernel(kernel_name="python3", env=env, cwd=str(cwd), **popen)
         return cls(km, kc)
 
-    def run(self, code: str, *, interrupt_at_prompt: bool = False) -> Reply:
-        """Execute ``code`` until idle; at a stdin prompt, interrupt (or fail if not asked to)."""
+    def run(
+        self,
+        code: str,
+        *,
+        interrupt_at_prompt: bool = False,
+        interrupt_when: Callable[[dict[str, Any]], bool] | None = None,
+    ) -> Reply:
+        """Execute ``code`` until idle.
+
+        With ``interrupt_at_prompt`` the kernel is interrupted when the cell asks
+        on stdin; with ``interrupt_when``, at the first iopub message it accepts.
+        """
         msg_id = self.kc.execute(code, allow_stdin=interrupt_at_prompt)
         reply = Reply()
         deadline = time.monotonic() + TIMEOUT
@@ -77,6 +88,9 @@ class Kernel:
                 reply.status = self._status(msg_id)
                 return reply
             reply.messages.append(msg)
+            if interrupt_when is not None and interrupt_when(msg):
+                interrupt_when = None
+                self.km.interrupt_kernel()
         raise TimeoutError(f"cell did not finish: {code[:80]!r}")
 
     def _interrupt_at_prompt(self, reply: Reply) -> None:

@@ -101,6 +101,19 @@ def test_model_output_surrogate(make_desk: Callable[..., Desk]) -> None:
     desk.assert_intact()
 
 
+def test_shell_that_never_ends(
+    make_desk: Callable[..., Desk], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LOOM_SHELL_TIMEOUT_SECONDS", "1")
+    desk = make_desk()
+    assert "done." in desk.tool_turn("shell", {"command": "sleep 600; echo never"})
+    content, is_error = desk.last_tool_result()
+    assert expect("shell-never-ends") in content
+    assert "never" not in content.split("\n", 1)[1]  # killed before it could print
+    assert is_error == 1
+    desk.assert_intact()
+
+
 def test_pasted_key(make_desk: Callable[..., Desk]) -> None:
     desk = make_desk()
     printed = desk.magic(f"my key is {PASTED_KEY}, why is it refused?")

@@ -21,7 +21,7 @@ from .cases import BAD_INPUTS
 from .kernels import Kernel
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from pathlib import Path
 
 pytestmark = pytest.mark.kernel
@@ -150,6 +150,33 @@ def test_interrupt_during_approval(first: Kernel, fake: FakeAnthropic, notebook:
     ]
     assert uses == answered  # the next request is valid: every call has its result
     assert_intact(archive)
+
+
+def _running(tool: str) -> Callable[[dict[str, Any]], bool]:
+    """True for the tool card that says ``tool`` is running."""
+
+    def check(msg: dict[str, Any]) -> bool:
+        plain = str(msg["content"].get("data", {}).get("text/plain", ""))
+        return plain.startswith(f"[{tool}]") and "running" in plain
+
+    return check
+
+
+def test_interrupt_endless_python(first: Kernel, fake: FakeAnthropic, notebook: Path) -> None:
+    call = {"type": "tool_use", "name": "run_python", "input": {"code": "while True: pass"}}
+    fake.add({"content": [call]})
+    reply = first.run(
+        "%cowork approval auto\n%cowork spin forever", interrupt_when=_running("run_python")
+    )
+    assert expect("python-never-ends") in reply.text()
+    assert first.value("6 * 7") == "42"  # the kernel is free again
+    archive = archive_of(notebook)
+    result = rows(archive, "SELECT content, is_error FROM conversation_turns WHERE role = 'tool'")
+    assert result[-1][1] == 1
+    fake.add("Stopped, as asked.")
+    assert "Stopped, as asked." in first.run("%cowork ok").text()
+    assert_intact(archive)
+    first.run("%cowork approval ask")
 
 
 def test_two_kernels(first: Kernel, fake: FakeAnthropic, notebook: Path) -> None:
