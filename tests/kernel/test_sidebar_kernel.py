@@ -278,6 +278,35 @@ def test_a_cell_turns_approval_answered_in_the_sidebar_ends_the_stdin_question(
     assert wire.run("%cowork approval auto")["status"] == "ok"
 
 
+def test_a_cell_turns_approval_answered_on_stdin_closes_the_sidebars_buttons(
+    wire: Wire, fake: FakeAnthropic
+) -> None:
+    assert wire.run("%cowork approval ask")["status"] == "ok"
+    comm = wire.open_comm(hello())
+    wait_type(wire, comm, "welcome")
+    code = "from_stdin = 'typed y'"
+    fake.add(
+        {"content": [{"type": "tool_use", "name": "run_python", "input": {"code": code}}]},
+        "Done.",
+    )
+    cell = wire.kc.execute("%cowork set it, ask me on stdin", allow_stdin=True)
+    (approval,) = wait_type(wire, comm, "approval")
+    wire.kc.get_stdin_msg(timeout=120)
+    wire.kc.input("y")
+    (closed,) = wait_type(wire, comm, "approval_closed")
+    assert (closed["request_id"], closed["decision"], closed["by"]) == (
+        approval["request_id"],
+        "allow",
+        "stdin",
+    )
+    assert wire.reply_of(cell)["status"] == "ok"
+    assert wire.value("from_stdin") == "'typed y'"
+    wire.send(comm, {"type": "approve", "request_id": approval["request_id"], "decision": "deny"})
+    (late,) = wait_type(wire, comm, "notice")  # a late click changes nothing
+    assert late["message"] == "That approval was already answered."
+    assert wire.run("%cowork approval auto")["status"] == "ok"
+
+
 def test_stop_in_the_sidebar_interrupts_a_cell_turn(wire: Wire, fake: FakeAnthropic) -> None:
     subshell = wire.subshell()
     comm = wire.open_comm(hello(), subshell=subshell)
