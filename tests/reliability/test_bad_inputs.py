@@ -12,6 +12,7 @@ import hashlib
 import os
 import sqlite3
 import subprocess
+import sys
 from contextlib import closing, contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -141,6 +142,15 @@ def test_odd_notebook_name(make_desk: Callable[..., Desk], tmp_path: Path) -> No
     assert name in desk.outputs[0]
     assert desk.archive.name == f"{name}.sqlite"
     assert desk.archive.is_file()
+    assert "Exported 2 turns" in desk.magic("export")
+    assert list(desk.notebook.parent.glob("*-cowork-*.md"))
+    listed = subprocess.run(
+        [sys.executable, "-m", "loom_jupyter.cli", "sessions", str(desk.notebook)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert SEED[:15] in listed.stdout
     desk.assert_intact()
 
 
