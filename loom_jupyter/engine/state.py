@@ -189,6 +189,10 @@ class SessionState:
         losses = (*self.kernel_losses, KernelLoss(turn, cause, at))[-MAX_LOSSES:]
         return replace(self, kernel_losses=losses)
 
+    def with_variables(self, turn: int, effects: Iterable[VariableEffect]) -> SessionState:
+        """Variables made outside a tool call (the person's cells), as of ``turn``."""
+        return self._with_effects(turn, effects)
+
     def in_kernel(self, kernel: str, *, last_turn: int, at: str) -> SessionState:
         """The session now runs in ``kernel``. Another kernel than the one its variables
         were made in means they are gone: a restart after ``last_turn`` (unless a crash

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from loom_jupyter.tools.base import VariableEffect
     from loom_jupyter.tools.describe import Snapshot
 
-__all__ = ["NOTE_TOKENS", "CellActivity", "CellRun", "activity_note"]
+__all__ = ["NOTE_TOKENS", "CellActivity", "CellRun", "activity_effects", "activity_note"]
 
 NOTE_TOKENS = 400
 """The note's budget; older cells beyond it are counted, not shown."""
@@ -41,7 +41,12 @@ class CellRun:
     execution_count: int | None
     code: str
     error: str | None
-    variables: tuple[str, ...]  # "name: type shape"
+    effects: tuple[VariableEffect, ...] = ()
+
+    @property
+    def variables(self) -> tuple[str, ...]:
+        """``name: type shape`` of each variable the cell created or rebound."""
+        return tuple(_variable(effect) for effect in self.effects)
 
     def line(self) -> str:
         """``- [7] `1/0` -> ZeroDivisionError: division by zero``."""
@@ -91,7 +96,7 @@ class CellActivity:
             execution_count=getattr(result, "execution_count", None),
             code=_trimmed(getattr(info, "raw_cell", "") or ""),
             error=_error_text(result),
-            variables=tuple(_variable(e) for e in changed_variables(before, self._shell.user_ns)),
+            effects=changed_variables(before, self._shell.user_ns),
         )
         with self._lock:
             self._runs = [*self._runs, run][-_KEPT:]
@@ -118,6 +123,11 @@ def activity_note(runs: Sequence[CellRun], *, max_tokens: int = NOTE_TOKENS) -> 
     hidden = len(runs) - len(lines)
     tail = f"\n(and {hidden} older cell(s) not shown)]" if hidden else "]"
     return redact_secrets(head + "\n" + "\n".join(lines) + tail)
+
+
+def activity_effects(runs: Sequence[CellRun]) -> list[VariableEffect]:
+    """The variables the cells made, oldest first (a later cell's value wins)."""
+    return [effect for run in runs for effect in run.effects]
 
 
 def _is_own(code: str) -> bool:

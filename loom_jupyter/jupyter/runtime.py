@@ -121,12 +121,12 @@ class KernelCowork:
 
     async def _note_activity(self, session: CoworkSession) -> None:
         """Archive the cells run since the last turn as a system note (engine loop)."""
-        from loom_jupyter.jupyter.activity import activity_note
+        from loom_jupyter.jupyter.activity import activity_effects, activity_note
 
         runs = self.activity.take() if self.activity is not None else []
         note = activity_note(runs) if session.settings.notebook_activity else None
         if note:
-            await session.append_note(note)
+            await session.append_note(note, activity_effects(runs))
 
     def _attach_sidebar(self) -> None:
         """Accept sidebar comms (main thread)."""

@@ -69,6 +69,7 @@ if TYPE_CHECKING:
     from loom_jupyter.models.base import Model, ModelRequest
     from loom_jupyter.readers import ProjectReader
     from loom_jupyter.records import LeaseTakeover
+    from loom_jupyter.tools.base import VariableEffect
     from loom_jupyter.tools.delegate import Delegator
     from loom_jupyter.tools.registry import ToolRegistry
 
@@ -409,14 +410,16 @@ class CoworkSession:
         """The archived session's id, creating the session row if it is still lazy."""
         return await self._ensure_session()
 
-    async def append_note(self, text: str) -> int:
-        """Archive ``text`` as a ``system`` turn the next request sees (a delegation's digest).
+    async def append_note(self, text: str, effects: Sequence[VariableEffect] = ()) -> int:
+        """Archive ``text`` as a ``system`` turn the next request sees (a delegation's digest,
+        the person's cells); ``effects`` are variables it reports made, live from then on.
 
         Call between turns: a note must not land between a tool call and its result.
         """
         await self._ensure_session()
         draft = TurnDraft(role="system", content=text, blocks=(TextBlock(text),))
         number = await self._writer.append(draft)
+        self._state = self._state.with_variables(number, effects)
         await self._refresh()
         return number
 

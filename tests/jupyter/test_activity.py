@@ -9,6 +9,7 @@ import pytest
 
 from loom_jupyter.jupyter.activity import NOTE_TOKENS, CellActivity, CellRun, activity_note
 from loom_jupyter.jupyter.execute import run_in_namespace
+from loom_jupyter.tools.base import VariableEffect
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -68,7 +69,10 @@ def test_secrets_typed_into_a_cell_never_reach_the_note(monkeypatch: pytest.Monk
 
 
 def test_the_note_is_newest_first_within_its_budget() -> None:
-    runs = [CellRun(n, f"step_{n} = {n} * 2", None, (f"step_{n}: int",)) for n in range(1, 60)]
+    runs = [
+        CellRun(n, f"step_{n} = {n} * 2", None, (VariableEffect(f"step_{n}", "int"),))
+        for n in range(1, 60)
+    ]
     note = activity_note(runs)
     assert note is not None
     assert len(note) <= NOTE_TOKENS * 4
@@ -115,6 +119,7 @@ def test_the_next_request_tells_the_model_what_the_person_ran(
     assert "df_between: int" in request
     assert "ZeroDivisionError: division by zero" in request
     assert request.index("1/0") < request.index("df_between = 123")  # newest first
+    assert "variables:\\n- 'df_between: int" in request  # the state lists it as live
     cowork("and now?")
     assert "Notebook activity" not in json.dumps(
         fake_anthropic.message_requests[-1].body["messages"][-1]

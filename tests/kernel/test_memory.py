@@ -49,6 +49,13 @@ def test_after_a_restart_the_first_request_says_which_variables_are_gone(
     assert "the kernel restarted" in request
     assert "variables_gone:\\n- 'made_before: int" in request
 
+    kernel.run("made_before = 8")  # the person makes it again in a cell: live from then on
+    fake.add("Back.")
+    kernel.run("%cowork and now?")
+    request = _messages(fake)
+    assert "variables:\\n- 'made_before: int" in request
+    assert "variables_gone:\\n- 'made_before" not in request
+
 
 def test_the_request_after_the_person_ran_cells_mentions_them(
     start_kernel: Callable[..., Kernel], fake: FakeAnthropic
