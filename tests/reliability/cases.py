@@ -522,4 +522,5 @@ SECRET_TOOLS: tuple[str, ...] = (
     "read_file of a `.env` file holding the values",
     "inspect_variables of a variable holding a token",
     "a prompt with a pasted `sk-ant-` key",
+    "a cell where the person assigns that key (the notebook-activity note of the next turn)",
 )

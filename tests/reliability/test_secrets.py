@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -89,7 +91,7 @@ def _archive(notebook: Path) -> Path:
 
 def _session(kernel: Kernel, fake: FakeAnthropic, notebook: Path, folder: Path) -> dict[str, bytes]:
     """Run the scripted session and the exports; the bytes of each place, by place."""
-    cells = [kernel.run("%load_ext loom_jupyter")]
+    cells = [kernel.run("%load_ext loom_jupyter"), kernel.run(f"my_key = {PASTED_KEY!r}")]
     fake.add("I will not repeat your key.")
     cells.append(kernel.run(f"%cowork my key is {PASTED_KEY} - is it valid?"))
     fake.add(*SCRIPT)
@@ -97,6 +99,8 @@ def _session(kernel: Kernel, fake: FakeAnthropic, notebook: Path, folder: Path) 
     assert "All done" in cells[-1].text()
     cells.append(kernel.run(f"%cowork export {folder / 'journal.md'}"))
     archive = _archive(notebook)
+    notes = _rows(archive, "SELECT content FROM conversation_turns WHERE role = 'system'")
+    assert any("my_key = '[REDACTED]'" in note for (note,) in notes), notes  # activity note
     live = b"".join(p.read_bytes() for p in archive.parent.glob(f"{archive.name}*"))
     cli = b"".join(
         _cli("export", str(notebook), "--format", fmt, "-o", str(folder / f"cli.{fmt}"))
@@ -114,6 +118,11 @@ def _session(kernel: Kernel, fake: FakeAnthropic, notebook: Path, folder: Path) 
 def _outputs(cell: Reply) -> list[dict[str, Any]]:
     """Everything the cell output (``execute_input`` only echoes what the person typed)."""
     return [m for m in cell.messages if m["msg_type"] != "execute_input"]
+
+
+def _rows(archive: Path, sql: str) -> list[tuple[Any, ...]]:
+    with closing(sqlite3.connect(f"file:{archive}?mode=ro", uri=True)) as db:
+        return db.execute(sql).fetchall()
 
 
 def _cli(*args: str) -> bytes:
