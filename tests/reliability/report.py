@@ -182,9 +182,9 @@ def _secrets() -> str:
             "replaced by `[REDACTED]` before the model, the archive or the cell sees it.",
             "A secret pasted into a prompt is redacted the same way before the turn is sent or",
             "archived, and the person is told so: the archive is a plain file beside the",
-            "notebook, often synced or shared, and a key in it would outlive its revocation",
-            "notice. The rest of the prompt is kept verbatim. The cell's own source (what the",
-            "person typed) stays in the notebook, which loom does not write.",
+            "notebook, often synced or shared, and a key kept there would outlive every later",
+            "cleanup of the notebook. The rest of the prompt is kept verbatim. The cell's own",
+            "source (what the person typed) stays in the notebook, which loom does not write.",
             "",
         ]
     )
