@@ -59,7 +59,7 @@ class Interruptible:
 
     :meth:`cancel` raises :class:`_AnsweredElsewhere` asynchronously in the
     thread inside :meth:`run` (``PyThreadState_SetAsyncExc``). The handshake
-    (``_phase``, ``_cancelling``, ``_injected``) guarantees the exception can
+    (``_thread``, ``_cancelling``, ``_injected``) guarantees the exception can
     only land inside ``run``: after the call returns, ``run`` waits for a
     cancel in progress and absorbs an exception already sent. No lock is held
     on the main thread, so the exception cannot leave one locked.
@@ -116,14 +116,16 @@ class StdinApprover:
         self._pending = Interruptible()
 
     async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer:
-        """Show the request and wait for y / n / a on the main thread."""
+        """Show the request and wait for y / n / a on the main thread (deny without stdin)."""
         answer = await self.ask(request)
-        return "no" if answer is None else answer
+        if answer is None:
+            self._warn_no_stdin(request)
+            return "no"
+        return answer
 
     async def ask(self, request: ApprovalRequest) -> ApprovalAnswer | None:
         """The answer on stdin; None when there is no stdin or :meth:`cancel` ended the wait."""
         if self._stdin_missing:
-            self._warn_no_stdin(request)
             return None
         answer = await self._main.call(lambda: self._pending.run(lambda: self._ask(request)))
         return parse_answer(answer) if answer is not None else None
@@ -140,7 +142,6 @@ class StdinApprover:
                 answer = read_answer(question)
                 if answer is None:
                     self._stdin_missing = True
-                    self._warn_no_stdin(request)
                     return "missing"
                 decision = parse_answer(answer)
                 if decision is not None:
@@ -152,8 +153,9 @@ class StdinApprover:
 
     def _warn_no_stdin(self, request: ApprovalRequest) -> None:
         message = NO_STDIN_MESSAGE.format(tool=request.tool_name)
-        if self.renderer is not None:
-            self.renderer.message(message, level="warning")
+        renderer = self.renderer
+        if renderer is not None:  # drawn on the main thread (the cell's pump runs it)
+            self._main.post(lambda: renderer.message(message, level="warning"))
 
 
 def _show_question(request: ApprovalRequest, renderer: Renderer | None) -> str | None:
