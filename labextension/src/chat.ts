@@ -172,13 +172,16 @@ export class ChatView extends Widget {
 
   private _onMessage(message: KernelMessage): void {
     const previous = this._store.kernelSession;
-    const hadHistory = this._store.entries.length > 0;
+    // A new kernel session (restart) may show in a broadcast before its welcome.
+    this._restarted ||=
+      previous !== null && previous !== message.kernel_session && this._store.entries.length > 0;
     if (!this._store.apply(message)) {
       return;
     }
     if (message.type === 'welcome') {
       this._resendOutbox();
-      if (previous !== null && previous !== message.kernel_session && hadHistory) {
+      if (this._restarted) {
+        this._restarted = false;
         this._store.notice('info', RESTART_NOTICE);
       }
     }
@@ -310,4 +313,5 @@ export class ChatView extends Widget {
   private readonly _composer: Composer;
   private readonly _footer = new Footer();
   private _jumpTo: { turn: number; pages: number } | null = null;
+  private _restarted = false;
 }
