@@ -17,16 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from loom_jupyter.engine.tokens import turn_tokens
 from loom_jupyter.errors import DelegationError
-from loom_jupyter.messages import Message, TextBlock, TurnDraft, Usage
-from loom_jupyter.models.base import ModelRequest
-from loom_jupyter.models.estimate import estimate_request_tokens
-from loom_jupyter.models.pricing import cost_usd
+from loom_jupyter.messages import TextBlock, TurnDraft
+from loom_jupyter.orchestrator.approve import ask_to_run
 from loom_jupyter.orchestrator.delegation import Delegation
-from loom_jupyter.orchestrator.digest import digest, plan_card
+from loom_jupyter.orchestrator.digest import digest
 from loom_jupyter.orchestrator.kernel_lock import SerializedKernel
 from loom_jupyter.orchestrator.parent import DelegateOptions, ParentContext
 from loom_jupyter.orchestrator.progress import TaskSnapshot, TaskUpdate, archived_snapshot
-from loom_jupyter.tools.approval import ApprovalRequest
 from loom_jupyter.tools.base import ToolOutput
 from loom_jupyter.tools.delegate import DELEGATE_TOOL_NAME
 from loom_jupyter.tools.registry import ToolRegistry
@@ -34,7 +31,6 @@ from loom_jupyter.tools.registry import ToolRegistry
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
 
-    from loom_jupyter.orchestrator.plan import Plan
     from loom_jupyter.records import TaskInfo
     from loom_jupyter.session.conversation import CoworkSession
 
@@ -181,7 +177,7 @@ class Delegations:
         plan = await delegation.plan()
         if plan is None:
             return self._outcome(delegation, final=False)
-        refusal = await self._ask(delegation, plan)
+        refusal = await ask_to_run(self.session.policy, delegation, plan)
         if refusal is not None:
             await delegation.decline(refusal)
             return self._outcome(delegation, final=False)
@@ -203,58 +199,6 @@ class Delegations:
         )
         snapshot = delegation.snapshot() if final else None
         return DelegationOutcome(delegation.task_id, delegation.status, text, snapshot)
-
-    # -- approval -------------------------------------------------------------
-
-    async def _ask(self, delegation: Delegation, plan: Plan) -> str | None:
-        """``None`` when the plan may run, else why not (the ``ask`` mode's Run / Cancel)."""
-        policy = self.session.policy
-        if policy.mode == "auto" or DELEGATE_TOOL_NAME in policy.always_allowed:
-            return None
-        if policy.approver is None:
-            return (
-                "delegate_task needs approval, but there is nobody to ask here. The person can "
-                "switch with `%cowork approval auto`, or run `%delegate` themselves."
-            )
-        low, high = self._estimate(delegation, plan)
-        model = self.session.model.name
-        card = plan_card(
-            plan,
-            low_tokens=low,
-            high_tokens=high,
-            low_usd=cost_usd(model, Usage(input_tokens=low)),
-            high_usd=cost_usd(model, Usage(input_tokens=high)),
-        )
-        request = ApprovalRequest(
-            DELEGATE_TOOL_NAME,
-            f"run a plan of {len(plan.subtasks)} subtasks for: {delegation.goal[:80]}",
-            card,
-            input={"goal": delegation.goal},
-        )
-        try:
-            answer = await policy.approver(request)
-        except Exception as exc:  # a front that cannot ask must not crash the turn
-            return f"Asking for approval failed ({type(exc).__name__}: {exc}); nothing was run."
-        if answer == "always":
-            policy.allow_always(DELEGATE_TOOL_NAME)
-        if answer in ("yes", "allow", "always"):
-            return None
-        return "The person cancelled the plan before it ran; ask them what they would like instead."
-
-    def _estimate(self, delegation: Delegation, plan: Plan) -> tuple[int, int]:
-        """A rough range: a few requests per subtask, up to every retry doing many."""
-        settings = delegation.parent.settings
-        probe = ModelRequest(
-            model=self.session.model.name,
-            system="",
-            messages=(Message("user", (TextBlock(delegation.parent.context),)),),
-            tools=delegation.parent.tools.specs(),
-        )
-        per_request = estimate_request_tokens(probe) + 4_000  # system prompt and growing history
-        count = len(plan.subtasks)
-        return count * 3 * per_request, count * (
-            1 + settings.delegate_max_retries
-        ) * 8 * per_request
 
     # -- control --------------------------------------------------------------
 
