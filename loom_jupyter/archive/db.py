@@ -15,7 +15,7 @@ from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from loom_jupyter.archive.checkpoint import IdleCheckpointer, idle_upkeep
+from loom_jupyter.archive.checkpoint import IdleCheckpointer
 from loom_jupyter.archive.failures import map_sqlite_error
 from loom_jupyter.errors import ArchiveCorruptError, ArchiveError
 
@@ -151,16 +151,12 @@ class Db(Tx):
             self._checkpointer.wrote()
 
     async def _checkpoint(self) -> None:
-        more = False
         async with self._lock:
             if self._link.closed or self._link.damaged is not None:
                 return
             # Best effort: the backstop autocheckpoint and close() still checkpoint.
             with suppress(ArchiveError):
-                more = await idle_upkeep(self._tx)  # index merging + checkpoint
-            self._changes = self._link.conn.total_changes  # upkeep is not a write to wait for
-        if more:
-            self._checkpointer.wrote()
+                await self._tx.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Tx]:
