@@ -66,7 +66,7 @@ SUBCOMMANDS: dict[str, Subcommand] = {
             "resume",
             _parser(
                 "resume",
-                "Switch to a session, by number in `%cowork sessions` or by id (prefix).",
+                "Switch to a session, by number in %cowork sessions or by id (prefix).",
                 _arg("target", help="session number or id"),
             ),
             reports.resume,
