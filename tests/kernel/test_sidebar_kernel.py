@@ -402,3 +402,25 @@ def test_the_fronts_silent_load_is_idempotent(wire: Wire) -> None:
     (after,) = wait_type(wire, again, "welcome")
     assert after["kernel_session"] == before["kernel_session"]  # the same hub, not a new one
     assert after["session"]["id"] == before["session"]["id"]
+
+
+def test_a_sidebar_opened_mid_turn_gets_the_turn_so_far_after_its_welcome(
+    wire: Wire, fake: FakeAnthropic
+) -> None:
+    first = wire.open_comm(hello())
+    wait_type(wire, first, "welcome")
+    fake.add({"fault": "stall", "after_deltas": 2, "seconds": 60, "text": "One two three four"})
+    send(wire, first, "a long one", "mid-1")
+    wait_type(wire, first, "text", count=2)
+    late = wire.open_comm(hello())
+    wire.wait(lambda: len(wire.comm_events(late)) >= 3, "the welcome and the turn so far")
+    welcome, started, text = wire.comm_events(late)[:3]
+    assert welcome["type"] == "welcome"
+    assert welcome["busy"] is True
+    assert all(item.get("text") != "a long one" for item in welcome["history"])  # not twice
+    assert (started["type"], started["text"]) == ("turn_started", "a long one")
+    assert text["type"] == "text"
+    assert text["delta"] == "".join(t["delta"] for t in of(wire.comm_events(first), "text"))
+    wire.send(first, {"type": "stop"})
+    (done,) = wait_type(wire, late, "turn_done")  # and it follows the turn live from there
+    assert done["stop_reason"] == "interrupted"

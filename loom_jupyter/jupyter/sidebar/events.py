@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from typing_extensions import assert_never
 
@@ -34,6 +34,21 @@ if TYPE_CHECKING:
 __all__ = ["TurnMirror"]
 
 Source = Literal["cell", "sidebar"]
+_TURN_TYPES = frozenset(
+    {
+        "turn_started",
+        "text",
+        "tool_started",
+        "tool_finished",
+        "approval",
+        "approval_closed",
+        "usage",
+        "cell",
+        "notice",
+        "turn_done",
+        "turn_error",
+    }
+)
 
 
 @dataclass
@@ -46,7 +61,7 @@ class TurnMirror:
     cost_before: float = 0.0
     context_budget: int = 0
     turn: int | None = None
-    first_seq: int = 0  # the seq of its turn_started (replayed after a welcome)
+    sent: list[dict[str, Any]] = field(default_factory=list)  # its events, for a late front
     started: dict[str, float] = field(default_factory=dict)  # call id -> monotonic start
     inputs: dict[str, dict[str, object]] = field(default_factory=dict)  # from approvals
     cost: float = 0.0
@@ -89,6 +104,20 @@ class TurnMirror:
         if event.kind == "turn_error":
             return [TurnErrorMsg(self.turn, event.message, event.error_class), Status("idle")]
         assert_never(event)
+
+    def keep(self, data: dict[str, Any]) -> None:
+        """Remember one sent event of this turn (text pieces merged: one turn's size, not more).
+
+        A front that opens mid-turn gets these after its welcome, however long
+        the answer grew past the ring buffer.
+        """
+        if data["type"] not in _TURN_TYPES:
+            return  # queue and status snapshots are in the welcome itself
+        last = self.sent[-1] if self.sent else None
+        if last is not None and last["type"] == "text" == data["type"]:
+            self.sent[-1] = {**data, "delta": last["delta"] + data["delta"]}
+        else:
+            self.sent.append(data)
 
     def _answered(self) -> list[Outbound]:
         """Back to "thinking" once a pending approval was answered (allowed or denied)."""

@@ -119,6 +119,8 @@ class SidebarHub:
         if isinstance(message, Status):
             self.state = message
         data = self.log.record(message, turn)
+        if self.mirror is not None:
+            self.mirror.keep(data)
         if self.link is not None:
             self.link.broadcast(data)
 
@@ -147,7 +149,6 @@ class SidebarHub:
             client_id,
             cost_before=session.state.cost_usd,
             context_budget=session.window.config.budget_tokens,
-            first_seq=self.log.seq + 1,
         )
         return self.mirror
 
@@ -334,7 +335,7 @@ class SidebarHub:
         )
         self._reply(peer, welcome)
         if running is not None and self.link is not None:
-            for data in self.log.from_seq(running.first_seq):
+            for data in list(running.sent):
                 self.link.send(peer, data)
         peer.ready = True  # no await since the snapshot: nothing was missed in between
 

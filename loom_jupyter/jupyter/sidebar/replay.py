@@ -56,8 +56,3 @@ class EventLog:
             if seq + 1 < oldest:
                 return None
             return [event for event in self._events if event["seq"] > seq]
-
-    def from_seq(self, first: int) -> list[dict[str, Any]]:
-        """The kept events numbered ``first`` and later (the running turn, for a welcome)."""
-        with self._lock:
-            return [event for event in self._events if event["seq"] >= first]
