@@ -104,10 +104,9 @@ class SidebarHub:
         """Delegation progress (a full snapshot of ``task``), from any thread."""
         self._loop.call_soon_threadsafe(self._task, task)
 
-    def notice(self, message: str, level: str = "info") -> None:
+    def notice(self, message: str, level: Literal["info", "warning", "error"] = "info") -> None:
         """A notice to every sidebar, from any thread."""
-        known = level if level in ("info", "warning", "error") else "info"
-        self._loop.call_soon_threadsafe(self._broadcast, NoticeMsg(message, known))  # type: ignore[arg-type]
+        self._loop.call_soon_threadsafe(self._broadcast, NoticeMsg(message, level))
 
     def session_switched(self) -> None:
         """A cell resumed, forked or started a session: tell the sidebars (any thread)."""
