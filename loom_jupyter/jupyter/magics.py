@@ -203,22 +203,9 @@ class CoworkMagics(Magics):
         if problem:
             print(problem)
             return
-        outcome = cowork.send(_without_secrets(text))
+        outcome = cowork.send(text)  # the session keeps secrets out, for every front
         if outcome.error:
             print(f"loom: {outcome.error}")
-
-
-def _without_secrets(text: str) -> str:
-    """The prompt with pasted keys and secret environment values replaced (never archived)."""
-    from loom_jupyter.tools.output import REDACTED, redact_secrets
-
-    clean = redact_secrets(text)
-    if clean != text:
-        print(
-            f"loom: your message holds a secret (an API key, or the value of a secret environment "
-            f"variable); it was replaced by {REDACTED} and is not sent to the model or archived."
-        )
-    return clean
 
 
 CoworkMagics.cowork.__doc__ = USAGE  # `%cowork?` shows the same text as `%cowork --help`

@@ -36,7 +36,7 @@ __all__ = [
 
 
 def _list(cw: KernelCowork) -> list[SessionInfo]:
-    return cw.run(cw.archive.list_sessions(notebook_path=str(cw.location.path)))
+    return cw.run(cw.archive.list_sessions())
 
 
 def _pick(cw: KernelCowork, target: str) -> SessionInfo:

@@ -139,7 +139,9 @@ class KernelCowork:
         settings = Settings.load(self.location.directory)
         path = archive_path_for(self.location.path)
         self._archive = await Archive.open(path, busy_timeout=settings.busy_timeout_seconds)
-        self.resumed = await self._archive.latest_active_session(str(self.location.path))
+        self.resumed = (
+            await self._archive.latest_active_session()
+        )  # one archive per notebook: a moved notebook keeps its sessions
         held = self.resumed is not None and await self._archive.lease_is_held(
             self.resumed.id, self.owner, stale_after=settings.lease_stale_seconds
         )

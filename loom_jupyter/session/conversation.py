@@ -37,6 +37,7 @@ from loom_jupyter.engine.context import (
 )
 from loom_jupyter.engine.events import (
     Event,
+    Notice,
     StateChanged,
     TurnDone,
     TurnEndReason,
@@ -60,6 +61,7 @@ from loom_jupyter.session.turn_writer import TurnWriter
 from loom_jupyter.settings import ApprovalMode, Settings
 from loom_jupyter.tools.approval import ApprovalPolicy, Approver
 from loom_jupyter.tools.base import KernelBridge, ToolContext
+from loom_jupyter.tools.output import REDACTED, redact_secrets
 
 if TYPE_CHECKING:
     import os
@@ -149,7 +151,7 @@ class CoworkSession:
             owner=owner or str(this_process_owner()),
         )
         if resume:
-            latest = await archive.latest_active_session(str(path))
+            latest = await archive.latest_active_session()  # the archive is this notebook's alone
             if latest is not None:
                 await session.resume(latest.id)
         return session
@@ -238,6 +240,10 @@ class CoworkSession:
         if self._lease.lost is not None:
             yield TurnError(str(self._lease.lost), "LeaseHeldError")
             return
+        clean = redact_secrets(text)
+        if clean != text:  # every front's prompt passes here: one place keeps keys out
+            yield Notice(SECRET_IN_PROMPT, "warning")
+            text = clean
         try:
             sid = await self._ensure_session()
             blocks: tuple[ContentBlock, ...] = (TextBlock(text), *images)
@@ -488,6 +494,10 @@ def _absolute(path: str | os.PathLike[str]) -> Path:
     return Path(path).expanduser().absolute()
 
 
+SECRET_IN_PROMPT = (
+    f"Your message holds a secret (an API key, or the value of a secret environment variable); "
+    f"it was replaced by {REDACTED} and is not sent to the model or archived."
+)
 _INTERRUPTED = "Interrupted. The partial answer is archived; send a message to continue."
 
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.checks import assert_valid_request
 
-from loom_jupyter.engine.events import ApprovalNeeded, ToolFinished, TurnDone, TurnError
+from loom_jupyter.engine.events import ApprovalNeeded, Notice, ToolFinished, TurnDone, TurnError
 from loom_jupyter.errors import ContextBudgetError, OverloadedError
 from loom_jupyter.messages import TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock
 from loom_jupyter.models import base as model_events
@@ -271,3 +271,19 @@ async def test_an_unexpected_model_failure_is_a_clean_turn_error(
     assert session.session_id is not None
     turns = await archive.get_turns(session.session_id)
     assert (turns[-1].status, turns[-1].content) == ("partial", "Half an ")
+
+
+async def test_a_pasted_key_is_redacted_for_every_front(
+    open_session: OpenSession, archive: Archive
+) -> None:
+    key = "sk-ant-api03-pastedKeyForEveryFront0123456789"
+    model = ScriptedModel([text("Noted.")])
+    session = await open_session(model)
+    events = await collect(session, f"my key is {key}")
+    notices = [e for e in events if isinstance(e, Notice)]
+    assert notices
+    assert "[REDACTED]" in notices[0].message
+    assert session.session_id is not None
+    turns = await archive.get_turns(session.session_id)
+    assert turns[0].content == "my key is [REDACTED]"
+    assert key not in str(model.requests[0])
