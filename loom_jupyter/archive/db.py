@@ -166,8 +166,8 @@ class Db(Tx):
         any work, and a commit never fails on a lock upgrade.
         """
         async with self._lock:
-            await self._tx.execute("BEGIN IMMEDIATE")
             try:
+                await self._tx.execute("BEGIN IMMEDIATE")
                 yield self._tx
                 await self._tx.execute("COMMIT")
             except BaseException:
@@ -177,9 +177,29 @@ class Db(Tx):
                 self._note_writes()
 
     async def _rollback(self) -> None:
-        # Shielded so a cancelled caller cannot leave the transaction open.
-        if self._link.conn.in_transaction:
-            await asyncio.shield(self._link.conn.execute("ROLLBACK"))
+        """End a failed or cancelled transaction before the lock is let go.
+
+        A cancelled caller may leave its BEGIN or COMMIT still running on
+        aiosqlite's thread, and may be cancelled again while this waits; so the
+        rollback runs as its own task, after whatever was queued, and the lock is
+        held until it is done (a cancellation is re-raised afterwards).
+        """
+        settle = asyncio.ensure_future(self._settle())
+        cancelled = False
+        while not settle.done():
+            try:
+                await asyncio.shield(settle)
+            except asyncio.CancelledError:
+                cancelled = True
+        if cancelled:
+            raise asyncio.CancelledError
+
+    async def _settle(self) -> None:
+        conn = self._link.conn
+        with suppress(sqlite3.Error):
+            await (await conn.execute("SELECT 1")).close()  # runs after a queued BEGIN/COMMIT
+            if conn.in_transaction:
+                await conn.execute("ROLLBACK")
 
     async def close(self) -> None:
         """Close the connection (waits for a running statement); safe to call twice."""
