@@ -8,7 +8,17 @@ no API key, and an empty ``XDG_CONFIG_HOME``; tests that need a model use the
 
 from __future__ import annotations
 
+import json
+from typing import TYPE_CHECKING
+
 import pytest
+
+from loom_jupyter.archive import Archive, archive_path_for
+from loom_jupyter.tools.local_kernel import LocalKernel
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+    from pathlib import Path
 
 pytest_plugins = ["loom_jupyter.testing.pytest_plugin"]
 
@@ -25,3 +35,28 @@ def _no_real_model_api(
         monkeypatch.delenv(name, raising=False)
     config_home = tmp_path_factory.mktemp("xdg-config")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(config_home))
+
+
+# -- a notebook beside a real archive, and an in-process kernel (session-level tests) --------
+# Directories with their own ``notebook`` or ``archive`` fixture (archive/, kernel/) override these.
+
+
+@pytest.fixture
+def notebook(tmp_path: Path) -> Path:
+    """An empty notebook file in a fresh folder."""
+    path = tmp_path / "analysis.ipynb"
+    path.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    return path
+
+
+@pytest.fixture
+async def archive(notebook: Path) -> AsyncIterator[Archive]:
+    """The notebook's archive, opened."""
+    async with Archive.open(archive_path_for(notebook)) as opened:
+        yield opened
+
+
+@pytest.fixture
+def kernel() -> LocalKernel:
+    """The in-process kernel bridge (a plain namespace, no Jupyter)."""
+    return LocalKernel()

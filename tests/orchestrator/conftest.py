@@ -8,27 +8,26 @@ first user message), so parallel subtasks get their own replies in any order.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from loom_jupyter.archive import Archive, archive_path_for
 from loom_jupyter.models.scripted import ScriptedModel, text, tool_call
 from loom_jupyter.orchestrator import Delegations, attach
 from loom_jupyter.session.conversation import CoworkSession
 from loom_jupyter.settings import Settings
-from loom_jupyter.tools.local_kernel import LocalKernel
 from loom_jupyter.tools.registry import default_registry
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from loom_jupyter.archive import Archive
     from loom_jupyter.models.base import ModelRequest
     from loom_jupyter.models.scripted import ReplyLike
     from loom_jupyter.tools.approval import Approver
+    from loom_jupyter.tools.local_kernel import LocalKernel
 
 Step = Callable[["ModelRequest"], "ReplyLike | Awaitable[ReplyLike]"]
 
@@ -101,24 +100,6 @@ def sequence(*replies: ReplyLike) -> Step:
         return replies[min(calls, len(replies) - 1)]
 
     return step
-
-
-@pytest.fixture
-def notebook(tmp_path: Path) -> Path:
-    path = tmp_path / "analysis.ipynb"
-    path.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
-    return path
-
-
-@pytest.fixture
-async def archive(notebook: Path) -> AsyncIterator[Archive]:
-    async with Archive.open(archive_path_for(notebook)) as opened:
-        yield opened
-
-
-@pytest.fixture
-def kernel() -> LocalKernel:
-    return LocalKernel()
 
 
 OpenDelegations = Callable[..., Awaitable[Delegations]]

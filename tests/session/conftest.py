@@ -2,46 +2,27 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from loom_jupyter.archive import Archive, archive_path_for
 from loom_jupyter.models.anthropic import AnthropicModel
 from loom_jupyter.session.conversation import CoworkSession
 from loom_jupyter.settings import Settings
 from loom_jupyter.testing.fake_anthropic import FakeAnthropic, Responder
-from loom_jupyter.tools.local_kernel import LocalKernel
 from loom_jupyter.tools.registry import ToolRegistry, default_registry
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from loom_jupyter.archive import Archive
     from loom_jupyter.engine.events import Event
     from loom_jupyter.models.base import Model
     from loom_jupyter.tools.approval import Approver
+    from loom_jupyter.tools.local_kernel import LocalKernel
 
 OpenSession = Callable[..., Awaitable[CoworkSession]]
-
-
-@pytest.fixture
-def notebook(tmp_path: Path) -> Path:
-    path = tmp_path / "analysis.ipynb"
-    path.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
-    return path
-
-
-@pytest.fixture
-async def archive(notebook: Path) -> AsyncIterator[Archive]:
-    async with Archive.open(archive_path_for(notebook)) as opened:
-        yield opened
-
-
-@pytest.fixture
-def kernel() -> LocalKernel:
-    return LocalKernel()
 
 
 @pytest.fixture
