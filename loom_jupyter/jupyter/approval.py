@@ -57,33 +57,41 @@ class _AnsweredElsewhere(BaseException):
 class Interruptible:
     """Run a blocking call on the main thread so that another thread can end it.
 
-    :meth:`cancel` raises :class:`_AnsweredElsewhere` asynchronously in the
-    thread inside :meth:`run` (``PyThreadState_SetAsyncExc``). The handshake
-    (``_thread``, ``_cancelling``, ``_injected``) guarantees the exception can
-    only land inside ``run``: after the call returns, ``run`` waits for a
-    cancel in progress and absorbs an exception already sent. No lock is held
-    on the main thread, so the exception cannot leave one locked.
+    One question at a time: :meth:`arm` before handing :meth:`run` to the
+    main thread. :meth:`cancel` (any thread) either stops the call before it
+    starts or raises :class:`_AnsweredElsewhere` inside it
+    (``PyThreadState_SetAsyncExc``). The handshake (``_thread``,
+    ``_cancelling``, ``_injected``) guarantees the exception can only land
+    inside ``run``: after the call, ``run`` waits for a cancel in progress and
+    absorbs an exception already sent. No lock is held on the main thread, so
+    the exception cannot leave one locked.
     """
 
     def __init__(self) -> None:
         self._thread: int | None = None
         self._cancelling = False
+        self._cancelled = False
         self._injected = False
 
+    def arm(self) -> None:
+        """A new question: forget the last one's cancel."""
+        self._cancelled = self._injected = False
+
     def run(self, fn: Callable[[], T]) -> T | None:
-        """``fn()``, or None when :meth:`cancel` ended it."""
+        """``fn()``, or None when :meth:`cancel` came first or ended it."""
         landed = False
         try:
-            self._injected = False
             self._thread = threading.get_ident()
             try:
-                return fn()
+                while self._cancelling:  # a cancel in progress decides first
+                    time.sleep(0.001)
+                return None if self._cancelled else fn()
             except _AnsweredElsewhere:
                 landed = True
                 return None
             finally:
                 self._thread = None
-                while self._cancelling:  # a cancel in progress decides now
+                while self._cancelling:
                     time.sleep(0.001)
                 while self._injected and not landed:  # sent but not raised yet: let it land here
                     time.sleep(0.001)
@@ -91,12 +99,15 @@ class Interruptible:
             return None
 
     def cancel(self) -> bool:
-        """End the running call (from another thread); False when none runs."""
+        """End the question (from another thread); False when it was already ended."""
         self._cancelling = True
         try:
-            thread = self._thread
-            if thread is None or self._injected:
+            if self._cancelled:
                 return False
+            self._cancelled = True
+            thread = self._thread
+            if thread is None:
+                return True  # not started (run skips it) or already over
             exc = ctypes.py_object(_AnsweredElsewhere)
             self._injected = (
                 ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread), exc) == 1
@@ -127,6 +138,7 @@ class StdinApprover:
         """The answer on stdin; None when there is no stdin or :meth:`cancel` ended the wait."""
         if self._stdin_missing:
             return None
+        self._pending.arm()
         answer = await self._main.call(lambda: self._pending.run(lambda: self._ask(request)))
         return parse_answer(answer) if answer is not None else None
 

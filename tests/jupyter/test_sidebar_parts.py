@@ -171,11 +171,24 @@ def test_an_interruptible_call_ends_when_cancelled_from_another_thread() -> None
         while True:  # like ipykernel's stdin poll: a loop of short waits
             time.sleep(0.01)
 
+    pending.arm()
     worker = threading.Thread(target=lambda: results.append(pending.run(blocking)))
     worker.start()
     assert started.wait(60)
     assert pending.cancel()
     worker.join(60)
     assert results == [None]
-    assert not pending.cancel()  # nothing runs any more
-    assert pending.run(lambda: "answered") == "answered"  # reusable, and not hit late
+    assert not pending.cancel()  # this question is over
+    pending.arm()
+    assert pending.run(lambda: "answered") == "answered"  # the next one is not hit late
+
+
+def test_a_question_cancelled_before_it_starts_never_blocks() -> None:
+    pending = Interruptible()
+    pending.arm()
+    assert pending.cancel()  # the sidebar answered before the main thread got to it
+
+    def never() -> str:
+        raise AssertionError("the cancelled question must not be asked")
+
+    assert pending.run(never) is None
