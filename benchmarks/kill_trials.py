@@ -198,7 +198,7 @@ class Trials:
             kept_within_window=len(kept) >= len(_shown_by(shown, killed_at - KEEP_WINDOW)),
             first_request_valid=bool(first) and valid_request(first[0].body),
             state_says_kernel_died=bool(first) and "the kernel died" in json.dumps(first[0].body),
-            banner=banner.strip().splitlines()[-1] if banner.strip() else "",
+            banner=" ".join(banner.split()),  # the whole banner, unwrapped
         )
 
     def _reach(self, moment: Moment, msg_id: str) -> list[tuple[float, str]]:

@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 __all__ = ["NO_MATPLOTLIB", "cost_plot_png", "show_cost", "show_plot"]
 
 NO_MATPLOTLIB = (
-    "(A plot of tokens and cost per call needs matplotlib: `pip install matplotlib`, "
-    "then run `%cowork cost` again.)"
+    "(A plot of tokens and cost per call needs matplotlib: pip install matplotlib, "
+    "then run %cowork cost again.)"
 )
 
 

@@ -41,7 +41,7 @@ __all__ = ["LEASE_MESSAGE", "KernelCowork", "TurnOutcome", "missing_key_message"
 LEASE_MESSAGE = (
     "The latest session of this notebook is being written by another live kernel. "
     "This kernel starts a new session instead; once the other kernel is shut down, "
-    "`%cowork resume 1` continues the earlier one."
+    "%cowork resume 1 continues the earlier one."
 )
 
 T = TypeVar("T")
@@ -320,7 +320,7 @@ class KernelCowork:
             title = shorten(info.title or "(untitled)", 48)
             head = f"{where} — resumed “{title}” ({plural(self.resumed_prompts, 'prompt')})"
         hint = "%cowork sessions to switch · %cowork --help for help"
-        notes = [m for m in (self.crash_message, self.lease_message) if m]
+        notes = [wrap_words(m) for m in (self.crash_message, self.lease_message) if m]
         return "\n".join([wrap_words(head), hint, *notes])
 
     # turns -------------------------------------------------------------------

@@ -163,7 +163,7 @@ def test_a_second_live_kernel_gets_the_lease_message(
     fake.add("Hello.")
     first.run("%cowork hello")
     second = start_kernel()
-    banner = second.run("%load_ext loom_jupyter").stdout
+    banner = " ".join(second.run("%load_ext loom_jupyter").stdout.split())  # unwrapped
     assert "This kernel starts a new session instead" in banner
     assert "%cowork resume 1" in banner
     fake.add("Hi from the second kernel.")

@@ -182,7 +182,7 @@ def test_interrupt_endless_python(first: Kernel, fake: FakeAnthropic, notebook: 
 def test_two_kernels(first: Kernel, fake: FakeAnthropic, notebook: Path) -> None:
     second = Kernel.start(kernel_env(fake, notebook, LOOM_APPROVAL="auto"), notebook.parent)
     try:
-        banner = second.run("%load_ext loom_jupyter").text()
+        banner = " ".join(second.run("%load_ext loom_jupyter").text().split())  # unwrapped
         assert expect("two-kernels") in banner
         fake.add("Second kernel here.")
         assert "Second kernel here." in second.run("%cowork hello from two").text()
