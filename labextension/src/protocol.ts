@@ -81,7 +81,7 @@ export type KernelBody =
     }
   | { type: 'text'; turn: number; delta: string }
   | { type: 'tool_started'; turn: number; call_id: string; name: string; input: unknown }
-  | { type: 'tool_input'; call_id: string; partial: string }
+  | { type: 'tool_input'; turn: number; call_id: string; name: string; partial: string }
   | {
       type: 'tool_finished';
       turn: number;
@@ -157,7 +157,7 @@ const SHAPES: { [T in KernelType]: Record<string, Kind> } = {
   turn_started: { turn: 'number', text: 'string', client_id: 'string?' },
   text: { turn: 'number', delta: 'string' },
   tool_started: { turn: 'number', call_id: 'string', name: 'string', input: 'any' },
-  tool_input: { call_id: 'string', partial: 'string' },
+  tool_input: { turn: 'number', call_id: 'string', name: 'string', partial: 'string' },
   tool_finished: { call_id: 'string', name: 'string', is_error: 'boolean', result: 'string' },
   approval: { request_id: 'string', tool: 'string', input: 'any', preview: 'string?' },
   approval_closed: { request_id: 'string', decision: 'string' },

@@ -36,6 +36,8 @@ export type ToolEntry = {
   result: string;
   isError: boolean;
   durationMs: number | null;
+  /** Only the input's JSON so far is known: the tool has not started. */
+  streaming: boolean;
   done: boolean;
 };
 export type ApprovalEntry = {
@@ -90,6 +92,24 @@ const REPLIES = new Set<KernelMessage['type']>([
   'notice'
 ]);
 
+/** A tool card's entry before anything but its call is known. */
+function newTool(turn: number, callId: string, name: string, input: unknown): ToolEntry {
+  return {
+    kind: 'tool',
+    key: toolKey(callId),
+    turn,
+    name,
+    input,
+    partial: '',
+    summary: '',
+    result: '',
+    isError: false,
+    durationMs: null,
+    streaming: false,
+    done: false
+  };
+}
+
 /** History items (archive rows) as entries. */
 export function historyEntries(items: HistoryItem[]): Entry[] {
   return items.map((item): Entry => {
@@ -105,6 +125,7 @@ export function historyEntries(items: HistoryItem[]): Entry[] {
         result: item.result ?? '',
         isError: item.is_error === true,
         durationMs: null,
+        streaming: false,
         done: true
       };
     }
@@ -197,11 +218,7 @@ export class ChatStore {
         this._toolStarted(message.turn, message.call_id, message.name, message.input);
         return;
       case 'tool_input':
-        this._update(toolKey(message.call_id), entry => {
-          if (entry.kind === 'tool') {
-            entry.partial += message.partial;
-          }
-        });
+        this._toolInput(message);
         return;
       case 'tool_finished':
         this._toolFinished(message);
@@ -344,19 +361,32 @@ export class ChatStore {
     this._add({ kind: 'assistant', key, turn, text: delta, streaming: true });
   }
 
+  /** Input JSON as the model writes it: the first piece makes the card, before the tool starts. */
+  private _toolInput(message: Extract<KernelMessage, { type: 'tool_input' }>): void {
+    const { turn, call_id, name, partial } = message;
+    if (!this._byKey.has(toolKey(call_id))) {
+      this._add({ ...newTool(turn, call_id, name, {}), partial, streaming: true });
+      return;
+    }
+    this._update(toolKey(call_id), entry => {
+      if (entry.kind === 'tool') {
+        entry.partial += partial;
+      }
+    });
+  }
+
+  /** A card made while the input streamed is the same card: it gets the parsed input. */
   private _toolStarted(turn: number, callId: string, name: string, input: unknown): void {
-    this._add({
-      kind: 'tool',
-      key: toolKey(callId),
-      turn,
-      name,
-      input,
-      partial: '',
-      summary: '',
-      result: '',
-      isError: false,
-      durationMs: null,
-      done: false
+    if (!this._byKey.has(toolKey(callId))) {
+      this._add(newTool(turn, callId, name, input));
+      return;
+    }
+    this._update(toolKey(callId), entry => {
+      if (entry.kind === 'tool') {
+        entry.input = input;
+        entry.name = name;
+        entry.streaming = false;
+      }
     });
   }
 
@@ -371,6 +401,7 @@ export class ChatStore {
         entry.result = message.result;
         entry.isError = message.is_error;
         entry.durationMs = message.duration_ms ?? null;
+        entry.streaming = false;
         entry.done = true;
       }
     });

@@ -29,7 +29,7 @@ export class ToolCard {
   }
 
   update(entry: ToolEntry): void {
-    const state = !entry.done ? 'running' : entry.isError ? 'error' : 'done';
+    const state = Private.state(entry);
     this.node.dataset.state = state;
     this.node.dataset.tool = entry.name;
     this._summary.replaceChildren(
@@ -59,7 +59,15 @@ export class ToolCard {
 }
 
 namespace Private {
-  export const ICONS = { running: '⋯', done: '✓', error: '✗' } as const;
+  export const ICONS = { streaming: '✎', running: '⋯', done: '✓', error: '✗' } as const;
+
+  /** streaming: the model is still writing the input; running: the tool has started. */
+  export function state(entry: ToolEntry): keyof typeof ICONS {
+    if (entry.done) {
+      return entry.isError ? 'error' : 'done';
+    }
+    return entry.streaming ? 'streaming' : 'running';
+  }
 
   export function body(entry: ToolEntry): HTMLElement[] {
     const parts = [
