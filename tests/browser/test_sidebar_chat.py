@@ -266,6 +266,44 @@ def test_new_session_and_resume(lab: LabPage, notebook_dir: Path, fake: FakeAnth
     expect(panel.locator(USER)).to_have_text(["first session question"])
 
 
+def test_fork_makes_a_new_session_that_keeps_the_history(
+    lab: LabPage, notebook_dir: Path, fake: FakeAnthropic
+) -> None:
+    fake.add("Answer before the fork.")
+    panel = chat(lab, notebook_dir, fake)
+    send(panel, "question before the fork")
+    wait_answer(panel, "Answer before the fork.")
+
+    picker = panel.locator('[data-loom="sessions"]')
+    picker.locator("summary").click()
+    current = picker.locator('[data-loom="session"][data-current="true"]')
+    expect(current).to_have_count(1)
+    original = current.get_attribute("data-session")
+    picker.locator('[data-loom="session-fork"]').click()
+
+    picker.locator("summary").click()
+    expect(picker.locator('[data-loom="session"]')).to_have_count(2)
+    expect(current).not_to_have_attribute("data-session", original or "")
+    expect(panel.locator(USER)).to_have_text(["question before the fork"])
+
+
+def test_code_block_copy_button_raises_nothing(
+    lab: LabPage, notebook_dir: Path, fake: FakeAnthropic
+) -> None:
+    fake.add("Try this:\n\n```python\nanswer = 6 * 7\n```\n\nCOPY-END")
+    panel = chat(lab, notebook_dir, fake)
+    errors: list[str] = []
+    lab.page.on("pageerror", lambda error: errors.append(str(error)))
+
+    send(panel, "Give me code to copy")
+    message = wait_answer(panel, "COPY-END")
+    copy = message.locator('[data-loom="copy-code"]')
+    expect(copy).to_have_count(1)
+    copy.click()
+    wait_state(panel, "idle")
+    assert errors == []
+
+
 def test_switching_notebooks_switches_the_chat(
     lab: LabPage, notebook_dir: Path, fake: FakeAnthropic
 ) -> None:
