@@ -24,7 +24,14 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from typing_extensions import assert_never
 
-from loom_jupyter.engine.events import ApprovalNeeded, Notice, TextDelta, ToolStarted, TurnEndReason
+from loom_jupyter.engine.events import (
+    ApprovalNeeded,
+    Notice,
+    TextDelta,
+    ToolDraft,
+    ToolStarted,
+    TurnEndReason,
+)
 from loom_jupyter.errors import LoomError, ModelAPIError, ModelError, StreamInterruptedError
 from loom_jupyter.messages import TextBlock, ToolUseBlock
 from loom_jupyter.models import base as model_events
@@ -103,6 +110,7 @@ class LoopFailed:
 
 StepEvent: TypeAlias = (
     TextDelta
+    | ToolDraft
     | ToolStarted
     | ApprovalNeeded
     | Notice
@@ -158,6 +166,7 @@ class AgentLoop:
     async def _call_model(self, request: ModelRequest) -> AsyncIterator[AgentEvent]:
         """Stream one request. Retrying is the model layer's job; its notices are relayed."""
         streamed: list[str] = []
+        drafting: dict[str, str] = {}  # tool call id -> name, while its input streams
         started = time.monotonic()
         try:
             stream = self.model.stream(request)
@@ -172,12 +181,12 @@ class AgentLoop:
                         case model_events.MessageDone():
                             yield _done(event, request, _ms(started))
                             return
-                        case (
-                            model_events.ToolUseStarted()
-                            | model_events.ToolInputDelta()
-                            | model_events.ToolUseReady()
-                            | model_events.UsageUpdate()
-                        ):
+                        case model_events.ToolUseStarted():
+                            drafting[event.id] = event.name
+                        case model_events.ToolInputDelta():
+                            name = drafting.get(event.id, "")
+                            yield ToolDraft(event.id, name, event.partial_json)
+                        case model_events.ToolUseReady() | model_events.UsageUpdate():
                             pass  # the finished message carries the calls and the usage
                         case _:
                             assert_never(event)

@@ -34,6 +34,7 @@ __all__ = [
     "Notice",
     "StateChanged",
     "TextDelta",
+    "ToolDraft",
     "ToolFinished",
     "ToolStarted",
     "TurnDone",
@@ -70,6 +71,16 @@ class TextDelta:
 
     text: str
     kind: Literal["text_delta"] = "text_delta"
+
+
+@dataclass(frozen=True)
+class ToolDraft:
+    """A piece of a tool call's JSON input as the model writes it (before it can run)."""
+
+    call_id: str
+    name: str
+    piece: str
+    kind: Literal["tool_draft"] = "tool_draft"
 
 
 @dataclass(frozen=True)
@@ -176,6 +187,7 @@ class TurnError:
 Event: TypeAlias = (
     TurnStarted
     | TextDelta
+    | ToolDraft
     | ToolStarted
     | ApprovalNeeded
     | ToolFinished

@@ -18,6 +18,7 @@ from loom_jupyter.engine.events import (
     Notice,
     StateChanged,
     TextDelta,
+    ToolDraft,
     ToolFinished,
     ToolStarted,
     TurnDone,
@@ -99,6 +100,8 @@ class PanelData:
                 )
             case ApprovalNeeded():
                 return replace(self, activity=f"waiting for approval: {event.name}")
+            case ToolDraft():
+                return replace(self, activity=f"writing the input of {event.name}")
             case ToolStarted():
                 return replace(self, activity=f"running {event.name}")
             case ToolFinished():

@@ -23,6 +23,7 @@ from loom_jupyter.engine.events import (
     Notice,
     StateChanged,
     TextDelta,
+    ToolDraft,
     ToolFinished,
     ToolStarted,
     TurnDone,
@@ -104,7 +105,7 @@ class NotebookRenderer:
             case TurnError():
                 self._end_segment()
                 self.message(event.message, level="error")
-            case TurnStarted() | UsageEvent() | StateChanged():
+            case TurnStarted() | UsageEvent() | StateChanged() | ToolDraft():
                 pass  # the panel and the sidebar show these; the cell shows the answer
             case _:
                 assert_never(event)
@@ -217,8 +218,8 @@ class TextRenderer:
                 self._line(event.message) if event.message else self._end_line()
             case TurnError():
                 self._line(f"Error: {event.message}")
-            case TurnStarted() | UsageEvent() | StateChanged():
-                pass  # `%cowork status` shows these in a terminal
+            case TurnStarted() | UsageEvent() | StateChanged() | ToolDraft():
+                pass  # `%cowork status` shows these; a call shows once it runs
             case _:
                 assert_never(event)
 

@@ -21,6 +21,7 @@ from loom_jupyter.engine.events import (
     ApprovalNeeded,
     Notice,
     TextDelta,
+    ToolDraft,
     ToolFinished,
     ToolStarted,
     UsageEvent,
@@ -84,7 +85,7 @@ class ActiveTurn:
             case TextDelta():
                 await self._stream(event.text)
                 return event
-            case ToolStarted() | ApprovalNeeded() | Notice():
+            case ToolDraft() | ToolStarted() | ApprovalNeeded() | Notice():
                 return event
             case ModelCallDone():
                 return await self._message(event)

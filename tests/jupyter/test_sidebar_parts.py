@@ -14,6 +14,7 @@ from loom_jupyter.engine.events import (
     Notice,
     StateChanged,
     TextDelta,
+    ToolDraft,
     ToolFinished,
     ToolStarted,
     TurnDone,
@@ -33,6 +34,7 @@ from loom_jupyter.jupyter.sidebar.protocol import (
     Send,
     Status,
     TextMsg,
+    ToolInputMsg,
     parse_inbound,
 )
 from loom_jupyter.jupyter.sidebar.queue import SendQueue
@@ -134,6 +136,7 @@ def test_engine_events_map_to_sidebar_messages() -> None:
     for event in (
         TurnStarted("s", 7),
         TextDelta("Hi"),
+        ToolDraft("t1", "run_python", '{"code": "x'),
         ApprovalNeeded("t1", "run_python", "x = 1", "x = 1"),
         ToolStarted("t1", "run_python", "x = 1"),
         ToolFinished("t1", "run_python", "set x", False, 9),
@@ -147,6 +150,7 @@ def test_engine_events_map_to_sidebar_messages() -> None:
     assert kinds == [
         ["turn_started", "status"],
         ["text"],
+        ["tool_input"],
         ["status"],
         ["status", "tool_started"],
         ["tool_finished"],
@@ -157,6 +161,8 @@ def test_engine_events_map_to_sidebar_messages() -> None:
         ["turn_error", "status"],
     ]
     assert mirror.turn == 7
+    (draft,) = mirror.messages(ToolDraft("t2", "shell", '{"command": "ls'))
+    assert draft == ToolInputMsg(7, "t2", "shell", '{"command": "ls')
     (usage_msg,) = mirror.messages(UsageEvent(usage, 0.25, "m"))
     assert usage_msg.cost_usd == pytest.approx(1.75)  # type: ignore[union-attr]
 

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 from engine.checks import assert_valid_request
 
-from loom_jupyter.engine.events import ApprovalNeeded, Notice, ToolFinished, TurnDone, TurnError
+from loom_jupyter.engine.events import (
+    ApprovalNeeded,
+    Notice,
+    ToolDraft,
+    ToolFinished,
+    ToolStarted,
+    TurnDone,
+    TurnError,
+)
 from loom_jupyter.errors import ContextBudgetError, OverloadedError
 from loom_jupyter.messages import TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock
 from loom_jupyter.models import base as model_events
@@ -287,3 +296,18 @@ async def test_a_pasted_key_is_redacted_for_every_front(
     turns = await archive.get_turns(session.session_id)
     assert turns[0].content == "my key is [REDACTED]"
     assert key not in str(model.requests[0])
+
+
+async def test_a_tool_calls_input_streams_as_drafts_before_the_call_runs(
+    open_session: OpenSession,
+) -> None:
+    code = "total = 0\nfor i in range(10):\n    total += i\n"
+    model = ScriptedModel([tool_call("run_python", {"code": code}), text("Done.")])
+    session = await open_session(model, approval="auto")
+    events = await collect(session, "sum the first ten numbers")
+    drafts = [e for e in events if isinstance(e, ToolDraft)]
+    assert len(drafts) > 1  # the input arrived in pieces...
+    assert {(d.call_id, d.name) for d in drafts} == {(drafts[0].call_id, "run_python")}
+    assert json.loads("".join(d.piece for d in drafts)) == {"code": code}  # ...that add up
+    started = next(i for i, e in enumerate(events) if isinstance(e, ToolStarted))
+    assert max(events.index(d) for d in drafts) < started  # all of it before the call runs

@@ -19,6 +19,7 @@ from loom_jupyter.jupyter.sidebar.protocol import (
     Status,
     TextMsg,
     ToolFinishedMsg,
+    ToolInputMsg,
     ToolStartedMsg,
     TurnDoneMsg,
     TurnErrorMsg,
@@ -82,6 +83,8 @@ class TurnMirror:
             ]
         if event.kind == "text_delta":
             return [TextMsg(turn, event.text)]
+        if event.kind == "tool_draft":
+            return [ToolInputMsg(turn, event.call_id, event.name, event.piece)]
         if event.kind == "tool_started":
             self.started[event.call_id] = time.monotonic()
             inputs = self.inputs.get(event.call_id) or _call_input(archived, event.call_id)

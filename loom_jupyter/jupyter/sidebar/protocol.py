@@ -51,6 +51,7 @@ __all__ = [
     "TaskView",
     "TextMsg",
     "ToolFinishedMsg",
+    "ToolInputMsg",
     "ToolItem",
     "ToolStartedMsg",
     "TurnDoneMsg",
@@ -414,6 +415,17 @@ class ToolStartedMsg:
 
 
 @dataclass(frozen=True)
+class ToolInputMsg:
+    """A new piece of a tool call's JSON input, as the model writes it (append it)."""
+
+    turn: int
+    call_id: str
+    name: str
+    partial: str
+    type: Literal["tool_input"] = "tool_input"
+
+
+@dataclass(frozen=True)
 class ToolFinishedMsg:
     """A tool call ended."""
 
@@ -539,6 +551,7 @@ Outbound: TypeAlias = (
     | History
     | TurnStartedMsg
     | TextMsg
+    | ToolInputMsg
     | ToolStartedMsg
     | ToolFinishedMsg
     | Approval
