@@ -165,6 +165,51 @@ def test_run_python_approval_click_changes_the_namespace(
     assert kernel_run(lab, "print(answer)").strip() == "42"
 
 
+STREAMED_CODE = "streamed_total = 0\n" + "".join(
+    f"streamed_total += {n}  # step {n} of the sum\n" for n in range(40)
+)
+# Notes whether the run_python card ever showed the code's first line, still streaming,
+# while no approve button existed (each comm message is its own task, so no race).
+WATCH_TOOL_DRAFT = """() => {
+    window.__loomDraftSeen = false;
+    const root = document.querySelector('[data-loom="sidebar"]');
+    new MutationObserver(() => {
+        const card = root.querySelector('[data-loom="tool-card"][data-tool="run_python"]');
+        const input = card?.querySelector('[data-loom="tool-input"]');
+        if (card?.dataset.state === 'streaming'
+            && input?.textContent.startsWith('streamed_total = 0\\n')
+            && !root.querySelector('[data-loom="approve"]')) {
+            window.__loomDraftSeen = true;
+        }
+    }).observe(root, { subtree: true, childList: true, characterData: true, attributes: true });
+}"""
+
+
+def test_tool_input_shows_in_its_card_while_it_streams(
+    lab: LabPage, notebook_dir: Path, fake: FakeAnthropic
+) -> None:
+    tool = {"type": "tool_use", "name": "run_python", "input": {"code": STREAMED_CODE}}
+    fake.add({"content": [tool], "delay": 0.05}, "Summed.")
+    panel = chat(lab, notebook_dir, fake)
+    lab.page.evaluate(WATCH_TOOL_DRAFT)
+
+    send(panel, "Sum the steps")
+    approval = panel.locator('[data-loom="approval"]')
+    expect(approval.locator('[data-loom="approval-input"]')).to_have_text(
+        STREAMED_CODE.rstrip("\n"), timeout=ANSWER_TIMEOUT_MS
+    )
+    assert lab.page.evaluate("window.__loomDraftSeen") is True
+    card = panel.locator('[data-loom="tool-card"][data-tool="run_python"]')
+    expect(card).to_have_count(1)
+    panel.locator('[data-loom="approve"][data-decision="allow"]').click()
+
+    wait_answer(panel, "Summed.")
+    expect(card).to_have_count(1)
+    expect(card).to_have_attribute("data-state", "done")
+    expect(card.locator('[data-loom="tool-input"]')).to_have_text(STREAMED_CODE)
+    assert kernel_run(lab, "print(streamed_total)").strip() == str(sum(range(40)))
+
+
 def test_stop_mid_stream(lab: LabPage, notebook_dir: Path, fake: FakeAnthropic) -> None:
     words = " ".join(f"w{n}" for n in range(400)) + " NEVER-SHOWN"
     fake.add({"content": [{"type": "text", "text": words}], "delay": 0.1})
