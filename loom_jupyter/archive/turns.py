@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast, get_args
 
 from loom_jupyter.archive.clock import utc_now
@@ -31,6 +32,20 @@ __all__ = ["TurnsMixin", "turn_from_row"]
 _ROLES = get_args(TurnRole)
 _STATUSES = get_args(TurnStatus)
 _FIRST_PAGE, _MAX_PAGE = 32, 4096
+_PAUSES = """
+    SELECT asked.created_at, answered.created_at
+    FROM conversation_turns AS asked
+    JOIN conversation_turns AS answered
+        ON answered.session_id = asked.session_id
+        AND answered.turn_number = asked.turn_number - 1
+    JOIN cowork_sessions AS session ON session.id = asked.session_id
+    WHERE asked.role = 'user'
+        AND asked.turn_number > coalesce(session.forked_at_turn, 0)
+        AND asked.session_id NOT IN
+            (SELECT child_session_id FROM subtasks WHERE child_session_id IS NOT NULL)
+    ORDER BY asked.id DESC
+    LIMIT ?
+"""
 
 
 def turn_from_row(row: sqlite3.Row) -> Turn:
@@ -185,6 +200,21 @@ class TurnsMixin:
         if row is None:
             raise no_such_session(self._db, session_id)
         return int(row[0])
+
+    async def recent_pauses(self, limit: int = 40) -> tuple[float, ...]:
+        """Seconds from an answer to the person's next message, newest ``limit``, oldest first.
+
+        Every session of this archive counts (the notebook's rhythm outlives a
+        session) except delegated sub-agents, whose turns follow each other at
+        machine speed, and the turns a fork copied. Reads backwards from the
+        newest turn, so the cost follows ``limit``, not the archive's size.
+        """
+        rows = await self._db.fetchall(_PAUSES, [limit])
+        pauses = [
+            (datetime.fromisoformat(asked) - datetime.fromisoformat(answered)).total_seconds()
+            for asked, answered in rows
+        ]
+        return tuple(max(pause, 0.0) for pause in reversed(pauses))
 
     async def tool_calls(
         self, session_id: str, tool_name: str | None = None, limit: int = 20

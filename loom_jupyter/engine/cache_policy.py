@@ -1,4 +1,4 @@
-"""Which TTL the history's cache breakpoint gets, from the session's rhythm.
+"""Which TTL the history's cache breakpoint gets, from the notebook's rhythm.
 
 Prompt-cache prices, relative to plain input tokens: a write lives 5 minutes at
 1.25x or an hour at 2x; a read costs 0.1x and restarts the entry's clock. Tools
@@ -11,12 +11,18 @@ The cost model, per turn, for a TTL ``T`` (``w`` its write price)::
     cost(T) = w * new + P(gap > T) * w * (history + new) + P(gap <= T) * 0.1 * (history + new)
 
 ``new`` is what this turn adds (estimated from the turns so far), ``history``
-what the window already holds, and ``P(gap > T)`` the share of the session's
-recent gaps between turns longer than ``T``, newer gaps weighing more. The TTL
-with the lower expected cost wins. Before any gap is seen, a 10-minute pause
-counts as 0.7 of an observation: a wrong 5 minutes loses the whole
-history, a wrong hour only the premium on what one turn adds, so an unknown
-rhythm leans to the hour until quick follow-ups show otherwise.
+what the window already holds, and ``P(gap > T)`` the share of the last 40
+pauses longer than ``T``. The TTL with the lower expected cost wins.
+
+The pauses are the notebook's, not only the session's: a new session starts
+from the pauses its archive holds (``Archive.recent_pauses``). A session with
+nothing to learn from cannot be right for every rhythm: quick follow-ups and
+"mostly quick, now and then a long pause" start alike, and the first wants
+5 minutes on every turn, the second the hour (``benchmarks/cache_cost.py``
+shows both). So before any pause is seen a 10-minute pause counts as 0.7 of
+one, fading as real pauses arrive: a wrong 5 minutes loses the whole history,
+a wrong hour only the premium on what one turn adds, so an unknown rhythm
+leans to the hour until quick follow-ups show otherwise.
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from loom_jupyter.models.base import CacheTtl
 
 __all__ = [
@@ -39,16 +47,15 @@ TTL_SECONDS: dict[CacheTtl, float] = {"5m": 300.0, "1h": 3600.0}
 WRITE_PRICE: dict[CacheTtl, float] = {"5m": 1.25, "1h": 2.0}
 READ_PRICE = 0.1
 
-DECAY = 0.95
-"""Each older gap weighs this much less than the one after it (rhythms drift)."""
-
 MAX_GAPS = 40
-"""Gaps remembered (the oldest weighs an eighth of the newest)."""
+"""Gaps remembered: the rhythm is the share of these, so it follows a drift in 40 turns."""
 
 _PRIOR_GAP = 600.0
 """The assumed gap before any is seen (it fades as real gaps arrive)."""
 
 _PRIOR_WEIGHT = 0.7
+_PRIOR_FADE = 0.95
+"""The prior's weight shrinks by this with every real gap seen."""
 _MARGIN = 30.0
 """Seconds added to each gap: the answer streams after the request that used the cache."""
 
@@ -62,10 +69,16 @@ def expected_turn_cost(ttl: CacheTtl, *, history: int, new: int, expired: float)
 
 @dataclass(frozen=True)
 class CacheRhythm:
-    """The session's gaps between turns (newest last) and its history growth per turn."""
+    """The notebook's recent gaps between turns (newest last) and the history's growth per turn."""
 
     gaps: tuple[float, ...] = ()
     growth: tuple[int, ...] = ()
+    prior_weight: float = _PRIOR_WEIGHT
+    """How much the assumed 10-minute pause counts before any real one is seen."""
+
+    def restart(self, pauses: Sequence[float]) -> CacheRhythm:
+        """A new or resumed session: the notebook's recent ``pauses`` (oldest first) as its gaps."""
+        return replace(self, gaps=tuple(pauses)[-MAX_GAPS:], growth=())
 
     def observe(self, gap_seconds: float, grew_by: int | None = None) -> CacheRhythm:
         """One more gap (and, when known, what the last turn added to the history)."""
@@ -73,15 +86,14 @@ class CacheRhythm:
         return replace(self, gaps=(*self.gaps, gap_seconds)[-MAX_GAPS:], growth=growth[-MAX_GAPS:])
 
     def expired_share(self, ttl: CacheTtl) -> float:
-        """The weighted share of gaps longer than ``ttl`` (a prior gap counts a little)."""
+        """The share of gaps longer than ``ttl``, the fading prior gap counted in
+        (with no prior and no gap: none)."""
         limit = TTL_SECONDS[ttl]
-        weight = _PRIOR_WEIGHT * DECAY ** len(self.gaps)
-        longer = weight if limit < _PRIOR_GAP + _MARGIN else 0.0
-        for age, gap in enumerate(reversed(self.gaps)):
-            step = DECAY**age
-            weight += step
-            longer += step if gap + _MARGIN > limit else 0.0
-        return longer / weight
+        prior = self.prior_weight * _PRIOR_FADE ** len(self.gaps)
+        longer = float(sum(1 for gap in self.gaps if gap + _MARGIN > limit))
+        longer += prior if limit < _PRIOR_GAP + _MARGIN else 0.0
+        weight = prior + len(self.gaps)
+        return longer / weight if weight else 0.0
 
     def typical_growth(self, fallback: int) -> int:
         """Tokens a turn adds to the history: the mean of recent turns, else ``fallback``."""

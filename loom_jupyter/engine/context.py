@@ -25,8 +25,6 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from itertools import pairwise
 from typing import TYPE_CHECKING, TypeAlias
 
 from typing_extensions import assert_never
@@ -157,12 +155,17 @@ class ContextWindow:
         """Estimated tokens of the turns in view, as rendered."""
         return self._total
 
-    def reset(self, turns: Sequence[Turn]) -> None:
-        """Replace the contents (on resume); the window starts at the first user turn given."""
+    def reset(self, turns: Sequence[Turn], pauses: Sequence[float] = ()) -> None:
+        """Replace the contents (on resume); the window starts at the first user turn given.
+
+        ``pauses`` are the notebook's recent pauses between an answer and the next
+        message (:meth:`Archive.recent_pauses`), oldest first: the rhythm the
+        history's cache TTL starts from.
+        """
         self._turns, self._cost, self._rendered, self._total = [], {}, {}, 0
         self.cut_through = 0
         self._mark, self._last_request_at, self._turn_tokens = None, None, None
-        self.rhythm = CacheRhythm(gaps=_archived_gaps(turns))
+        self.rhythm = self.rhythm.restart(pauses)
         start = next((i for i, t in enumerate(turns) if t.role == "user"), len(turns))
         for turn in turns[start:]:
             self.append(turn)
@@ -353,16 +356,6 @@ class ContextWindow:
         )
         preview = text[:head] + marker + (text[-tail:] if cut else "")
         return ToolResultBlock(result.tool_use_id, (TextBlock(preview),), result.is_error)
-
-
-def _archived_gaps(turns: Sequence[Turn]) -> tuple[float, ...]:
-    """Seconds between each archived user turn and the turn before it (the pause)."""
-    gaps: list[float] = []
-    for before, turn in pairwise(turns):
-        if turn.role == "user" and before.created_at and turn.created_at:
-            then = datetime.fromisoformat(before.created_at)
-            gaps.append((datetime.fromisoformat(turn.created_at) - then).total_seconds())
-    return tuple(gaps)
 
 
 async def load_window_turns(archive: TurnReader, session_id: str, budget_tokens: int) -> list[Turn]:

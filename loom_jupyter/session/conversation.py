@@ -365,7 +365,8 @@ class CoworkSession:
         restored = SessionState.from_json(info.session_state)
         self._state = _with_identity(restored, session_id, self.notebook_path, self.model.name)
         budget = self._window.config.budget_tokens
-        self._window.reset(await load_window_turns(self.archive, session_id, budget))
+        turns = await load_window_turns(self.archive, session_id, budget)
+        self._window.reset(turns, await self.archive.recent_pauses())
         self.recovered = None
         if takeover is not None:
             self.recovered = await self._recover_crash(takeover)
@@ -438,7 +439,7 @@ class CoworkSession:
             self._writer.session_id = sid
             fresh = SessionState(kernel_session=self.owner)
             self._state = _with_identity(fresh, sid, self.notebook_path, self.model.name)
-            self._window.reset([])
+            self._window.reset([], await self.archive.recent_pauses())
         return self._sid
 
     async def _release(self) -> None:

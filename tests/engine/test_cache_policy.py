@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from loom_jupyter.engine.cache_policy import CacheRhythm, expected_turn_cost
+from loom_jupyter.engine.cache_policy import MAX_GAPS, CacheRhythm, expected_turn_cost
 from loom_jupyter.engine.context import LOOKBACK_BLOCKS, ContextWindow, WindowConfig
 from loom_jupyter.engine.tokens import turn_tokens
 from loom_jupyter.messages import TextBlock, ToolResultBlock, ToolUseBlock, Turn
@@ -91,6 +91,11 @@ def test_an_unknown_rhythm_leans_to_the_hour() -> None:
     assert CacheRhythm().choose(50_000) == "1h"
 
 
+def test_without_a_prior_nothing_seen_means_nothing_expires() -> None:
+    assert CacheRhythm(prior_weight=0.0).expired_share("5m") == 0.0
+    assert CacheRhythm(prior_weight=0.0).choose(50_000) == "5m"
+
+
 def test_long_pauses_with_a_long_history_choose_the_hour() -> None:
     rhythm = CacheRhythm()
     for _ in range(3):
@@ -107,7 +112,7 @@ def test_quick_follow_ups_keep_five_minutes() -> None:
     assert rhythm.choose(40_000) == "5m"
 
 
-def test_the_newest_gaps_weigh_most() -> None:
+def test_a_few_long_pauses_among_quick_ones_choose_the_hour() -> None:
     rhythm = CacheRhythm()
     for _ in range(6):
         rhythm = rhythm.observe(MINUTE, 3000)
@@ -159,13 +164,17 @@ def test_a_narrow_tool_round_needs_no_extra_breakpoint() -> None:
     assert after.extra_breakpoints == ()
 
 
-def test_archived_gaps_seed_the_rhythm_on_resume() -> None:
-    stamps = ["2026-01-01T10:00:00+00:00", "2026-01-01T10:00:30+00:00", "2026-01-01T10:40:30+00:00"]
-    roles = ["user", "assistant", "user"]
-    turns = [
-        Turn("s", i + 1, role, "text", (TextBlock("text"),), created_at=stamp)  # type: ignore[arg-type]
-        for i, (role, stamp) in enumerate(zip(roles, stamps, strict=True))
-    ]
+def test_the_notebooks_pauses_seed_the_rhythm_of_a_new_session() -> None:
+    slow = Session()
+    slow.window.reset([], pauses=[20 * MINUTE] * 6)
+    assert slow.window.rhythm.gaps == (20 * MINUTE,) * 6
+    assert slow.exchange(0)[0].history_ttl == "1h"
+    brisk = Session()
+    brisk.window.reset([], pauses=[2 * MINUTE] * 30)
+    assert brisk.exchange(0)[0].history_ttl == "5m"  # no 1-hour premium to learn the rhythm
+
+
+def test_a_reset_keeps_at_most_the_remembered_pauses() -> None:
     window = ContextWindow(WindowConfig(budget_tokens=10_000), system="s")
-    window.reset(turns)
-    assert window.rhythm.gaps == (2400.0,)
+    window.reset([], pauses=[float(n) for n in range(100)])
+    assert window.rhythm.gaps == tuple(float(n) for n in range(100 - MAX_GAPS, 100))
