@@ -7,7 +7,7 @@ import { NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 import { UUID } from '@lumino/coreutils';
 import { Widget } from '@lumino/widgets';
 
-import { LinkState, LoomConnection } from './connection';
+import { LinkState, LoomConnection, serverRoot } from './connection';
 import { RenderContext } from './markdown';
 import { Decision, FrontMessage, Hello, KernelMessage, Queued, SearchHit } from './protocol';
 import { Change, ChatStore } from './store';
@@ -251,7 +251,11 @@ export class ChatView extends Widget {
   }
 
   private _onRenamed(): void {
-    this._send({ type: 'set_notebook', path: this._notebook.context.path });
+    this._send({
+      type: 'set_notebook',
+      path: this._notebook.context.localPath,
+      server_root: serverRoot()
+    });
   }
 
   private _showQueue(): void {

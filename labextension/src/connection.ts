@@ -4,6 +4,7 @@
  * dropped comm, and the extension loaded silently when the kernel lacks it.
  */
 import { ISessionContext } from '@jupyterlab/apputils';
+import { PageConfig } from '@jupyterlab/coreutils';
 import { CommsOverSubshells, Kernel, KernelMessage as Wire } from '@jupyterlab/services';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
@@ -213,6 +214,7 @@ export class LoomConnection implements IDisposable {
       type: 'hello',
       protocol: PROTOCOL_VERSION,
       notebook_path: context.path,
+      server_root: serverRoot(),
       client: this._options.client,
       ...this._options.resume()
     };
@@ -307,4 +309,9 @@ namespace Private {
     }
     return content.status === 'error' ? `${content.ename}: ${content.evalue}` : content.status;
   }
+}
+
+/** The server's folder (notebook paths are relative to it), '' when the page does not say. */
+export function serverRoot(): string {
+  return PageConfig.getOption('serverRoot');
 }

@@ -131,6 +131,8 @@ export type Hello = {
   since_seq: number | null;
   kernel_session: string | null;
   client: 'lab' | 'notebook7';
+  /** The server's folder, which `notebook_path` is relative to ('' when unknown). */
+  server_root: string;
 };
 export type FrontMessage =
   | Hello
@@ -144,7 +146,7 @@ export type FrontMessage =
   | { type: 'new' }
   | { type: 'fork'; at_turn: number | null }
   | { type: 'search'; query: string }
-  | { type: 'set_notebook'; path: string };
+  | { type: 'set_notebook'; path: string; server_root: string };
 
 /** A field's JSON kind; a trailing "?" also admits null or absence. */
 type Kind = 'string' | 'number' | 'boolean' | 'array' | 'object' | 'any' | `${Base}?`;

@@ -142,6 +142,14 @@ class SessionsMixin:
                     [*(v for _, v in sets), session_id],
                 )
 
+    async def move_notebook(self, old_path: str, new_path: str) -> int:
+        """The notebook was renamed: its sessions name the new path; returns how many."""
+        async with self._db.transaction() as tx:
+            return await tx.execute(
+                "UPDATE cowork_sessions SET notebook_path = ? WHERE notebook_path = ?",
+                [new_path, old_path],
+            )
+
     async def close_session(self, session_id: str) -> None:
         """Mark the session closed (it stays searchable and can be reopened)."""
         await self.update_session(session_id, status="closed")

@@ -83,6 +83,11 @@ class CellActivity:
             runs, self._runs = self._runs, []
         return runs
 
+    def keep(self, runs: Sequence[CellRun]) -> None:
+        """Hold ``runs`` (a predecessor's, not yet handed over) before the ones seen since."""
+        with self._lock:
+            self._runs = [*runs, *self._runs][-_KEPT:]
+
     def _started(self, info: Any) -> None:
         own = _is_own(getattr(info, "raw_cell", "") or "")
         self._before = None if own else snapshot(self._shell.user_ns)

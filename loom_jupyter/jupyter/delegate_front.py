@@ -119,6 +119,17 @@ async def attach_front(cowork: KernelCowork, session: CoworkSession | None = Non
     return front
 
 
+def delegations_running(cowork: KernelCowork) -> bool:
+    """Whether a delegation of this kernel's coworker is running now (any thread)."""
+    front = _FRONTS.get(id(cowork))
+    return front is not None and bool(front.delegations.running)
+
+
+def detach_front(cowork: KernelCowork) -> None:
+    """Forget the closed coworker's front (a later coworker may reuse its id)."""
+    _FRONTS.pop(id(cowork), None)
+
+
 def front_of(cowork: KernelCowork) -> DelegateFront:
     """The kernel's front, attaching it on first use (main thread)."""
     front = _FRONTS.get(id(cowork))

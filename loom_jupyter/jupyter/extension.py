@@ -87,18 +87,102 @@ def _cowork(shell: Any, notebook: str | None) -> Any:
     return _open(shell, location)
 
 
-def _open(shell: Any, location: Any) -> Any:
+def _open(shell: Any, location: Any, *, predecessor: Any = None) -> Any:
     from loom_jupyter.jupyter.runtime import KernelCowork
 
-    cowork = KernelCowork(shell, location)
+    owner = None if predecessor is None else predecessor.owner
+    cowork = KernelCowork(shell, location, owner=owner)
     try:
-        cowork.open()
+        cowork.open(attach_sidebar=predecessor is None)
     except BaseException:
         cowork.close()
         raise
+    cowork.on_renamed = lambda: follow_rename(shell)
     _LOADED[id(shell)] = cowork
     atexit.register(cowork.close)
     return cowork
+
+
+_RETRY_SECONDS = 2.0
+
+
+def follow_rename(shell: Any) -> None:
+    """The notebook was renamed: move its conversation along once nothing runs (main thread).
+
+    The archive is copied under the new name and the coworker reopened on it;
+    the open sidebars, the panel and the cells not yet reported are handed over,
+    the session goes on. Until the copy is open the old archive is untouched.
+    """
+    from loom_jupyter.jupyter.relocate import Relocation
+
+    cowork = _LOADED.get(id(shell))
+    if cowork is None or cowork.renamed_to is None or not cowork.loop_thread.alive:
+        return
+    if not cowork.idle or cowork.main.pumping:  # a turn, a delegation or a %cowork cell
+        _later(shell)
+        return
+    relocation = Relocation(cowork.location, cowork.renamed_to)
+    cowork.renamed_to = None
+    problem = relocation.blocked_by()
+    if problem is not None:
+        cowork.sidebar.notice(problem, "warning")
+        return
+    sid = cowork.session.session_id
+    try:
+        successor = _swapped(shell, cowork, relocation)
+    except Exception as exc:  # the old archive still serves; say why it stayed
+        cowork.sidebar.notice(f"The conversation stays in {relocation.source.name}: {exc}", "error")
+        return
+    try:
+        _settle(successor, relocation, sid)
+    except Exception as exc:  # moved, but not tidied: the session is safe in the new archive
+        successor.sidebar.notice(f"The conversation moved, but: {exc}", "warning")
+
+
+def _swapped(shell: Any, cowork: Any, relocation: Any) -> Any:
+    """A coworker on a copy of ``cowork``'s archive under the new name; ``cowork`` closed.
+
+    Until the successor is open nothing changes: a failure removes the partial copy.
+    """
+    target = relocation.target
+    try:
+        cowork.run(cowork.archive.save_copy(target))
+        successor = _open(shell, relocation.new, predecessor=cowork)
+    except BaseException:
+        target.unlink(missing_ok=True)
+        _LOADED[id(shell)] = cowork
+        raise
+    cowork.sidebar.hand_over(successor.sidebar)
+    successor.panel, cowork.panel = cowork.panel, None
+    if cowork.activity is not None and successor.activity is not None:
+        successor.activity.keep(cowork.activity.take())
+    cowork.close()
+    if not relocation.keeps_old:
+        relocation.remove_source()
+    return successor
+
+
+def _settle(successor: Any, relocation: Any, sid: str | None) -> None:
+    """The moved archive names the new notebook; the same session goes on; the fronts know."""
+    session = successor.session
+    old, new = str(relocation.old.path), str(relocation.new.path)
+    successor.run(successor.archive.move_notebook(old, new))
+    switched = sid is not None and session.session_id != sid
+    if switched:  # the latest active session was another one: go on with this one
+        successor.run(session.resume(sid))
+    successor.refresh_panel(tell_sidebars=False)
+    successor.run(successor.sidebar.followed(relocation.message(), switched=switched))
+
+
+def _later(shell: Any) -> None:
+    """Try :func:`follow_rename` again in a moment (on the kernel's loop)."""
+    import asyncio
+
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return  # no kernel loop (a terminal): there is no sidebar to rename from either
+    loop.call_later(_RETRY_SECONDS, follow_rename, shell)
 
 
 def _usable(cowork: Any) -> bool:

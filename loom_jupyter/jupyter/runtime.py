@@ -69,7 +69,12 @@ class KernelCowork:
     """The coworker of one kernel (one notebook)."""
 
     def __init__(
-        self, shell: Any, location: NotebookLocation, *, model: Model | None = None
+        self,
+        shell: Any,
+        location: NotebookLocation,
+        *,
+        model: Model | None = None,
+        owner: str | None = None,
     ) -> None:
         self.shell = shell
         self._model = model  # None: the Anthropic adapter built from settings
@@ -77,7 +82,7 @@ class KernelCowork:
         self.loop_thread = LoopThread()
         self.main = MainThreadQueue(_running_loop())
         self.approver: StdinApprover | None = None  # built with the session, off the main thread
-        self.owner = str(this_process_owner())
+        self.owner = owner or str(this_process_owner())  # a successor keeps its lease owner
         self.lease_message: str | None = None
         self.crash_message: str | None = None  # the previous kernel died holding the session
         self.panel: Panel | None = None
@@ -91,6 +96,8 @@ class KernelCowork:
         self.sidebar = SidebarHub(self)  # the comm target is registered by open() in a kernel
         self._guard: CellGuard | None = None
         self.activity: CellActivity | None = None  # the person's cells between turns
+        self.renamed_to: NotebookLocation | None = None  # the notebook's new name, to follow
+        self.on_renamed: Callable[[], None] | None = None  # main thread: follow it when idle
 
     # lifecycle -------------------------------------------------------------
     #
@@ -99,8 +106,12 @@ class KernelCowork:
     # session (agent, tools, context: the heavy imports) continues on the engine
     # thread after the load returns. Anything that needs the session waits for it.
 
-    def open(self) -> None:
-        """Open the archive and start resuming the latest active session."""
+    def open(self, *, attach_sidebar: bool = True) -> None:
+        """Open the archive and start resuming the latest active session.
+
+        ``attach_sidebar=False`` leaves the comm target alone: a predecessor hands
+        its open sidebars over (:meth:`SidebarHub.hand_over`).
+        """
         from loom_jupyter.jupyter.sidebar.cellguard import CellGuard
 
         self._guard = CellGuard(self.shell)  # before the bridge is built on the engine thread
@@ -109,8 +120,27 @@ class KernelCowork:
         if self._opening.done():
             self._opening.result()  # raise a failure to open the archive now
         self._watch_cells()
-        if self.in_kernel:
+        if self.in_kernel and attach_sidebar:
             self._attach_sidebar()
+
+    async def follow_notebook(self, path: str, server_root: str = "") -> None:
+        """The front says where the notebook is now (engine loop): follow a rename when idle."""
+        from loom_jupyter.jupyter.relocate import renamed_location
+
+        location = renamed_location(self.location, path, server_root)
+        if location is None or location == self.renamed_to:
+            return
+        self.renamed_to = location
+        if self.on_renamed is not None:
+            self.main.post(self.on_renamed)
+
+    @property
+    def idle(self) -> bool:
+        """No turn and no delegation is running (the archive may be swapped)."""
+        from loom_jupyter.jupyter.delegate_front import delegations_running
+
+        session = self._session
+        return (session is None or not session.busy) and not delegations_running(self)
 
     def _watch_cells(self) -> None:
         """Follow the person's cells; the next turn is told what they ran (main thread)."""
@@ -192,6 +222,9 @@ class KernelCowork:
         """Release the lease and close the archive; safe to call twice (atexit, unload)."""
         if not self.loop_thread.alive:
             return
+        from loom_jupyter.jupyter.delegate_front import detach_front
+
+        detach_front(self)
         self.sidebar.detach()
         if self._guard is not None:
             self._guard.close()
@@ -274,11 +307,12 @@ class KernelCowork:
             self.panel = Panel(self.shell, self.run(self._panel_data()))
         return self.panel
 
-    def refresh_panel(self) -> None:
+    def refresh_panel(self, *, tell_sidebars: bool = True) -> None:
         """Reload the panel from the archive (after resume, new, fork, delete); tell sidebars."""
         if self.panel is not None:
             self.panel.reset(self.run(self._panel_data()))
-        self.sidebar.session_switched()
+        if tell_sidebars:
+            self.sidebar.session_switched()
 
     def panel_reset_soon(self) -> None:
         """Reload the panel from the engine loop (a sidebar switched sessions)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import threading
 from typing import TYPE_CHECKING
 
@@ -511,3 +512,38 @@ def test_a_message_sent_during_a_turn_queues_and_can_be_cancelled(
     wait_state(panel, "idle")
     expect(panel.locator(USER)).to_have_text(["a long first answer please"])
     assert len(fake.message_requests) == 1  # the cancelled message never reached the model
+
+
+def test_renaming_the_notebook_moves_its_conversation_along(
+    lab: LabPage, notebook_dir: Path, fake: FakeAnthropic
+) -> None:
+    fake.add("Noted: the launch code is tulip.")
+    panel = chat(lab, notebook_dir, fake, name="Untitled.ipynb")
+    send(panel, "remember the launch code tulip")
+    wait_answer(panel, "Noted: the launch code is tulip.")
+    wait_state(panel, "idle")
+
+    old = notebook_dir / "Untitled.ipynb"
+    new = notebook_dir / "analysis.ipynb"
+    paths = [p.relative_to(lab.server.root_dir).as_posix() for p in (old, new)]
+    lab.app_eval(
+        "async (app, [a, b]) => { await app.serviceManager.contents.rename(a, b); }", paths
+    )
+    notice = panel.locator('[data-loom="notice"]', has_text="This notebook is now analysis.ipynb")
+    expect(notice).to_be_visible(timeout=ANSWER_TIMEOUT_MS)
+    assert archive_path_for(new).exists()
+    assert not archive_path_for(old).exists()
+
+    fake.add("Still the same conversation.")
+    send(panel, "after the rename")
+    wait_answer(panel, "Still the same conversation.")
+    expect(panel.locator(USER)).to_have_text(["remember the launch code tulip", "after the rename"])
+    prompts = _prompts(archive_path_for(new))
+    assert prompts == ["remember the launch code tulip", "after the rename"]
+
+
+def _prompts(path: Path) -> list[str]:
+    """The person's messages in an archive, oldest first (plain sqlite3, read-only)."""
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+        rows = db.execute("SELECT content FROM conversation_turns WHERE role = 'user' ORDER BY id")
+        return [content for (content,) in rows]

@@ -72,6 +72,15 @@ class CommLink:
         """Accept ``comm_open`` for target ``loom``."""
         self._kernel.comm_manager.register_target(TARGET, self._opened)
 
+    def rebind(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        deliver: Callable[[Peer, Inbound], Coroutine[Any, Any, None]],
+        reject: Callable[[Peer, str], None],
+    ) -> None:
+        """Deliver to another hub from now on; the target and the open comms stay."""
+        self._loop, self._deliver, self._reject = loop, deliver, reject
+
     def unregister(self) -> None:
         """Stop accepting new sidebars and close the open ones."""
         manager = getattr(self._kernel, "comm_manager", None)

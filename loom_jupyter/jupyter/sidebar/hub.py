@@ -93,6 +93,15 @@ class SidebarHub:
             except Exception:  # the kernel is going away: nothing left to tidy
                 _log.debug("unregistering the sidebar comm target failed", exc_info=True)
 
+    def hand_over(self, successor: SidebarHub) -> None:
+        """Give ``successor`` the open sidebars, the event log and the task views (main
+        thread): the fronts stay connected and see no restart."""
+        link, self.link = self.link, None
+        successor.log, successor._tasks = self.log, dict(self._tasks)
+        if link is not None:
+            link.rebind(successor._loop, successor.handle, successor._reject)
+            successor.link = link
+
     @property
     def has_fronts(self) -> bool:
         """Whether a sidebar is open."""
@@ -296,12 +305,13 @@ class SidebarHub:
         elif m.type == "search":
             await self._search(peer, m.query)
         elif m.type == "set_notebook":
-            pass  # informational: this kernel's archive stays where it was opened
+            await self._cw.follow_notebook(m.path, m.server_root)
         else:
             assert_never(m)
 
     async def _hello(self, peer: Peer, hello: Hello) -> None:
         peer.ready = False  # a re-sync: nothing else until it is caught up
+        await self._cw.follow_notebook(hello.notebook_path, hello.server_root)  # renamed since?
         if hello.since_seq is not None:
             missed = self.log.since(hello.since_seq, hello.kernel_session)
             if missed is not None and self.link is not None:
@@ -391,6 +401,13 @@ class SidebarHub:
             await session.new()
         await self._session_changed()
         self._cw.panel_reset_soon()
+
+    async def followed(self, message: str, *, switched: bool) -> None:
+        """The conversation followed the notebook's new name: say so (after the session,
+        when it changed, so the front's rebuilt view keeps the notice)."""
+        if switched:
+            await self._session_changed()
+        self._broadcast(NoticeMsg(message, "info"))
 
     async def _session_changed(self) -> None:
         session = await self._cw.session_async()

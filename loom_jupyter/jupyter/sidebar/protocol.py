@@ -78,12 +78,17 @@ class ProtocolError(LoomError):
 
 @dataclass(frozen=True)
 class Hello:
-    """Open or re-sync; ``since_seq`` asks for a replay of what the front missed."""
+    """Open or re-sync; ``since_seq`` asks for a replay of what the front missed.
+
+    ``notebook_path`` is the notebook's path in the server's contents (relative to
+    ``server_root``, the server's folder when the front knows it).
+    """
 
     notebook_path: str = ""
     since_seq: int | None = None
     kernel_session: str | None = None
     client: str = "lab"
+    server_root: str = ""
     type: Literal["hello"] = "hello"
 
 
@@ -168,9 +173,10 @@ class Search:
 
 @dataclass(frozen=True)
 class SetNotebook:
-    """The notebook was renamed."""
+    """The notebook was renamed or saved under another name: its conversation follows it."""
 
     path: str
+    server_root: str = ""
     type: Literal["set_notebook"] = "set_notebook"
 
 
@@ -237,6 +243,7 @@ def _hello(f: _Fields) -> Hello:
         since_seq=f.whole("since_seq", optional=True),
         kernel_session=session if isinstance(session, str) else None,
         client=f.text("client", default="lab"),
+        server_root=f.text("server_root", default=""),
     )
 
 
@@ -258,7 +265,7 @@ _PARSERS: dict[str, Any] = {
     "new": lambda f: New(),
     "fork": lambda f: Fork(f.whole("at_turn", optional=True)),
     "search": lambda f: Search(f.text("query")),
-    "set_notebook": lambda f: SetNotebook(f.text("path")),
+    "set_notebook": lambda f: SetNotebook(f.text("path"), f.text("server_root", default="")),
 }
 
 

@@ -1,0 +1,169 @@
+"""A notebook renamed (or saved under another name) while its kernel runs keeps its conversation.
+
+A real ipykernel, the sidebar's comm and the fake Messages API: the sidebar says
+where the notebook went, the archive follows once the kernel is idle, the same
+comm goes on in the same session, and a new kernel of the renamed notebook
+resumes it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .conftest import archive_rows
+from .sidebar_wire import Wire, hello, start_wire
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from loom_jupyter.testing import FakeAnthropic
+
+pytestmark = pytest.mark.kernel
+
+SESSION_ID = (
+    "__import__('loom_jupyter.jupyter.extension', fromlist=['current'])"
+    ".current(get_ipython()).session.session_id"
+)
+
+
+def _notebook(path: Path) -> Path:
+    path.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    return path
+
+
+def _events(wire: Wire, comm: str, kind: str, count: int = 1) -> list[dict[str, Any]]:
+    def found() -> list[dict[str, Any]] | None:
+        events = [e for e in wire.comm_events(comm) if e["type"] == kind]
+        return events if len(events) >= count else None
+
+    return wire.wait(found, f"{count} {kind!r} event(s)")
+
+
+def _turn(wire: Wire, comm: str, fake: FakeAnthropic, text: str, number: int) -> None:
+    fake.add(f"Answer {number}.")
+    wire.send(comm, {"type": "send", "client_id": f"c-{number}", "text": text})
+    _events(wire, comm, "turn_done", number)
+
+
+def _renamed(wire: Wire, comm: str, path: str, root: Path) -> str:
+    """Tell the kernel the notebook's new path; the notice it answers with."""
+    wire.send(comm, {"type": "set_notebook", "path": path, "server_root": str(root)})
+    notices = wire.wait(
+        lambda: [
+            e for e in wire.comm_events(comm) if e["type"] == "notice" and path in e["message"]
+        ],
+        "the notice that the conversation followed",
+    )
+    return str(notices[0]["message"])
+
+
+def test_a_renamed_notebook_takes_its_conversation_to_the_next_kernel(
+    fake: FakeAnthropic, tmp_path: Path
+) -> None:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    old = _notebook(folder / "Untitled.ipynb")
+    wire = start_wire(fake, old, tmp_path / "config", approval="auto")
+    try:
+        comm = wire.open_comm(hello(notebook_path="Untitled.ipynb", server_root=str(folder)))
+        _events(wire, comm, "welcome")
+        _turn(wire, comm, fake, "remember: the launch code is tulip", 1)
+        session = wire.value(SESSION_ID)
+
+        new = folder / "analysis.ipynb"
+        old.rename(new)
+        notice = _renamed(wire, comm, "analysis.ipynb", folder)
+        assert "reopening it resumes this session" in notice
+        assert not (folder / ".loom" / "Untitled.ipynb.sqlite").exists()
+        _turn(wire, comm, fake, "and after the rename?", 2)  # the same comm, still open
+        assert wire.value(SESSION_ID) == session
+    finally:
+        wire.shutdown()
+
+    rows = archive_rows(new, "SELECT DISTINCT session_id FROM conversation_turns")
+    assert [f"'{sid}'" for (sid,) in rows] == [session]
+    prompts = archive_rows(new, "SELECT content FROM conversation_turns WHERE role = 'user'")
+    assert prompts == [("remember: the launch code is tulip",), ("and after the rename?",)]
+    assert archive_rows(new, "SELECT DISTINCT notebook_path FROM cowork_sessions") == [(str(new),)]
+
+    reopened = start_wire(fake, new, tmp_path / "config", approval="auto")
+    try:
+        assert reopened.value(SESSION_ID) == session
+    finally:
+        reopened.shutdown()
+
+
+def test_save_as_leaves_the_old_notebook_its_history_and_a_taken_name_is_refused(
+    fake: FakeAnthropic, tmp_path: Path
+) -> None:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    old = _notebook(folder / "draft.ipynb")
+    wire = start_wire(fake, old, tmp_path / "config", approval="auto")
+    try:
+        comm = wire.open_comm(hello(notebook_path="draft.ipynb", server_root=str(folder)))
+        _events(wire, comm, "welcome")
+        _turn(wire, comm, fake, "the draft's question", 1)
+
+        _notebook(folder / "final.ipynb")  # Save As: both files exist
+        notice = _renamed(wire, comm, "final.ipynb", folder)
+        assert "draft.ipynb keeps its copy" in notice
+        _turn(wire, comm, fake, "only in the final notebook", 2)
+
+        _notebook(folder / "taken.ipynb")
+        (folder / ".loom" / "taken.ipynb.sqlite").write_bytes(b"")  # that name has an archive
+        warning = _renamed(wire, comm, "taken.ipynb", folder)
+        assert "already has its own conversation archive" in warning
+        _turn(wire, comm, fake, "still in the final notebook", 3)
+    finally:
+        wire.shutdown()
+
+    user = "SELECT content FROM conversation_turns WHERE role = 'user' ORDER BY id"
+    assert archive_rows(old, user) == [("the draft's question",)]
+    assert archive_rows(folder / "final.ipynb", user) == [
+        ("the draft's question",),
+        ("only in the final notebook",),
+        ("still in the final notebook",),
+    ]
+
+
+def test_a_rename_during_a_turn_waits_for_the_turn_to_end(
+    fake: FakeAnthropic, tmp_path: Path
+) -> None:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    old = _notebook(folder / "before.ipynb")
+    wire = start_wire(fake, old, tmp_path / "config", approval="ask")
+    try:
+        comm = wire.open_comm(hello(notebook_path="before.ipynb", server_root=str(folder)))
+        _events(wire, comm, "welcome")
+        code = "made_before_the_move = 1"
+        fake.add(
+            {"content": [{"type": "tool_use", "name": "run_python", "input": {"code": code}}]},
+            "Done.",
+        )
+        wire.send(comm, {"type": "send", "client_id": "c-1", "text": "set a variable"})
+        (approval,) = _events(wire, comm, "approval")  # the turn waits for the person
+
+        old.rename(folder / "after.ipynb")
+        wire.send(comm, {"type": "set_notebook", "path": "after.ipynb", "server_root": str(folder)})
+        wire.send(comm, {"type": "sessions"})
+        _events(wire, comm, "sessions")  # the rename was read; the turn still runs
+        assert (folder / ".loom" / "before.ipynb.sqlite").exists()
+
+        decision = {"type": "approve", "request_id": approval["request_id"], "decision": "allow"}
+        wire.send(comm, decision)
+        _events(wire, comm, "turn_done")
+        wire.wait(
+            lambda: [e for e in wire.comm_events(comm) if "after.ipynb" in e.get("message", "")],
+            "the conversation to follow once the turn ended",
+        )
+        assert wire.value("made_before_the_move") == "1"
+    finally:
+        wire.shutdown()
+    roles = archive_rows(folder / "after.ipynb", "SELECT role FROM conversation_turns ORDER BY id")
+    assert [r for (r,) in roles] == ["user", "assistant", "tool", "assistant"]
+    assert not (folder / ".loom" / "before.ipynb.sqlite").exists()
