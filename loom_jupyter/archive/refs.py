@@ -27,8 +27,13 @@ class AmbiguousSessionError(SessionNotFoundError):
     """An id prefix matches more than one session."""
 
 
-def resolve_session_ref(sessions: Sequence[SessionInfo], ref: str) -> SessionInfo:
+def resolve_session_ref(
+    sessions: Sequence[SessionInfo], ref: str, hidden: Sequence[SessionInfo] = ()
+) -> SessionInfo:
     """The session ``ref`` names in ``sessions`` (listed most recent first).
+
+    A number counts in ``sessions`` (as listed); an id or id prefix may also
+    name one of the ``hidden`` sessions (a delegated sub-agent's, say).
 
     Raises :class:`SessionNotFoundError` (or :class:`AmbiguousSessionError`)
     with a message saying what to type instead.
@@ -42,7 +47,8 @@ def resolve_session_ref(sessions: Sequence[SessionInfo], ref: str) -> SessionInf
             f"No session {ref!r}: there are {len(sessions)} sessions, numbered 1 to "
             f"{len(sessions)} (most recent first)."
         )
-    matches = [s for s in sessions if len(wanted) >= MIN_ID_PREFIX and s.id.startswith(wanted)]
+    candidates = {s.id: s for s in (*sessions, *hidden)}.values()
+    matches = [s for s in candidates if len(wanted) >= MIN_ID_PREFIX and s.id.startswith(wanted)]
     if len(matches) == 1:
         return matches[0]
     if matches:

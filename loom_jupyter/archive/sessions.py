@@ -91,9 +91,12 @@ class SessionsMixin:
         notebook_path: str | None = None,
         status: SessionStatus | None = None,
         limit: int = 100,
+        *,
+        delegated: bool = True,
     ) -> list[SessionInfo]:
-        """Sessions, most recently active first, optionally of one notebook / status."""
-        where, params = _filters(notebook_path, status)
+        """Sessions, most recently active first, optionally of one notebook / status;
+        ``delegated=False`` leaves out the sessions of delegated sub-agents."""
+        where, params = _filters(notebook_path, status, delegated=delegated)
         rows = await self._db.fetchall(
             f"SELECT * FROM cowork_sessions {where}"
             " ORDER BY last_active_at DESC, rowid DESC LIMIT ?",
@@ -199,9 +202,15 @@ class SessionsMixin:
         return new_id
 
 
-def _filters(notebook_path: str | None, status: SessionStatus | None) -> tuple[str, list[str]]:
+def _filters(
+    notebook_path: str | None, status: SessionStatus | None, *, delegated: bool = True
+) -> tuple[str, list[str]]:
     clauses: list[str] = []
     params: list[str] = []
+    if not delegated:
+        clauses.append(
+            "id NOT IN (SELECT child_session_id FROM subtasks WHERE child_session_id IS NOT NULL)"
+        )
     if notebook_path is not None:
         clauses.append("notebook_path = ?")
         params.append(str(notebook_path))

@@ -65,6 +65,11 @@ def _add_sessions(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         "  loom-jupyter sessions analysis.ipynb\n  loom-jupyter sessions analysis.ipynb --limit 5",
     )
     sub.add_argument("--limit", type=int, default=100, help="show at most N (default 100)")
+    sub.add_argument(
+        "--delegated",
+        action="store_true",
+        help="also list the sessions of %%delegate's sub-agents (hidden by default)",
+    )
 
 
 def _add_show(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

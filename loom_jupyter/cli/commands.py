@@ -41,7 +41,7 @@ async def run_command(args: argparse.Namespace) -> str:
 
 
 async def _sessions(archive: Archive, args: argparse.Namespace) -> str:
-    sessions = await archive.list_sessions(limit=args.limit)
+    sessions = await archive.list_sessions(limit=args.limit, delegated=args.delegated)
     if not sessions:
         return f"No sessions yet in {archive.path}."
     rows = [_session_row(number, info) for number, info in enumerate(sessions, 1)]

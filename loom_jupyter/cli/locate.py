@@ -49,13 +49,15 @@ def find_folder(given: str) -> Path | None:
 
 
 async def pick_session(archive: Archive, wanted: str | None) -> SessionInfo:
-    """The session named by ``wanted``: a list number, an id or an id prefix; default latest."""
-    sessions = await archive.list_sessions(limit=1_000_000)
-    if not sessions:
+    """The session named by ``wanted``: a number in ``sessions``, an id or an id prefix (a
+    sub-agent's too); by default the latest."""
+    every = await archive.list_sessions(limit=1_000_000)
+    listed = await archive.list_sessions(limit=1_000_000, delegated=False)
+    if not every:
         raise UsageError(f"The archive {archive.path} has no sessions yet.")
     if wanted is None:
-        return sessions[0]
+        return (listed or every)[0]
     try:
-        return resolve_session_ref(sessions, wanted)
+        return resolve_session_ref(listed, wanted, hidden=every)
     except SessionNotFoundError as exc:
         raise UsageError(f"{exc} Run `loom-jupyter sessions NOTEBOOK` to list them.") from exc

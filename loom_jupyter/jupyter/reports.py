@@ -36,12 +36,13 @@ __all__ = [
 
 
 def _list(cw: KernelCowork) -> list[SessionInfo]:
-    return cw.run(cw.archive.list_sessions())
+    """The person's sessions (a delegation's sub-agents are under ``%delegate status``)."""
+    return cw.run(cw.archive.list_sessions(delegated=False))
 
 
 def _pick(cw: KernelCowork, target: str) -> SessionInfo:
     """A session by its number in ``%cowork sessions`` or by an id prefix."""
-    return resolve_session_ref(_list(cw), target)
+    return resolve_session_ref(_list(cw), target, hidden=cw.run(cw.archive.list_sessions()))
 
 
 def _prompts(cw: KernelCowork, listed: list[SessionInfo]) -> dict[str, int]:

@@ -32,3 +32,12 @@ def test_id_prefixes_need_four_characters_and_must_be_unique() -> None:
     for unknown in ("zzzz", "9ab"):
         with pytest.raises(SessionNotFoundError, match="id prefix of 4"):
             resolve_session_ref(SESSIONS, unknown)
+
+
+def test_hidden_sessions_answer_to_their_id_but_not_to_a_number() -> None:
+    child = session("c0ffee01")
+    assert resolve_session_ref(SESSIONS, "c0ffee", hidden=[child]) is child
+    assert resolve_session_ref(SESSIONS, "3", hidden=[child]).id == "1234ffff"
+    with pytest.raises(SessionNotFoundError, match="numbered 1 to 3"):
+        resolve_session_ref(SESSIONS, "4", hidden=[child])
+    assert resolve_session_ref(SESSIONS, "1234ff", hidden=SESSIONS).id == "1234ffff"  # not twice

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 import pytest
 from clirun import Notebook, run_cli
 
-from loom_jupyter.archive import archive_path_for
+from loom_jupyter.archive import Archive, archive_path_for
+from loom_jupyter.messages import TurnDraft
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -149,3 +150,28 @@ def test_help_has_examples(command: str) -> None:
     assert result.code == 0
     assert "examples:" in result.out
     assert f"loom-jupyter {command} analysis.ipynb" in result.out
+
+
+async def test_sub_agent_sessions_are_listed_only_when_asked(notebook: Notebook) -> None:
+    async with Archive.open(archive_path_for(notebook.path)) as archive:
+        task = await archive.create_task(notebook.newer, goal="split the work")
+        subtask = await archive.create_subtask(task, subtask_key="a", description="part a")
+        child = await archive.create_session(
+            notebook_path=str(notebook.path),
+            model="claude-sonnet",
+            title="[delegated a] part a",
+            parent_session_id=notebook.newer,
+        )
+        await archive.update_subtask(subtask, child_session_id=child)
+        await archive.append_turn(child, TurnDraft(role="user", content="Do part a"))
+
+    listed = run_cli("sessions", str(notebook.path))
+    assert listed.code == 0, listed.err
+    assert "[delegated a]" not in listed.out
+    assert len(listed.out.splitlines()) == 4  # header, rule, the person's two sessions
+    everything = run_cli("sessions", str(notebook.path), "--delegated")
+    assert "[delegated a] part a" in everything.out
+    shown = run_cli("show", str(notebook.path), child[:8])  # an id still opens it
+    assert shown.code == 0, shown.err
+    assert "Do part a" in shown.out
+    assert "Find outliers" in run_cli("show", str(notebook.path), "1").out

@@ -382,7 +382,7 @@ class SidebarHub:
         return await session_summary(self._cw.archive, info, session.policy.mode)
 
     async def _sessions(self, peer: Peer) -> None:
-        listed = await self._cw.archive.list_sessions()
+        listed = await self._cw.archive.list_sessions(delegated=False)
         rows = await session_rows(self._cw.archive, listed, await self._sid())
         self._reply(peer, SessionsMsg(rows))
 
@@ -393,7 +393,7 @@ class SidebarHub:
             raise LoomError("A turn is running: stop it or wait before switching sessions.")
         session = await self._cw.session_async()
         if m.type == "resume":
-            listed = await self._cw.archive.list_sessions()
+            listed = await self._cw.archive.list_sessions(delegated=False)
             await session.resume(resolve_session_ref(listed, m.session).id)
         elif m.type == "fork":
             await session.fork(at_turn=m.at_turn)
