@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["TERMINAL_SESSION_NAME", "NotebookLocation", "resolve_notebook"]
+__all__ = ["TERMINAL_SESSION_NAME", "NotebookLocation", "PathSource", "resolve_notebook"]
 
 TERMINAL_SESSION_NAME = "ipython-session"
 PathSource = Literal["explicit", "env", "session", "terminal"]

@@ -19,11 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from loom_jupyter.archive import archive_path_for
-from loom_jupyter.jupyter.notebook_path import NotebookLocation
+from loom_jupyter.jupyter.notebook_path import NotebookLocation, PathSource
 
 __all__ = ["Relocation", "renamed_location"]
 
 _SQLITE_SIDE_FILES = ("-wal", "-shm")
+_FOLLOWED: tuple[PathSource, ...] = ("env", "session")  # the paths Jupyter gave the kernel
 
 
 def renamed_location(
@@ -34,10 +35,11 @@ def renamed_location(
     With ``server_root`` the answer is that folder joined with ``path``; without
     it, each folder above the current notebook is tried as the server's folder.
     A path that is no notebook file on this machine (a remote kernel, a stale
-    message) is ignored.
+    message) is ignored, and so is every path when the person named the notebook
+    with ``%cowork --notebook``.
     """
-    if current.source == "terminal" or not path or Path(path).is_absolute():
-        return None
+    if current.source not in _FOLLOWED or not path or Path(path).is_absolute():
+        return None  # a notebook named with --notebook (or none) is the person's choice
     roots = [Path(server_root).expanduser()] if server_root else list(current.path.parents)
     found = {(root / path).resolve() for root in roots if (root / path).is_file()}
     if len(found) != 1:

@@ -39,8 +39,9 @@ def test_unchanged_missing_absolute_or_ambiguous_paths_change_nothing(tmp_path: 
     (root / "sub" / "sub").mkdir()
     (root / "sub" / "sub" / "twin.ipynb").write_text("{}")
     assert renamed_location(current, "sub/twin.ipynb") is None  # two folders answer
-    terminal = NotebookLocation(current.path, "terminal")
-    assert renamed_location(terminal, "sub/twin.ipynb", str(root)) is None
+    for source in ("terminal", "explicit"):  # no notebook, or the one the person named
+        chosen = NotebookLocation(current.path, source)  # type: ignore[arg-type]
+        assert renamed_location(chosen, "sub/twin.ipynb", str(root)) is None
 
 
 def test_a_rename_removes_the_old_archive_and_save_as_keeps_it(tmp_path: Path) -> None:
