@@ -171,7 +171,8 @@ def _settle(successor: Any, relocation: Any, sid: str | None) -> None:
     if switched:  # the latest active session was another one: go on with this one
         successor.run(session.resume(sid))
     successor.refresh_panel(tell_sidebars=False)
-    successor.run(successor.sidebar.followed(relocation.message(), switched=switched))
+    message = relocation.message(conversing=sid is not None)
+    successor.run(successor.sidebar.followed(message, switched=switched))
 
 
 def _later(shell: Any) -> None:

@@ -85,14 +85,17 @@ class Relocation:
         for path in (source, *(Path(f"{source}{suffix}") for suffix in _SQLITE_SIDE_FILES)):
             path.unlink(missing_ok=True)
 
-    def message(self) -> str:
-        """What the person is told once the conversation has followed."""
+    def message(self, *, conversing: bool) -> str:
+        """What the person is told once the archive has followed (``conversing``: a session
+        is open, so reopening the notebook resumes it)."""
         kept = (
             f" {self.old.path.name} keeps its copy."
             if self.keeps_old
             else f" ({self.source.name} is gone.)"
         )
+        what = "its conversation" if conversing else "its conversation archive"
+        then = ", so reopening it resumes this session" if conversing else ""
         return (
-            f"This notebook is now {self.new.path.name}: its conversation moved along "
-            f"(.loom/{self.target.name}), so reopening it resumes this session.{kept}"
+            f"This notebook is now {self.new.path.name}: {what} moved along "
+            f"(.loom/{self.target.name}){then}.{kept}"
         )

@@ -46,6 +46,11 @@ SERVER_STOP_TIMEOUT_S = 15.0
 PAGE_TIMEOUT_MS = 30_000
 CLOSE_RETRY_S = 5.0
 # JupyterLab opens a launcher when the main area empties, so count notebooks only.
+FILE_BROWSER_IN = """(folder) => {
+    const browser = Array.from(window.jupyterapp.shell.widgets('left'))
+        .find((widget) => widget.id === 'filebrowser');
+    return browser === undefined || browser.model.path === (folder === '.' ? '' : folder);
+}"""
 OPEN_NOTEBOOKS = """() => Array.from(window.jupyterapp.shell.widgets('main'))
     .filter((widget) => widget.hasClass('jp-NotebookPanel')).length"""
 # The news toast covers the bottom of the sidebars and update checks reach out
@@ -94,6 +99,9 @@ class LabPage:
         self.page.goto(self.server.workspace_url(notebook))
         self.page.wait_for_function("() => window.jupyterapp !== undefined")
         self.page.evaluate("async () => { await window.jupyterapp.restored; }")
+        # The /tree/ URL also sends the file browser to the notebook's folder; a test that
+        # renames a file while that listing is still on its way gets "Directory not found".
+        self.page.wait_for_function(FILE_BROWSER_IN, arg=Path(notebook).parent.as_posix())
         return self._panel(notebook)
 
     def open_more(self, notebook: str) -> Locator:

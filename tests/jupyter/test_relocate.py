@@ -52,7 +52,9 @@ def test_a_rename_removes_the_old_archive_and_save_as_keeps_it(tmp_path: Path) -
     for suffix in ("-wal", "-shm"):
         (move.source.parent / f"{move.source.name}{suffix}").write_bytes(b"side")
     assert move.keeps_old  # the old notebook is still there: Save As
-    assert "old.ipynb keeps its copy" in move.message()
+    assert "old.ipynb keeps its copy" in move.message(conversing=True)
+    assert "resumes this session" in move.message(conversing=True)
+    assert "resumes" not in move.message(conversing=False)  # nothing said yet to resume
     current.path.unlink()
     assert not move.keeps_old
     move.remove_source()
