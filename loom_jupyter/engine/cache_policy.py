@@ -95,6 +95,18 @@ class CacheRhythm:
         weight = prior + len(self.gaps)
         return longer / weight if weight else 0.0
 
+    def describe(self, ttl: CacheTtl) -> str:
+        """Why the history's cache holds ``ttl``, in a sentence for people."""
+        held = "an hour" if ttl == "1h" else "5 minutes"
+        head = f"Prompt cache: the conversation is kept for {held}"
+        if not self.gaps:
+            return f"{head} (no pause between turns seen yet in this notebook)."
+        longer = sum(1 for gap in self.gaps if gap + _MARGIN > TTL_SECONDS["5m"])
+        return (
+            f"{head}: {longer} of the last {len(self.gaps)} pauses between turns in this "
+            "notebook were over 5 minutes."
+        )
+
     def typical_growth(self, fallback: int) -> int:
         """Tokens a turn adds to the history: the mean of recent turns, else ``fallback``."""
         recent = self.growth[-6:]

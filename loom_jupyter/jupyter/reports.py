@@ -190,6 +190,8 @@ def cost(cw: KernelCowork, args: argparse.Namespace) -> None:
     sid = cw.session.session_id
     calls = cw.run(cw.archive.model_calls(sid)) if sid else []
     show_cost(calls, rich=cw.in_kernel)
+    if calls:
+        show_text(cw.session.cache_note())
 
 
 def model(cw: KernelCowork, args: argparse.Namespace) -> None:

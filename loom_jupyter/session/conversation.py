@@ -183,6 +183,10 @@ class CoworkSession:
         """Whether a turn is running."""
         return self._running
 
+    def cache_note(self) -> str:
+        """How long the prompt cache keeps the conversation now, and why."""
+        return self._window.rhythm.describe(self._window.history_ttl)
+
     def state_event(self) -> StateChanged:
         """A snapshot of the session for a panel."""
         info, state = self._info, self._state

@@ -178,3 +178,15 @@ def test_a_reset_keeps_at_most_the_remembered_pauses() -> None:
     window = ContextWindow(WindowConfig(budget_tokens=10_000), system="s")
     window.reset([], pauses=[float(n) for n in range(100)])
     assert window.rhythm.gaps == tuple(float(n) for n in range(100 - MAX_GAPS, 100))
+
+
+def test_the_choice_is_explained_from_the_pauses() -> None:
+    assert CacheRhythm().describe("1h") == (
+        "Prompt cache: the conversation is kept for an hour "
+        "(no pause between turns seen yet in this notebook)."
+    )
+    rhythm = CacheRhythm(gaps=(60.0, 1200.0, 90.0))
+    assert rhythm.describe("5m") == (
+        "Prompt cache: the conversation is kept for 5 minutes: 1 of the last 3 pauses "
+        "between turns in this notebook were over 5 minutes."
+    )

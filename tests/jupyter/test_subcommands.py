@@ -149,6 +149,7 @@ def test_search_export_cost_status(
     costs = cowork("cost")
     assert "total" in costs
     assert "end_turn" in costs
+    assert "Prompt cache: the conversation is kept for an hour (no pause between turns" in costs
     status = cowork("status")
     assert "Session: tell me about pineapples" in status
     assert "Prompts: 1 (2 archive rows)" in status
