@@ -147,8 +147,8 @@ def replay(
         system=SYSTEM_PROMPT,
         tools=default_registry().specs(),
         clock=clock,
+        rhythm=rhythm,
     )
-    window.rhythm = rhythm or window.rhythm
     window.reset([], pauses=[gap * MINUTE for gap in earlier])
     session = Replay(window, clock)
     rng = random.Random(seed)
@@ -298,6 +298,8 @@ def main() -> None:
         f"\n  where the hour is better: no rule that sees only this session can tie both)"
     )
     verdict = "met" if returning <= 0.0 else "NOT met"
+    if args.quick:
+        verdict = "not judged: a --quick session is too short and too few to decide"
     print(
         f"returning notebook, adaptive vs the better fixed TTL, worst rhythm: {returning:+.2f}%"
         f" (goal <= 0: {verdict})"

@@ -111,6 +111,7 @@ class ContextWindow:
         system: str,
         tools: Sequence[ToolSpec] = (),
         clock: Callable[[], float] = time.time,
+        rhythm: CacheRhythm | None = None,
     ) -> None:
         self.config = config
         self.system = system
@@ -125,7 +126,7 @@ class ContextWindow:
         self.cut_through = 0
         self.moves = 0
         self.last_hint: RecallHint | None = None
-        self.rhythm = CacheRhythm()
+        self.rhythm = rhythm or CacheRhythm()  # kept (its prior too) across resets
         self.history_ttl: CacheTtl = "5m"
         self._clock = clock
         self._last_request_at: float | None = None

@@ -434,3 +434,19 @@ async def test_a_background_digest_goes_to_the_session_that_delegated(
     notes = [t for t in await archive.get_turns(delegating) if t.role == "system"]
     assert [n.content for n in notes] == [outcome.digest]
     assert orchestrator.session.session_id is None  # the new conversation got nothing
+
+
+async def test_sub_agents_cache_their_history_for_five_minutes(
+    delegations: OpenDelegations,
+) -> None:
+    router = Router(
+        [plan({"id": "load", "description": "load the data"})],
+        steps={"load the data": [sequence(tool_call("run_python", {"code": "x = 1"}), text("ok"))]},
+    )
+    model = scripted(router)
+    outcome = await (await delegations(model)).start(GOAL)
+    assert outcome.status == "passed", outcome.digest
+    sub_agent = [r for r in model.requests if first_user_text(r).startswith("load the data")]
+    assert len(sub_agent) == 2  # the brief, then after the tool round
+    assert {r.history_ttl for r in sub_agent} == {"5m"}  # requests seconds apart
+    assert {r.prefix_ttl for r in sub_agent} == {"1h"}  # tools + system shared with the parent
