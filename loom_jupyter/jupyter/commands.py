@@ -101,6 +101,17 @@ SUBCOMMANDS: dict[str, Subcommand] = {
             required=True,
         ),
         Subcommand(
+            "adopt",
+            _parser(
+                "adopt",
+                "Take over the conversation of a notebook that is gone (renamed while its "
+                "kernel was off): its sessions become this notebook's.",
+                _arg("notebook", help="the gone notebook's file name, like Untitled.ipynb"),
+            ),
+            reports.adopt,
+            required=True,
+        ),
+        Subcommand(
             "status",
             _parser("status", "Show the live panel (tokens, cost, state)."),
             reports.status,

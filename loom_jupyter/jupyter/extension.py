@@ -152,7 +152,7 @@ def _swapped(shell: Any, cowork: Any, relocation: Any) -> Any:
         target.unlink(missing_ok=True)
         _LOADED[id(shell)] = cowork
         raise
-    cowork.sidebar.hand_over(successor.sidebar)
+    successor.sidebar.take(cowork.sidebar.release())
     successor.panel, cowork.panel = cowork.panel, None
     if cowork.activity is not None and successor.activity is not None:
         successor.activity.keep(cowork.activity.take())
@@ -173,6 +173,42 @@ def _settle(successor: Any, relocation: Any, sid: str | None) -> None:
     successor.refresh_panel(tell_sidebars=False)
     message = relocation.message(conversing=sid is not None)
     successor.run(successor.sidebar.followed(message, switched=switched))
+
+
+def adopt(shell: Any, name: str) -> Any:
+    """``%cowork adopt NAME``: this notebook takes over the conversation of NAME, a notebook
+    that is gone (renamed while no kernel listened); returns the coworker now serving it."""
+    import sqlite3
+
+    from loom_jupyter.jupyter.notebook_path import NotebookLocation
+    from loom_jupyter.jupyter.relocate import Relocation, adoption_problem, copy_archive
+
+    cowork = _cowork(shell, None)
+    if not name.endswith(".ipynb") or "/" in name or "\\" in name:
+        raise LoomError(
+            f"Give the file name of the notebook that is gone, like Untitled.ipynb (not {name!r})."
+        )
+    here = cowork.location
+    move = Relocation(NotebookLocation(here.directory / name, here.source), here)
+    stale_after = cowork.session.settings.lease_stale_seconds
+    problem = cowork.run(adoption_problem(move, cowork.archive, stale_after))
+    if problem is not None:
+        raise LoomError(problem)
+    handover = cowork.sidebar.release()
+    cowork.close()
+    move.remove_target()  # this notebook's archive: no session in it (checked above)
+    try:
+        copy_archive(move.source, move.target)
+    except (OSError, sqlite3.Error) as exc:
+        move.remove_target()
+        _open(shell, here, predecessor=cowork).sidebar.take(handover)
+        raise LoomError(f"Could not copy {move.source.name} ({exc}); nothing was moved.") from exc
+    move.remove_source()
+    successor = _open(shell, here, predecessor=cowork)
+    successor.sidebar.take(handover)
+    successor.run(successor.archive.move_notebook(str(move.old.path), str(here.path)))
+    successor.refresh_panel()
+    return successor
 
 
 def _later(shell: Any) -> None:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from loom_jupyter.jupyter.runtime import KernelCowork
 
 __all__ = [
+    "adopt",
     "approval",
     "close",
     "cost",
@@ -192,6 +193,14 @@ def cost(cw: KernelCowork, args: argparse.Namespace) -> None:
     show_cost(calls, rich=cw.in_kernel)
     if calls:
         show_text(cw.session.cache_note())
+
+
+def adopt(cw: KernelCowork, args: argparse.Namespace) -> None:
+    """``%cowork adopt NAME``: take over the conversation of a notebook that is gone."""
+    from loom_jupyter.jupyter.extension import adopt as take_over
+
+    successor = take_over(cw.shell, args.notebook)
+    show_text(f"The conversation of {args.notebook} is now this notebook's.\n{successor.banner()}")
 
 
 def model(cw: KernelCowork, args: argparse.Namespace) -> None:

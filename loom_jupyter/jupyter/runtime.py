@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from loom_jupyter.jupyter.notebook_path import NotebookLocation
     from loom_jupyter.jupyter.panel import Panel
     from loom_jupyter.jupyter.panel_data import PanelData
+    from loom_jupyter.jupyter.relocate import Orphan
     from loom_jupyter.jupyter.sidebar.cellguard import CellGuard
     from loom_jupyter.models.base import Model
     from loom_jupyter.session.conversation import CoworkSession
@@ -97,6 +98,7 @@ class KernelCowork:
         self._guard: CellGuard | None = None
         self.activity: CellActivity | None = None  # the person's cells between turns
         self.renamed_to: NotebookLocation | None = None  # the notebook's new name, to follow
+        self.orphans: list[Orphan] = []  # conversations of vanished notebooks beside this one
         self.on_renamed: Callable[[], None] | None = None  # main thread: follow it when idle
 
     # lifecycle -------------------------------------------------------------
@@ -183,6 +185,10 @@ class KernelCowork:
             self.resumed_prompts = (await self._archive.prompt_counts([self.resumed.id]))[
                 self.resumed.id
             ]
+        if self.resumed is None and not held and not await self._archive.list_sessions(limit=1):
+            from loom_jupyter.jupyter.relocate import find_orphans
+
+            self.orphans = await find_orphans(self.location, settings.lease_stale_seconds)
         self._peeked.set_result(None)
         await self._open_session(settings, resume=not held)
 
@@ -354,7 +360,8 @@ class KernelCowork:
             title = shorten(info.title or "(untitled)", 48)
             head = f"{where} — resumed “{title}” ({plural(self.resumed_prompts, 'prompt')})"
         hint = "%cowork sessions to switch · %cowork --help for help"
-        notes = [wrap_words(m) for m in (self.crash_message, self.lease_message) if m]
+        offers = [o.hint() for o in self.orphans if not o.writer_alive]
+        notes = [wrap_words(m) for m in (self.crash_message, self.lease_message, *offers) if m]
         return "\n".join([wrap_words(head), hint, *notes])
 
     # turns -------------------------------------------------------------------

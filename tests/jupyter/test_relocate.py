@@ -4,8 +4,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from loom_jupyter.archive import Archive, archive_path_for
+from loom_jupyter.archive.liveness import this_process_owner
 from loom_jupyter.jupyter.notebook_path import NotebookLocation
-from loom_jupyter.jupyter.relocate import Relocation, renamed_location
+from loom_jupyter.jupyter.relocate import (
+    MAX_ORPHANS,
+    Relocation,
+    adoption_problem,
+    copy_archive,
+    find_orphans,
+    renamed_location,
+)
+from loom_jupyter.messages import TurnDraft
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -62,3 +72,72 @@ def test_a_rename_removes_the_old_archive_and_save_as_keeps_it(tmp_path: Path) -
     assert move.blocked_by() is None
     move.target.write_bytes(b"another notebook's archive")
     assert "new.ipynb already has its own conversation archive" in (move.blocked_by() or "")
+
+
+async def _archive_with_session(notebook: Path, owner: str | None = None) -> None:
+    async with Archive.open(archive_path_for(notebook)) as archive:
+        sid = await archive.create_session(notebook_path=str(notebook), model="m")
+        await archive.append_turn(sid, TurnDraft(role="user", content="hello"))
+        if owner is not None:
+            await archive.acquire_lease(sid, owner)
+
+
+async def test_orphans_are_archives_of_gone_notebooks_that_hold_a_conversation(
+    tmp_path: Path,
+) -> None:
+    here = NotebookLocation(tmp_path / "analysis.ipynb", "env")
+    here.path.write_text("{}")
+    for name in ("a.ipynb", "b.ipynb", "c.ipynb", "d.ipynb", "alive.ipynb"):
+        await _archive_with_session(tmp_path / name)  # their notebook files never existed
+    (tmp_path / "kept.ipynb").write_text("{}")
+    await _archive_with_session(tmp_path / "kept.ipynb")  # its notebook is there
+    async with Archive.open(archive_path_for(tmp_path / "empty.ipynb")):
+        pass  # gone, but nothing to offer
+    (tmp_path / ".loom" / "ipython-session.sqlite").write_bytes(b"")  # not a notebook's
+
+    found = await find_orphans(here)
+    assert len(found) == MAX_ORPHANS  # the newest three
+    assert {o.notebook for o in found} <= {
+        "a.ipynb",
+        "b.ipynb",
+        "c.ipynb",
+        "d.ipynb",
+        "alive.ipynb",
+    }
+    assert all(o.sessions == 1 and not o.writer_alive for o in found)
+    assert "%cowork adopt" in found[0].hint()
+
+
+async def test_adopting_is_refused_when_it_would_lose_or_mix_something(tmp_path: Path) -> None:
+    here = NotebookLocation(tmp_path / "analysis.ipynb", "env")
+    here.path.write_text("{}")
+    (tmp_path / "open.ipynb").write_text("{}")
+    await _archive_with_session(tmp_path / "open.ipynb")
+    await _archive_with_session(tmp_path / "busy.ipynb", owner=str(this_process_owner()))
+    await _archive_with_session(tmp_path / "gone.ipynb")
+
+    def move(name: str) -> Relocation:
+        return Relocation(NotebookLocation(tmp_path / name, "env"), here)
+
+    async with Archive.open(archive_path_for(here.path)) as own:
+        assert "still there" in (await adoption_problem(move("open.ipynb"), own, 30.0) or "")
+        missing = await adoption_problem(move("never.ipynb"), own, 30.0)
+        assert "There is no conversation of never.ipynb" in (missing or "")
+        busy = await adoption_problem(move("busy.ipynb"), own, 30.0)
+        assert "A live kernel still writes" in (busy or "")
+        assert await adoption_problem(move("gone.ipynb"), own, 30.0) is None
+        await own.create_session(notebook_path=str(here.path), model="m")
+        mixed = await adoption_problem(move("gone.ipynb"), own, 30.0)
+        assert "already has a conversation of its own" in (mixed or "")
+
+
+async def test_a_copied_archive_keeps_every_turn(tmp_path: Path) -> None:
+    await _archive_with_session(tmp_path / "gone.ipynb")
+    move = Relocation(
+        NotebookLocation(tmp_path / "gone.ipynb", "env"),
+        NotebookLocation(tmp_path / "new.ipynb", "env"),
+    )
+    copy_archive(move.source, move.target)
+    async with Archive.open(move.target) as archive:
+        (info,) = await archive.list_sessions()
+        assert [t.content for t in await archive.get_turns(info.id)] == ["hello"]

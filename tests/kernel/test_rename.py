@@ -167,3 +167,73 @@ def test_a_rename_during_a_turn_waits_for_the_turn_to_end(
     roles = archive_rows(folder / "after.ipynb", "SELECT role FROM conversation_turns ORDER BY id")
     assert [r for (r,) in roles] == ["user", "assistant", "tool", "assistant"]
     assert not (folder / ".loom" / "before.ipynb.sqlite").exists()
+
+
+def _printed(wire: Wire, msg_id: str) -> str:
+    """What a cell printed, once the kernel is idle again after it (iopub may trail the reply)."""
+    wire.reply_of(msg_id)
+
+    def mine(msg: dict[str, Any]) -> bool:
+        return bool(msg["parent_header"].get("msg_id") == msg_id)
+
+    wire.wait(
+        lambda: any(
+            mine(m) and m["msg_type"] == "status" and m["content"]["execution_state"] == "idle"
+            for _, m in wire.log
+        ),
+        "the cell's idle status",
+    )
+    return "".join(
+        msg["content"]["text"]
+        for channel, msg in wire.log
+        if channel == "iopub" and msg["msg_type"] == "stream" and mine(msg)
+    )
+
+
+def test_a_notebook_renamed_while_its_kernel_was_off_can_adopt_its_conversation(
+    fake: FakeAnthropic, tmp_path: Path
+) -> None:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    old = _notebook(folder / "Untitled.ipynb")
+    first = start_wire(fake, old, tmp_path / "config", approval="auto")
+    try:
+        fake.add("Noted.")
+        assert first.run("%cowork remember: the launch code is tulip")["status"] == "ok"
+        session = first.value(SESSION_ID)
+    finally:
+        first.shutdown()
+    new = folder / "analysis.ipynb"
+    old.rename(new)  # in the file browser, with no kernel running
+
+    second = start_wire(fake, new, tmp_path / "config", approval="auto")
+    try:
+
+        def streamed() -> str | None:  # the banner wraps at words; iopub may trail the reply
+            text = "".join(m["content"]["text"] for _, m in second.log if m["msg_type"] == "stream")
+            return " ".join(text.split()) if "brings that conversation over" in text else None
+
+        banner = second.wait(streamed, "the banner offering the conversation")
+        comm = second.open_comm(hello(notebook_path="analysis.ipynb", server_root=str(folder)))
+        second.wait(
+            lambda: [e for e in second.comm_events(comm) if "Untitled.ipynb is gone" in str(e)],
+            "the sidebar's offer",
+        )
+        assert "Untitled.ipynb is gone but its conversation is still here (1 session" in banner
+        assert "%cowork adopt Untitled.ipynb brings that conversation over" in banner
+
+        adopted = _printed(second, second.execute("%cowork adopt Untitled.ipynb"))
+        assert "The conversation of Untitled.ipynb is now this notebook's." in adopted
+        assert "resumed “remember: the launch code is tulip” (1 prompt)" in adopted
+        assert second.value(SESSION_ID) == session
+        again = _printed(second, second.execute("%cowork adopt Untitled.ipynb"))
+        assert "There is no conversation of Untitled.ipynb" in again
+
+        fake.add("It is tulip.")
+        assert second.run("%cowork what was the launch code?")["status"] == "ok"
+        assert "the launch code is tulip" in json.dumps(fake.message_requests[-1].body)
+    finally:
+        second.shutdown()
+    assert not (folder / ".loom" / "Untitled.ipynb.sqlite").exists()
+    prompts = archive_rows(new, "SELECT content FROM conversation_turns WHERE role = 'user'")
+    assert prompts == [("remember: the launch code is tulip",), ("what was the launch code?",)]

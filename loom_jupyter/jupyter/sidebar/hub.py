@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from typing_extensions import assert_never
@@ -54,9 +55,18 @@ if TYPE_CHECKING:
     from loom_jupyter.messages import Turn
     from loom_jupyter.session.conversation import CoworkSession
 
-__all__ = ["SidebarHub"]
+__all__ = ["Handover", "SidebarHub"]
 
 _log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Handover:
+    """What one coworker's hub passes to the next (the notebook was renamed)."""
+
+    link: CommLink | None
+    log: EventLog
+    tasks: dict[str, TaskView]
 
 
 class SidebarHub:
@@ -93,14 +103,18 @@ class SidebarHub:
             except Exception:  # the kernel is going away: nothing left to tidy
                 _log.debug("unregistering the sidebar comm target failed", exc_info=True)
 
-    def hand_over(self, successor: SidebarHub) -> None:
-        """Give ``successor`` the open sidebars, the event log and the task views (main
-        thread): the fronts stay connected and see no restart."""
+    def release(self) -> Handover:
+        """Let go of the open sidebars, the event log and the task views (main thread), for a
+        successor to :meth:`take`; closing this hub then leaves the comms open."""
         link, self.link = self.link, None
-        successor.log, successor._tasks = self.log, dict(self._tasks)
-        if link is not None:
-            link.rebind(successor._loop, successor.handle, successor._reject)
-            successor.link = link
+        return Handover(link, self.log, dict(self._tasks))
+
+    def take(self, handover: Handover) -> None:
+        """Serve a predecessor's sidebars: the fronts stay connected and see no restart."""
+        self.log, self._tasks = handover.log, handover.tasks
+        if handover.link is not None:
+            handover.link.rebind(self._loop, self.handle, self._reject)
+            self.link = handover.link
 
     @property
     def has_fronts(self) -> bool:
@@ -346,6 +360,10 @@ class SidebarHub:
         if running is not None and self.link is not None:
             for data in list(running.sent):
                 self.link.send(peer, data)
+        if session.session_id is None:  # nothing said here yet: offer a vanished notebook's
+            for orphan in self._cw.orphans:
+                if not orphan.writer_alive:
+                    self._reply(peer, NoticeMsg(f"{orphan.hint()} (Run it in a cell.)", "info"))
         peer.ready = True  # no await since the snapshot: nothing was missed in between
 
     async def _send(self, m: Send) -> None:
