@@ -20,9 +20,9 @@ costs where the hour is better. Cost is input-side dollars per turn at $3 per
 million input tokens (output tokens are the same in every column).
 
 Two tables: a notebook's first session (nothing to learn the rhythm from but
-its own pauses) and a returning notebook, whose archive holds an earlier
-session of the same rhythm (another seed); the new session starts from those
-pauses as ``CoworkSession`` does. Goal: adaptive no worse than the better fixed
+its own pauses) and a returning notebook, whose archive (or a neighbour's, for
+a new notebook) holds an earlier session of the same rhythm (another seed); the
+new session starts from those pauses as ``CoworkSession`` does. Goal: adaptive no worse than the better fixed
 TTL on every rhythm.
 
     python benchmarks/cache_cost.py [--quick] [--turns N] [--seeds N]
@@ -281,7 +281,8 @@ def main() -> None:
         results,
     )
     returning = print_table(
-        "A returning notebook: its archive holds an earlier session with the same rhythm",
+        "A returning notebook (or a new one beside notebooks with history): an earlier"
+        " session of the same rhythm",
         ("5 min", "1 h", "returning adaptive"),
         "returning adaptive",
         results,

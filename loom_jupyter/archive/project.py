@@ -41,6 +41,7 @@ __all__ = [
     "ProjectMatches",
     "SearchScope",
     "find_archives",
+    "neighbour_pauses",
     "open_read_only",
     "people_search",
     "project_root",
@@ -115,6 +116,26 @@ async def open_read_only(path: Path, busy_timeout: float = 2.0) -> Archive:
         await archive.close()
         raise
     return archive
+
+
+async def neighbour_pauses(own: Path, archives: int = 5) -> tuple[float, ...]:
+    """The pauses between turns in the notebooks beside ``own`` (its ``.loom`` folder), the
+    most recently written ``archives`` of them, read-only; oldest archive first. A locked,
+    foreign or broken archive is skipped: this only seeds a new notebook's rhythm."""
+    others = [p for p in own.parent.glob("*.sqlite") if p != own]
+    pauses: list[float] = []
+    for path in sorted(others, key=_written)[-archives:]:
+        try:
+            archive = await open_read_only(path)
+        except ArchiveError:
+            continue
+        try:
+            pauses.extend(await archive.recent_pauses())
+        except ArchiveError:
+            continue
+        finally:
+            await archive.close()
+    return tuple(pauses)
 
 
 async def _check_version(archive: Archive, path: Path) -> None:

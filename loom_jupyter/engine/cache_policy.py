@@ -15,7 +15,8 @@ what the window already holds, and ``P(gap > T)`` the share of the last 40
 pauses longer than ``T``. The TTL with the lower expected cost wins.
 
 The pauses are the notebook's, not only the session's: a new session starts
-from the pauses its archive holds (``Archive.recent_pauses``). A session with
+from the pauses its archive holds (``Archive.recent_pauses``), and a notebook
+with fewer than 40 from the notebooks beside it (``neighbour_pauses``). A session with
 nothing to learn from cannot be right for every rhythm: quick follow-ups and
 "mostly quick, now and then a long pause" start alike, and the first wants
 5 minutes on every turn, the second the hour (``benchmarks/cache_cost.py``

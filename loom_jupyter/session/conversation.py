@@ -29,6 +29,7 @@ from loom_jupyter.engine.agent import (
     LoopEnded,
     LoopFailed,
 )
+from loom_jupyter.engine.cache_policy import MAX_GAPS
 from loom_jupyter.engine.context import (
     INTERRUPTED_RESULT,
     ContextWindow,
@@ -370,7 +371,7 @@ class CoworkSession:
         self._state = _with_identity(restored, session_id, self.notebook_path, self.model.name)
         budget = self._window.config.budget_tokens
         turns = await load_window_turns(self.archive, session_id, budget)
-        self._window.reset(turns, await self.archive.recent_pauses())
+        self._window.reset(turns, await self._pauses())
         self.recovered = None
         if takeover is not None:
             self.recovered = await self._recover_crash(takeover)
@@ -443,8 +444,18 @@ class CoworkSession:
             self._writer.session_id = sid
             fresh = SessionState(kernel_session=self.owner)
             self._state = _with_identity(fresh, sid, self.notebook_path, self.model.name)
-            self._window.reset([], await self.archive.recent_pauses())
+            self._window.reset([], await self._pauses())
         return self._sid
+
+    async def _pauses(self) -> tuple[float, ...]:
+        """The notebook's recent pauses between turns, for the cache TTL; a notebook with
+        fewer than the rule remembers starts from the notebooks beside it."""
+        from loom_jupyter.archive.project import neighbour_pauses
+
+        own = await self.archive.recent_pauses(MAX_GAPS)
+        if len(own) >= MAX_GAPS:
+            return own
+        return (*await neighbour_pauses(self.archive.path), *own)[-MAX_GAPS:]
 
     async def _release(self) -> None:
         sid = self.session_id

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from loom_jupyter.archive import Archive
 from loom_jupyter.archive import turns as turns_module
+from loom_jupyter.archive.project import neighbour_pauses
 from loom_jupyter.messages import TurnDraft
 
 if TYPE_CHECKING:
-    import pytest
+    from pathlib import Path
 
-    from loom_jupyter.archive import Archive
+    import pytest
 
 
 class Stamps:
@@ -66,3 +68,18 @@ async def test_forked_copies_and_sub_agents_are_not_the_persons_rhythm(
 
 async def test_an_archive_without_conversation_has_no_rhythm(archive: Archive) -> None:
     assert await archive.recent_pauses() == ()
+
+
+async def test_the_notebooks_beside_give_their_pauses_and_a_broken_one_is_skipped(
+    archive: Archive, session: str, archive_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stamps = Stamps()
+    monkeypatch.setattr(turns_module, "utc_now", stamps)
+    async with Archive.open(archive_file.with_name("other.ipynb.sqlite")) as other:
+        sid = await other.create_session(notebook_path="/work/other.ipynb", model="m")
+        for at, role in [(0, "user"), (1, "assistant"), (31, "user")]:
+            await _say(other, sid, stamps, at, role)
+    archive_file.with_name("broken.ipynb.sqlite").write_bytes(b"not a database at all")
+    await _say(archive, session, stamps, 40, "user")  # this notebook's own: not a neighbour's
+
+    assert await neighbour_pauses(archive_file) == (1800.0,)

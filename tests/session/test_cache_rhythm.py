@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from loom_jupyter.archive import Archive, archive_path_for
 from loom_jupyter.archive import turns as turns_module
 from loom_jupyter.messages import TurnDraft
 from loom_jupyter.models.scripted import ScriptedModel, text
@@ -13,7 +14,7 @@ from loom_jupyter.models.scripted import ScriptedModel, text
 from .conftest import OpenSession, collect
 
 if TYPE_CHECKING:
-    from loom_jupyter.archive import Archive
+    from pathlib import Path
 
 
 async def _earlier_session(
@@ -46,4 +47,20 @@ async def test_the_first_request_follows_the_notebooks_earlier_pauses(
     session = await open_session(model)
     await collect(session, "Where were we?")
     assert session.session_id is not None
+    assert model.requests[0].history_ttl == ttl
+
+
+@pytest.mark.parametrize(("pause_minutes", "ttl"), [(25, "1h"), (2, "5m")])
+async def test_a_new_notebook_starts_from_the_notebooks_beside_it(
+    open_session: OpenSession,
+    notebook: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    pause_minutes: int,
+    ttl: str,
+) -> None:
+    async with Archive.open(archive_path_for(notebook.with_name("sibling.ipynb"))) as sibling:
+        await _earlier_session(sibling, monkeypatch, pause_minutes)
+    model = ScriptedModel([text("Hello.")])
+    session = await open_session(model)  # this notebook's own archive is empty
+    await collect(session, "A first question here")
     assert model.requests[0].history_ttl == ttl
