@@ -22,8 +22,8 @@ million input tokens (output tokens are the same in every column).
 Two tables: a notebook's first session (nothing to learn the rhythm from but
 its own pauses) and a returning notebook, whose archive (or a neighbour's, for
 a new notebook) holds an earlier session of the same rhythm (another seed); the
-new session starts from those pauses as ``CoworkSession`` does. Goal: adaptive no worse than the better fixed
-TTL on every rhythm.
+new session starts from those pauses as ``CoworkSession`` does. Goal: adaptive
+no worse than the better fixed TTL on every rhythm.
 
     python benchmarks/cache_cost.py [--quick] [--turns N] [--seeds N]
 """
