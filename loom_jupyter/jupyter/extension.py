@@ -100,6 +100,8 @@ def _open(shell: Any, location: Any, *, predecessor: Any = None) -> Any:
     cowork.on_renamed = lambda: follow_rename(shell)
     _LOADED[id(shell)] = cowork
     atexit.register(cowork.close)
+    if cowork.renamed_to is not None:  # a sidebar said so while the archive was opening
+        _later(shell)
     return cowork
 
 

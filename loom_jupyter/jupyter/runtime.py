@@ -130,9 +130,9 @@ class KernelCowork:
         from loom_jupyter.jupyter.relocate import renamed_location
 
         location = renamed_location(self.location, path, server_root)
-        if location is None or location == self.renamed_to:
+        if location is None:
             return
-        self.renamed_to = location
+        self.renamed_to = location  # following twice is harmless: the second finds it done
         if self.on_renamed is not None:
             self.main.post(self.on_renamed)
 
