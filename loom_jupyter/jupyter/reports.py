@@ -197,9 +197,9 @@ def cost(cw: KernelCowork, args: argparse.Namespace) -> None:
 
 def adopt(cw: KernelCowork, args: argparse.Namespace) -> None:
     """``%cowork adopt NAME``: take over the conversation of a notebook that is gone."""
-    from loom_jupyter.jupyter.extension import adopt as take_over
+    from loom_jupyter.jupyter.moves import adopt as take_over
 
-    successor = take_over(cw.shell, args.notebook)
+    successor = take_over(cw, args.notebook)
     show_text(f"The conversation of {args.notebook} is now this notebook's.\n{successor.banner()}")
 
 
