@@ -14,9 +14,18 @@ if TYPE_CHECKING:
 
     from loom_jupyter.archive.db import Db, Tx
 
-__all__ = ["SessionsMixin", "no_such_session", "require_session", "session_from_row"]
+__all__ = [
+    "SUB_AGENT_SESSIONS",
+    "SessionsMixin",
+    "no_such_session",
+    "require_session",
+    "session_from_row",
+]
 
 _STATUSES = ("active", "closed", "archived")
+SUB_AGENT_SESSIONS = "SELECT child_session_id FROM subtasks WHERE child_session_id IS NOT NULL"
+"""The ids of delegated sub-agents' sessions (not the person's conversation)."""
+
 _TURN_COLUMNS = (
     "role, content, blocks, tool_name, tool_call_id, tool_input, is_error, token_count, "
     "kernel_session, execution_count, status, created_at"
@@ -208,9 +217,7 @@ def _filters(
     clauses: list[str] = []
     params: list[str] = []
     if not delegated:
-        clauses.append(
-            "id NOT IN (SELECT child_session_id FROM subtasks WHERE child_session_id IS NOT NULL)"
-        )
+        clauses.append(f"id NOT IN ({SUB_AGENT_SESSIONS})")
     if notebook_path is not None:
         clauses.append("notebook_path = ?")
         params.append(str(notebook_path))

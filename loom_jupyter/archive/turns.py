@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, cast, get_args
 
 from loom_jupyter.archive.clock import utc_now
 from loom_jupyter.archive.search import search_turns
-from loom_jupyter.archive.sessions import no_such_session, require_session
+from loom_jupyter.archive.sessions import SUB_AGENT_SESSIONS, no_such_session, require_session
 from loom_jupyter.errors import ArchiveError, TurnNotFoundError
 from loom_jupyter.messages import (
     Turn,
@@ -32,7 +32,7 @@ __all__ = ["TurnsMixin", "turn_from_row"]
 _ROLES = get_args(TurnRole)
 _STATUSES = get_args(TurnStatus)
 _FIRST_PAGE, _MAX_PAGE = 32, 4096
-_PAUSES = """
+_PAUSES = f"""
     SELECT asked.created_at, answered.created_at
     FROM conversation_turns AS asked
     JOIN conversation_turns AS answered
@@ -41,8 +41,7 @@ _PAUSES = """
     JOIN cowork_sessions AS session ON session.id = asked.session_id
     WHERE asked.role = 'user'
         AND asked.turn_number > coalesce(session.forked_at_turn, 0)
-        AND asked.session_id NOT IN
-            (SELECT child_session_id FROM subtasks WHERE child_session_id IS NOT NULL)
+        AND asked.session_id NOT IN ({SUB_AGENT_SESSIONS})
     ORDER BY asked.id DESC
     LIMIT ?
 """
