@@ -12,13 +12,12 @@ what is removed or kept, what is refused) are in :mod:`.relocate`.
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from loom_jupyter.errors import LoomError
 from loom_jupyter.jupyter.extension import current, open_coworker
 from loom_jupyter.jupyter.notebook_path import NotebookLocation
-from loom_jupyter.jupyter.relocate import Relocation, adoption_problem, copy_archive
+from loom_jupyter.jupyter.relocate import Relocation, adoption_problem
 
 if TYPE_CHECKING:
     from loom_jupyter.jupyter.runtime import KernelCowork
@@ -108,15 +107,11 @@ def adopt(cowork: KernelCowork, name: str) -> KernelCowork:
     problem = cowork.run(adoption_problem(move, cowork.archive, stale_after))
     if problem is not None:
         raise LoomError(problem)
+    staged = cowork.run(move.stage_copy())  # a failure here changes nothing
     handover = cowork.sidebar.release()
     cowork.close()
     move.remove_target()  # this notebook's archive: no session in it (checked above)
-    try:
-        copy_archive(move.source, move.target)
-    except (OSError, sqlite3.Error) as exc:
-        move.remove_target()
-        open_coworker(shell, here, predecessor=cowork).sidebar.take(handover)
-        raise LoomError(f"Could not copy {move.source.name} ({exc}); nothing was moved.") from exc
+    staged.replace(move.target)
     move.remove_source()
     successor = open_coworker(shell, here, predecessor=cowork)
     successor.sidebar.take(handover)

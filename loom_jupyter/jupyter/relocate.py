@@ -20,13 +20,9 @@ opens with no conversation of its own is told about the orphans beside it
 
 from __future__ import annotations
 
-import os
-import sqlite3
-from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import quote
 
 from loom_jupyter.archive import archive_path_for
 from loom_jupyter.archive.clock import age_seconds, utc_now
@@ -41,7 +37,6 @@ __all__ = [
     "Orphan",
     "Relocation",
     "adoption_problem",
-    "copy_archive",
     "find_orphans",
     "read_orphan",
     "renamed_location",
@@ -106,6 +101,23 @@ class Relocation:
             f"this kernel keeps writing to {self.source.name}."
         )
 
+    async def stage_copy(self) -> Path:
+        """A consistent copy of the old archive beside the new one, to be renamed into place
+        once the new name's archive is closed (``Archive.save_copy``, read-only source)."""
+        from loom_jupyter.archive.project import open_read_only
+
+        staged = self.target.with_name(f".adopting-{self.target.name}")
+        staged.unlink(missing_ok=True)
+        source = await open_read_only(self.source)
+        try:
+            await source.save_copy(staged)
+        except BaseException:
+            staged.unlink(missing_ok=True)
+            raise
+        finally:
+            await source.close()
+        return staged
+
     def remove_source(self) -> None:
         """Delete the old archive and SQLite's side files (after the copy, with it closed)."""
         _remove_archive(self.source)
@@ -156,7 +168,9 @@ def orphan_archives(location: NotebookLocation) -> list[Path]:
     found = [
         path
         for path in own.parent.glob(f"*{_NOTEBOOK_ARCHIVE}")
-        if path != own and not (location.directory / path.name.removesuffix(".sqlite")).exists()
+        if path != own
+        and not path.name.startswith(".")  # a copy being adopted
+        and not (location.directory / path.name.removesuffix(".sqlite")).exists()
     ]
     return sorted(found, key=_modified, reverse=True)[:_MAX_READ]
 
@@ -211,14 +225,6 @@ async def adoption_problem(move: Relocation, own: Archive, stale_after: float) -
             "would mix the two. Nothing was changed."
         )
     return None
-
-
-def copy_archive(source: Path, target: Path) -> None:
-    """A consistent copy of the closed archive ``source`` at ``target`` (created 0600)."""
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    os.close(fd)
-    with closing(sqlite3.connect(f"file:{quote(str(source))}?mode=ro", uri=True)) as db:
-        db.execute("VACUUM INTO ?", (str(target),))
 
 
 async def _orphan(archive: Archive, notebook: str, stale_after: float) -> Orphan | None:

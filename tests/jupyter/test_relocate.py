@@ -11,7 +11,6 @@ from loom_jupyter.jupyter.relocate import (
     MAX_ORPHANS,
     Relocation,
     adoption_problem,
-    copy_archive,
     find_orphans,
     renamed_location,
 )
@@ -137,7 +136,9 @@ async def test_a_copied_archive_keeps_every_turn(tmp_path: Path) -> None:
         NotebookLocation(tmp_path / "gone.ipynb", "env"),
         NotebookLocation(tmp_path / "new.ipynb", "env"),
     )
-    copy_archive(move.source, move.target)
-    async with Archive.open(move.target) as archive:
+    staged = await move.stage_copy()
+    assert staged.parent == move.target.parent
+    assert move.source.exists()  # the original stays until the move is done
+    async with Archive.open(staged) as archive:
         (info,) = await archive.list_sessions()
         assert [t.content for t in await archive.get_turns(info.id)] == ["hello"]
