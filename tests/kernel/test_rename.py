@@ -9,6 +9,7 @@ resumes it.
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -17,6 +18,7 @@ from .conftest import archive_rows
 from .sidebar_wire import Wire, hello, start_wire
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
 
     from loom_jupyter.testing import FakeAnthropic
@@ -27,6 +29,31 @@ SESSION_ID = (
     "__import__('loom_jupyter.jupyter.extension', fromlist=['current'])"
     ".current(get_ipython()).session.session_id"
 )
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    """The served folder the notebooks live in."""
+    path = tmp_path / "project"
+    path.mkdir()
+    return path
+
+
+@contextmanager
+def _kernel(fake: FakeAnthropic, notebook: Path, approval: str = "auto") -> Iterator[Wire]:
+    """A kernel on ``notebook`` with Loom loaded, shut down afterwards."""
+    wire = start_wire(fake, notebook, notebook.parent.parent / "config", approval=approval)
+    try:
+        yield wire
+    finally:
+        wire.shutdown()
+
+
+def _sidebar(wire: Wire, notebook: Path) -> str:
+    """A sidebar comm that names the notebook as the front would, once welcomed."""
+    comm = wire.open_comm(hello(notebook_path=notebook.name, server_root=str(notebook.parent)))
+    _events(wire, comm, "welcome")
+    return comm
 
 
 def _notebook(path: Path) -> Path:
@@ -61,15 +88,11 @@ def _renamed(wire: Wire, comm: str, path: str, root: Path) -> str:
 
 
 def test_a_renamed_notebook_takes_its_conversation_to_the_next_kernel(
-    fake: FakeAnthropic, tmp_path: Path
+    fake: FakeAnthropic, folder: Path
 ) -> None:
-    folder = tmp_path / "project"
-    folder.mkdir()
     old = _notebook(folder / "Untitled.ipynb")
-    wire = start_wire(fake, old, tmp_path / "config", approval="auto")
-    try:
-        comm = wire.open_comm(hello(notebook_path="Untitled.ipynb", server_root=str(folder)))
-        _events(wire, comm, "welcome")
+    with _kernel(fake, old) as wire:
+        comm = _sidebar(wire, old)
         _turn(wire, comm, fake, "remember: the launch code is tulip", 1)
         session = wire.value(SESSION_ID)
 
@@ -80,8 +103,6 @@ def test_a_renamed_notebook_takes_its_conversation_to_the_next_kernel(
         assert not (folder / ".loom" / "Untitled.ipynb.sqlite").exists()
         _turn(wire, comm, fake, "and after the rename?", 2)  # the same comm, still open
         assert wire.value(SESSION_ID) == session
-    finally:
-        wire.shutdown()
 
     rows = archive_rows(new, "SELECT DISTINCT session_id FROM conversation_turns")
     assert [f"'{sid}'" for (sid,) in rows] == [session]
@@ -89,23 +110,16 @@ def test_a_renamed_notebook_takes_its_conversation_to_the_next_kernel(
     assert prompts == [("remember: the launch code is tulip",), ("and after the rename?",)]
     assert archive_rows(new, "SELECT DISTINCT notebook_path FROM cowork_sessions") == [(str(new),)]
 
-    reopened = start_wire(fake, new, tmp_path / "config", approval="auto")
-    try:
+    with _kernel(fake, new) as reopened:
         assert reopened.value(SESSION_ID) == session
-    finally:
-        reopened.shutdown()
 
 
 def test_save_as_leaves_the_old_notebook_its_history_and_a_taken_name_is_refused(
-    fake: FakeAnthropic, tmp_path: Path
+    fake: FakeAnthropic, folder: Path
 ) -> None:
-    folder = tmp_path / "project"
-    folder.mkdir()
     old = _notebook(folder / "draft.ipynb")
-    wire = start_wire(fake, old, tmp_path / "config", approval="auto")
-    try:
-        comm = wire.open_comm(hello(notebook_path="draft.ipynb", server_root=str(folder)))
-        _events(wire, comm, "welcome")
+    with _kernel(fake, old) as wire:
+        comm = _sidebar(wire, old)
         _turn(wire, comm, fake, "the draft's question", 1)
 
         _notebook(folder / "final.ipynb")  # Save As: both files exist
@@ -118,8 +132,6 @@ def test_save_as_leaves_the_old_notebook_its_history_and_a_taken_name_is_refused
         warning = _renamed(wire, comm, "taken.ipynb", folder)
         assert "already has its own conversation archive" in warning
         _turn(wire, comm, fake, "still in the final notebook", 3)
-    finally:
-        wire.shutdown()
 
     user = "SELECT content FROM conversation_turns WHERE role = 'user' ORDER BY id"
     assert archive_rows(old, user) == [("the draft's question",)]
@@ -131,15 +143,11 @@ def test_save_as_leaves_the_old_notebook_its_history_and_a_taken_name_is_refused
 
 
 def test_a_rename_during_a_turn_waits_for_the_turn_to_end(
-    fake: FakeAnthropic, tmp_path: Path
+    fake: FakeAnthropic, folder: Path
 ) -> None:
-    folder = tmp_path / "project"
-    folder.mkdir()
     old = _notebook(folder / "before.ipynb")
-    wire = start_wire(fake, old, tmp_path / "config", approval="ask")
-    try:
-        comm = wire.open_comm(hello(notebook_path="before.ipynb", server_root=str(folder)))
-        _events(wire, comm, "welcome")
+    with _kernel(fake, old, approval="ask") as wire:
+        comm = _sidebar(wire, old)
         code = "made_before_the_move = 1"
         fake.add(
             {"content": [{"type": "tool_use", "name": "run_python", "input": {"code": code}}]},
@@ -162,8 +170,6 @@ def test_a_rename_during_a_turn_waits_for_the_turn_to_end(
             "the conversation to follow once the turn ended",
         )
         assert wire.value("made_before_the_move") == "1"
-    finally:
-        wire.shutdown()
     roles = archive_rows(folder / "after.ipynb", "SELECT role FROM conversation_turns ORDER BY id")
     assert [r for (r,) in roles] == ["user", "assistant", "tool", "assistant"]
     assert not (folder / ".loom" / "before.ipynb.sqlite").exists()
@@ -191,30 +197,24 @@ def _printed(wire: Wire, msg_id: str) -> str:
 
 
 def test_a_notebook_renamed_while_its_kernel_was_off_can_adopt_its_conversation(
-    fake: FakeAnthropic, tmp_path: Path
+    fake: FakeAnthropic, folder: Path
 ) -> None:
-    folder = tmp_path / "project"
-    folder.mkdir()
     old = _notebook(folder / "Untitled.ipynb")
-    first = start_wire(fake, old, tmp_path / "config", approval="auto")
-    try:
+    with _kernel(fake, old) as first:
         fake.add("Noted.")
         assert first.run("%cowork remember: the launch code is tulip")["status"] == "ok"
         session = first.value(SESSION_ID)
-    finally:
-        first.shutdown()
     new = folder / "analysis.ipynb"
     old.rename(new)  # in the file browser, with no kernel running
 
-    second = start_wire(fake, new, tmp_path / "config", approval="auto")
-    try:
+    with _kernel(fake, new) as second:
 
         def streamed() -> str | None:  # the banner wraps at words; iopub may trail the reply
             text = "".join(m["content"]["text"] for _, m in second.log if m["msg_type"] == "stream")
             return " ".join(text.split()) if "brings that conversation over" in text else None
 
         banner = second.wait(streamed, "the banner offering the conversation")
-        comm = second.open_comm(hello(notebook_path="analysis.ipynb", server_root=str(folder)))
+        comm = _sidebar(second, new)
         second.wait(
             lambda: [e for e in second.comm_events(comm) if "Untitled.ipynb is gone" in str(e)],
             "the sidebar's offer",
@@ -232,8 +232,6 @@ def test_a_notebook_renamed_while_its_kernel_was_off_can_adopt_its_conversation(
         fake.add("It is tulip.")
         assert second.run("%cowork what was the launch code?")["status"] == "ok"
         assert "the launch code is tulip" in json.dumps(fake.message_requests[-1].body)
-    finally:
-        second.shutdown()
     assert not (folder / ".loom" / "Untitled.ipynb.sqlite").exists()
     prompts = archive_rows(new, "SELECT content FROM conversation_turns WHERE role = 'user'")
     assert prompts == [("remember: the launch code is tulip",), ("what was the launch code?",)]
