@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     import sqlite3
     from pathlib import Path
 
-__all__ = ["busy_error", "corrupt_error", "map_sqlite_error", "read_only_error"]
+__all__ = ["busy_error", "corrupt_error", "is_busy", "map_sqlite_error", "read_only_error"]
 
 # Primary result codes (the low byte of sqlite_errorcode).
 _BUSY, _LOCKED, _READONLY, _CORRUPT, _CANTOPEN, _NOTADB, _PERM, _FULL = 5, 6, 8, 11, 14, 26, 3, 13
@@ -52,7 +52,7 @@ def map_sqlite_error(error: sqlite3.Error, path: Path, busy_timeout: float) -> A
     """The archive error that explains ``error``."""
     code = _primary_code(error)
     text = str(error)
-    if code in (_BUSY, _LOCKED) or "locked" in text:
+    if is_busy(error):
         return busy_error(path, busy_timeout)
     if code in (_CORRUPT, _NOTADB) or "malformed" in text or "not a database" in text:
         return corrupt_error(path, text)
@@ -61,6 +61,11 @@ def map_sqlite_error(error: sqlite3.Error, path: Path, busy_timeout: float) -> A
     if code == _FULL:
         return ArchiveError(f"The disk holding {path} is full; free some space and try again.")
     return ArchiveError(f"The archive {path} failed: {text}")
+
+
+def is_busy(error: sqlite3.Error) -> bool:
+    """Whether ``error`` means another connection holds a lock (worth waiting for)."""
+    return _primary_code(error) in (_BUSY, _LOCKED) or "locked" in str(error)
 
 
 def _primary_code(error: sqlite3.Error) -> int | None:

@@ -10,12 +10,14 @@ from __future__ import annotations
 import errno
 import os
 import sqlite3
+import time
 from typing import TYPE_CHECKING
 
 from loom_jupyter.archive.checkpoint import BACKSTOP_PAGES
 from loom_jupyter.archive.failures import (
     busy_error,
     corrupt_error,
+    is_busy,
     map_sqlite_error,
     read_only_error,
 )
@@ -29,6 +31,7 @@ __all__ = ["SQLITE_HEADER", "connection_pragmas", "prepare_file"]
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 _READ_ONLY_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS}
+_WAL_RETRY_SECONDS = 0.05
 
 
 def prepare_file(path: Path, busy_timeout: float) -> None:
@@ -110,8 +113,24 @@ def _refuse_newer(db: sqlite3.Connection, path: Path) -> None:
 
 
 def _set_wal(db: sqlite3.Connection, path: Path, busy_timeout: float) -> None:
-    mode = db.execute("PRAGMA journal_mode").fetchone()[0]
-    if mode != "wal":
-        mode = db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-    if mode != "wal":  # SQLite answers with the old mode when it cannot switch
-        raise busy_error(path, busy_timeout)
+    """Switch a new file to WAL. Two processes creating the archive at once can each get
+    "locked" at once (SQLite skips the busy handler when waiting could deadlock), so the
+    switch is tried again until ``busy_timeout`` has passed."""
+    deadline = time.monotonic() + busy_timeout
+    while _journal_mode(db) != "wal":
+        if time.monotonic() >= deadline:
+            raise busy_error(path, busy_timeout)
+        time.sleep(_WAL_RETRY_SECONDS)
+
+
+def _journal_mode(db: sqlite3.Connection) -> str:
+    """WAL once switched; the old mode (or "locked") while another connection holds a lock."""
+    try:
+        mode = str(db.execute("PRAGMA journal_mode").fetchone()[0])
+        if mode != "wal":  # SQLite answers with the old mode when it cannot switch
+            mode = str(db.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+    except sqlite3.OperationalError as error:
+        if not is_busy(error):
+            raise
+        return "locked"
+    return mode

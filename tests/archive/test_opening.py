@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from loom_jupyter.archive import Archive, archive_path_for
+from loom_jupyter.archive import Archive, archive_path_for, opening
 from loom_jupyter.errors import (
     ArchiveBusyError,
     ArchiveCorruptError,
@@ -224,3 +224,28 @@ async def test_busy_archive_times_out_with_a_clear_error(tmp_path: Path) -> None
 async def test_unknown_session(archive: Archive) -> None:
     with pytest.raises(SessionNotFoundError, match="nope"):
         await archive.get_turns("nope")
+
+
+def test_a_locked_switch_to_wal_is_tried_again_until_the_lock_goes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two processes creating one archive can both be told "locked" at once (SQLite skips
+    # the busy handler where waiting could deadlock); here a zero busy timeout does the same.
+    path = tmp_path / "fresh.sqlite"
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    ours = sqlite3.connect(path, isolation_level=None, timeout=0)
+    waits: list[float] = []
+
+    def wait(seconds: float) -> None:  # the other process lets go while we wait
+        waits.append(seconds)
+        holder.execute("COMMIT")
+
+    monkeypatch.setattr(opening.time, "sleep", wait)
+    try:
+        opening._set_wal(ours, path, busy_timeout=30.0)
+        assert ours.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert len(waits) == 1
+    finally:
+        ours.close()
+        holder.close()
