@@ -57,11 +57,13 @@ def renamed_location(
     With ``server_root`` the answer is that folder joined with ``path``; without
     it, each folder above the current notebook is tried as the server's folder.
     A path that is no notebook file on this machine (a remote kernel, a stale
-    message) is ignored, and so is every path when the person named the notebook
-    with ``%cowork --notebook``.
+    message, a name without ``.ipynb`` such as ``../../etc/passwd``) is ignored, and
+    so is every path when the person named the notebook with ``%cowork --notebook``.
     """
     if current.source not in _FOLLOWED or not path or Path(path).is_absolute():
         return None  # a notebook named with --notebook (or none) is the person's choice
+    if Path(path).suffix.lower() != ".ipynb":
+        return None  # no notebook: its archive would land beside any file that answers
     roots = [Path(server_root).expanduser()] if server_root else list(current.path.parents)
     found = {(root / path).resolve() for root in roots if (root / path).is_file()}
     if len(found) != 1:

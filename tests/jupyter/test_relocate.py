@@ -142,3 +142,11 @@ async def test_a_copied_archive_keeps_every_turn(tmp_path: Path) -> None:
     async with Archive.open(staged) as archive:
         (info,) = await archive.list_sessions()
         assert [t.content for t in await archive.get_turns(info.id)] == ["hello"]
+
+
+def test_a_path_that_names_no_notebook_file_is_never_followed(tmp_path: Path) -> None:
+    root, current = _tree(tmp_path)
+    (root / "sub" / "data.csv").write_text("a,b")
+    assert renamed_location(current, "sub/data.csv", str(root)) is None
+    assert renamed_location(current, "../../../../../../../../etc/passwd") is None
+    assert renamed_location(current, "etc/passwd", "/") is None
