@@ -48,9 +48,16 @@ class ArchiveReader(TurnReader, Protocol):
     """Everything ``conversation_recall`` reads: turns, search, tool calls, session totals."""
 
     async def search(
-        self, session_id: str, query: str, limit: int = 10, *, all_sessions: bool = False
+        self,
+        session_id: str,
+        query: str,
+        limit: int = 10,
+        *,
+        all_sessions: bool = False,
+        before_turn: int | None = None,
     ) -> list[SearchHit]:
-        """Ranked matches for ``query``."""
+        """Ranked matches for ``query`` (``before_turn``: this session's turns from it on
+        are left out)."""
         ...
 
     async def tool_calls(
@@ -79,6 +86,9 @@ class ArchiveReader(TurnReader, Protocol):
 class ProjectReader(Protocol):
     """Searches every notebook archive of a project (read-only, bounded in count and time)."""
 
-    async def search_project(self, query: str, limit: int = 10) -> ProjectSearch:
-        """Ranked matches for ``query`` across the project's archives, naming their notebook."""
+    async def search_project(
+        self, query: str, limit: int = 10, *, before: tuple[str, int] | None = None
+    ) -> ProjectSearch:
+        """Ranked matches for ``query`` across the project's archives, naming their notebook
+        (``before`` = (session, turn): that session's turns from that turn on are left out)."""
         ...

@@ -166,9 +166,12 @@ class ProjectArchives:
     seconds: float = SEARCH_SECONDS
     busy_timeout: float = 2.0
 
-    async def search_project(self, query: str, limit: int = 10) -> ProjectSearch:
-        """Best hits across the project's archives, each with one turn of context each side."""
-        found, archives, skipped = await self._each(lambda p: self._search(p, query, limit))
+    async def search_project(
+        self, query: str, limit: int = 10, *, before: tuple[str, int] | None = None
+    ) -> ProjectSearch:
+        """Best hits across the project's archives, each with one turn of context each side
+        (``before`` = (session, turn): that session's turns from that turn on are left out)."""
+        found, archives, skipped = await self._each(lambda p: self._search(p, query, limit, before))
         hits = [hit for result in found for hit in result]
         hits.sort(key=lambda h: (-h.hit.score, h.notebook, -h.hit.turn_number))
         return ProjectSearch(hits=tuple(hits[:limit]), archives=archives, skipped=skipped)
@@ -211,18 +214,29 @@ class ProjectArchives:
             found = await search_for_people(archive, query, limit=limit)
         return with_notebook(found, self._label(path))
 
-    async def _search(self, path: Path, query: str, limit: int) -> list[ProjectHit]:
+    async def _search(
+        self, path: Path, query: str, limit: int, before: tuple[str, int] | None
+    ) -> list[ProjectHit]:
         async with await open_read_only(path, self.busy_timeout) as archive:
             sessions = await archive.list_sessions(limit=1_000_000)
             titles = {s.id: s.title for s in sessions}
             ids = [s.id for s in sessions]
-            found = await search_turns(archive._db, session_ids=ids, query=query, limit=limit)
-            return [await self._hit(archive, path, hit, titles) for hit in found]
+            found = await search_turns(
+                archive._db, session_ids=ids, query=query, limit=limit, before=before
+            )
+            return [await self._hit(archive, path, hit, titles, before) for hit in found]
 
     async def _hit(
-        self, archive: Archive, path: Path, hit: SearchHit, titles: dict[str, str]
+        self,
+        archive: Archive,
+        path: Path,
+        hit: SearchHit,
+        titles: dict[str, str],
+        before: tuple[str, int] | None,
     ) -> ProjectHit:
         lo, hi = max(1, hit.turn_number - 1), hit.turn_number + 1
+        if before is not None and hit.session_id == before[0]:
+            hi = min(hi, before[1] - 1)  # never the question being answered
         context = tuple(await archive.get_turns(hit.session_id, lo, hi))
         return ProjectHit(
             notebook=self._label(path),

@@ -32,6 +32,9 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
+from loom_jupyter.query import WORD as _WORD
+from loom_jupyter.query import clip_query
+
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
@@ -91,9 +94,10 @@ _STOPWORD_TEXT = """
 """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
-_WORD = re.compile(r"[^\W_]+")
 # Word runs glued by connector punctuation, with no space: identifiers, file names, dates.
-_COMPOUND = re.compile(r"[^\W_]+(?:[_.\-/\\:@#+]+[^\W_]+)+")
+# A compound starts only where a word starts (the lookbehind): tried from inside a long
+# word, the pattern would re-scan the rest of that word at every position (quadratic).
+_COMPOUND = re.compile(r"(?<![^\W_])[^\W_]+(?:[_.\-/\\:@#+]+[^\W_]+)+")
 _QUOTED = re.compile(r"\"([^\"]+)\"")
 
 
@@ -122,7 +126,7 @@ def _words(text: str) -> list[str]:
 
 def all_words(text: str) -> list[str]:
     """Every word of ``text`` in order, casefolded, stopwords kept (as a phrase needs them)."""
-    return _words(text)[:MAX_QUERY_TERMS]
+    return _words(clip_query(text).text)[:MAX_QUERY_TERMS]
 
 
 def _distinct(items: Iterable[str]) -> list[str]:
@@ -130,7 +134,9 @@ def _distinct(items: Iterable[str]) -> list[str]:
 
 
 def plan_query(text: str) -> QueryPlan:
-    """Analyse user text; stopwords are dropped unless the query has nothing else."""
+    """Analyse user text (its first words, :func:`clip_query`); stopwords are dropped
+    unless the query has nothing else."""
+    text = clip_query(text).text
     words = _distinct(_words(text))
     meaningful = [word for word in words if word not in STOPWORDS] or words
     groups = [_words(m.group()) for m in _COMPOUND.finditer(text)]

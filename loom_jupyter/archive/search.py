@@ -235,6 +235,10 @@ async def _turn_rows(db: Tx, keys: Sequence[TurnKey]) -> list[sqlite3.Row]:
     )
 
 
+def _at_or_after(key: TurnKey, cut: TurnKey) -> bool:
+    return key[0] == cut[0] and key[1] >= cut[1]
+
+
 def _hit(row: sqlite3.Row, score: float) -> SearchHit:
     return SearchHit(
         session_id=row["session_id"],
@@ -248,9 +252,15 @@ def _hit(row: sqlite3.Row, score: float) -> SearchHit:
 
 
 async def search_turns(
-    db: Tx, *, session_ids: Sequence[str], query: str, limit: int
+    db: Tx,
+    *,
+    session_ids: Sequence[str],
+    query: str,
+    limit: int,
+    before: TurnKey | None = None,
 ) -> list[SearchHit]:
-    """Turns of ``session_ids`` best answering ``query``, best first (then newest)."""
+    """Turns of ``session_ids`` best answering ``query``, best first (then newest);
+    ``before`` = (session, turn) leaves out that session's turns from that turn on."""
     plan = plan_query(query)
     if plan.empty or not session_ids or limit <= 0:
         return []
@@ -263,6 +273,8 @@ async def search_turns(
     terms = plan.terms(speakers) or plan.terms()
     last_turn = {span.session_id: span.turns for span in survey.spans}
     scores = spread_context(await _best_turns(db, session_ids, survey, terms), last_turn)
+    if before is not None:
+        scores = {key: score for key, score in scores.items() if not _at_or_after(key, before)}
     boost = SPEAKER_BOOST if speakers else 0.0
     ranked: list[tuple[float, int, sqlite3.Row]] = []
     for row in await _turn_rows(db, shortlist(scores, limit, boost)):

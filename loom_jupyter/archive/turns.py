@@ -229,10 +229,17 @@ class TurnsMixin:
         return [_tool_call(row) for row in rows]
 
     async def search(
-        self, session_id: str, query: str, limit: int = 10, *, all_sessions: bool = False
+        self,
+        session_id: str,
+        query: str,
+        limit: int = 10,
+        *,
+        all_sessions: bool = False,
+        before_turn: int | None = None,
     ) -> list[SearchHit]:
         """Turns matching ``query`` (any text), best first; ``all_sessions`` widens
-        the search to every session of this session's notebook."""
+        the search to every session of this session's notebook; ``before_turn`` leaves
+        out this session's turns from that number on (the question being answered)."""
         session = await require_session(self._db, session_id)
         session_ids = [session_id]
         if all_sessions:
@@ -241,7 +248,10 @@ class TurnsMixin:
                 [session.notebook_path],
             )
             session_ids = [row[0] for row in rows]
-        return await search_turns(self._db, session_ids=session_ids, query=query, limit=limit)
+        cut = None if before_turn is None else (session_id, before_turn)
+        return await search_turns(
+            self._db, session_ids=session_ids, query=query, limit=limit, before=cut
+        )
 
 
 def _tool_call(row: sqlite3.Row) -> ToolCall:

@@ -10,7 +10,7 @@ answer and repairs unanswered tool calls before the cancellation goes on.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
 
 from loom_jupyter.engine.agent import AgentLoop, LoopEnded, LoopFailed, ToolCallDone
@@ -142,8 +142,9 @@ class ChildRun:
     async def run(self, message: str) -> ChildOutcome:
         """Archive ``message`` as the first user turn and run the loop to its end."""
         draft = TurnDraft(role="user", content=message, blocks=(TextBlock(message),))
-        turn = ActiveTurn(self._writer, SessionState(), first=await self._writer.append(draft))
-        agent = self._loop.run(self._request, self._ctx)
+        first = await self._writer.append(draft)
+        turn = ActiveTurn(self._writer, SessionState(), first=first)
+        agent = self._loop.run(self._request, replace(self._ctx, asked_at=first))
         try:
             async for event in agent:
                 if isinstance(event, LoopEnded | LoopFailed):

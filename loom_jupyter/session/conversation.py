@@ -264,7 +264,7 @@ class CoworkSession:
         loop = AgentLoop(
             model=self.model, registry=self.tools, policy=self.policy, settings=self.settings
         )
-        agent = loop.run(self._request, self._tool_context(sid))
+        agent = loop.run(self._request, self._tool_context(sid, first))
         try:
             async for event in self._steps(agent):
                 async for public in self._archive_step(turn, event):
@@ -488,7 +488,7 @@ class CoworkSession:
             self._state_text = cached = (self._state, text)
         return cached[1]
 
-    def _tool_context(self, session_id: str) -> ToolContext:
+    def _tool_context(self, session_id: str, asked_at: int) -> ToolContext:
         return ToolContext(
             notebook_dir=self.notebook_path.parent,
             settings=self.settings,
@@ -499,6 +499,7 @@ class CoworkSession:
             session_summary=self._summary,
             delegator=self.delegator,
             project=_project_reader(self.notebook_path, self.settings),
+            asked_at=asked_at,
         )
 
     async def _summary(self) -> str:

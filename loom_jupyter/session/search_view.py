@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from loom_jupyter.query import clip_query
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -30,9 +32,12 @@ _CONTEXT_WIDTH = 100
 def render_matches(
     matches: Sequence[ReadableMatch], query: str, *, where: str, notes: Sequence[str] = ()
 ) -> str:
-    """The whole result: a heading line, then each match with its context."""
+    """The whole result: a heading line, then each match with its context (the query
+    shown and highlighted as far as it was searched, :func:`clip_query`)."""
+    clipped = clip_query(query)
+    query = clipped.text
     if not matches:
-        text = f"No turns in {where} match {query!r}."
+        text = f"No turns in {where} match {_shown(query)}."
     else:
         kinds = ", ".join(
             f"{sum(m.kind == k for m in matches)} {_KIND_TEXT[k]}"
@@ -40,12 +45,18 @@ def render_matches(
             if any(m.kind == k for m in matches)
         )
         entries = [_entry(n, m, query) for n, m in enumerate(matches, 1)]
-        text = f"{len(matches)} match(es) for {query!r} in {where} ({kinds}):\n\n" + "\n\n".join(
-            entries
-        )
+        heading = f"{len(matches)} match(es) for {_shown(query)} in {where} ({kinds}):"
+        text = heading + "\n\n" + "\n\n".join(entries)
     if notes:
         text += "\n\n" + "\n".join(f"(not searched: {note})" for note in notes)
+    if clipped.note:
+        text += f"\n\n(The query is long: {clipped.note} of it.)"
     return text
+
+
+def _shown(query: str, width: int = 80) -> str:
+    """The query as the heading quotes it: whole when short, else its start."""
+    return repr(query if len(query) <= width else query[: width - 1] + "…")
 
 
 def _entry(number: int, match: ReadableMatch, query: str) -> str:

@@ -151,6 +151,7 @@ class ToolContext:
     session_summary: Callable[[], Awaitable[str]] | None = None
     project: ProjectReader | None = None  # every notebook archive of the project, read-only
     delegator: Delegator | None = None  # the orchestrator, when the session has one
+    asked_at: int | None = None  # the user turn being answered: recall leaves it out
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 

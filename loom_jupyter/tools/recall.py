@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from loom_jupyter.errors import ToolError
 from loom_jupyter.messages import ToolSpec
+from loom_jupyter.query import ClippedQuery, clip_query
 from loom_jupyter.tools.base import ToolAccess, ToolContext, ToolOutput
 from loom_jupyter.tools.recall_render import (
     RecallEntry,
@@ -146,23 +147,42 @@ def _footer(rendered: Rendered, dropped_what: str) -> str:
 async def _search(
     archive: ArchiveReader, session_id: str, args: Mapping[str, Any], ctx: ToolContext
 ) -> ToolOutput:
-    query = str(args.get("query") or "").strip()
-    if not query:
-        raise ToolError("action=search needs a `query` (words to look for).")
+    clipped = _query(args)
+    query = clipped.text
     all_sessions = args.get("scope") == "notebook" or bool(args.get("all_sessions", False))
     limit = int(args.get("limit", 10))
-    hits = await archive.search(session_id, query, limit, all_sessions=all_sessions)
+    hits = await archive.search(
+        session_id, query, limit, all_sessions=all_sessions, before_turn=ctx.asked_at
+    )
     if not hits:
         where = "any session of this notebook" if all_sessions else "this conversation"
-        return ToolOutput.text(f"No matches for {query!r} in {where}.", summary="no matches")
-    groups = await _hit_groups(archive, session_id, hits, _query_words(query))
+        text = f"No matches for {_shown(query)} in {where}." + _clip_note(clipped)
+        return ToolOutput.text(text, summary="no matches")
+    groups = await _hit_groups(archive, session_id, hits, _query_words(query), ctx.asked_at)
     rendered = render_within_budget(groups, _budget(ctx))
     head = (
-        f"{len(hits)} ranked hit(s) for {query!r}, best first, with one turn of context each "
-        "side; (match) marks turns containing a query word:\n\n"
+        f"{len(hits)} ranked hit(s) for {_shown(query)}, best first, with one turn of context "
+        "each side; (match) marks turns containing a query word:\n\n"
     )
     text = head + rendered.text + _footer(rendered, "lower-ranked hit group(s)")
+    text += _clip_note(clipped)
     return ToolOutput.text(text, summary=f"recall search: {len(hits)} hits")
+
+
+def _query(args: Mapping[str, Any]) -> ClippedQuery:
+    """The searched part of ``query`` (its first words); an error when it has no text."""
+    clipped = clip_query(str(args.get("query") or ""))
+    if not clipped.text.strip():
+        raise ToolError("action=search needs a `query` (words to look for).")
+    return clipped
+
+
+def _shown(query: str, width: int = 120) -> str:
+    return repr(query if len(query) <= width else query[: width - 1] + "…")
+
+
+def _clip_note(clipped: ClippedQuery) -> str:
+    return f"\n\n[The query is long: {clipped.note} of it.]" if clipped.note else ""
 
 
 @dataclass
@@ -181,12 +201,16 @@ class _Window:
         self.lo, self.hi = min(self.lo, other.lo), max(self.hi, other.hi)
 
 
-def _windows(hits: Sequence[SearchHit]) -> list[_Window]:
+def _windows(hits: Sequence[SearchHit], asked: tuple[str, int] | None) -> list[_Window]:
     """Per hit (best first) turns hit-1..hit+1; overlapping or adjacent windows are merged
-    into the better-ranked one, so no turn is shown twice."""
+    into the better-ranked one, so no turn is shown twice. ``asked`` = (session, turn):
+    the question being answered, never shown (the model has it in view)."""
     windows: list[_Window] = []
     for hit in hits:
-        new = _Window(hit.session_id, max(1, hit.turn_number - 1), hit.turn_number + 1)
+        last = hit.turn_number + 1
+        if asked is not None and hit.session_id == asked[0]:
+            last = min(last, asked[1] - 1)
+        new = _Window(hit.session_id, max(1, hit.turn_number - 1), last)
         touching = [w for w in windows if w.touches(new)]
         if not touching:
             windows.append(new)
@@ -210,9 +234,13 @@ def _mentions(text: str, words: frozenset[str]) -> bool:
 
 
 async def _hit_groups(
-    archive: ArchiveReader, session_id: str, hits: Sequence[SearchHit], words: frozenset[str]
+    archive: ArchiveReader,
+    session_id: str,
+    hits: Sequence[SearchHit],
+    words: frozenset[str],
+    asked_at: int | None,
 ) -> list[list[RecallEntry]]:
-    windows = _windows(hits)
+    windows = _windows(hits, None if asked_at is None else (session_id, asked_at))
     fetched = await asyncio.gather(*(archive.get_turns(w.session_id, w.lo, w.hi) for w in windows))
     groups: list[list[RecallEntry]] = []
     for window, turns in zip(windows, fetched, strict=True):
@@ -229,21 +257,23 @@ async def _hit_groups(
 async def _search_project(
     project: ProjectReader, args: Mapping[str, Any], ctx: ToolContext
 ) -> ToolOutput:
-    query = str(args.get("query") or "").strip()
-    if not query:
-        raise ToolError("action=search needs a `query` (words to look for).")
-    found = await project.search_project(query, int(args.get("limit", 10)))
+    clipped = _query(args)
+    query = clipped.text
+    asked = (ctx.session_id, ctx.asked_at) if ctx.session_id and ctx.asked_at else None
+    found = await project.search_project(query, int(args.get("limit", 10)), before=asked)
     words = _query_words(query)
     groups = [_project_group(hit, words) for hit in found.hits]
     rendered = render_within_budget([g for g in groups if g], _budget(ctx))
     head = (
-        f"{len(found.hits)} ranked hit(s) for {query!r} across {found.archives} notebook "
+        f"{len(found.hits)} ranked hit(s) for {_shown(query)} across {found.archives} notebook "
         "archive(s) of the project, best first; each names its notebook and session:\n\n"
     )
     if not found.hits:
-        head = f"No matches for {query!r} in the {found.archives} notebook archive(s) searched."
+        head = (
+            f"No matches for {_shown(query)} in the {found.archives} notebook archive(s) searched."
+        )
     text = head + rendered.text + _footer(rendered, "lower-ranked hit group(s)")
-    text += _skipped_note(found)
+    text += _skipped_note(found) + _clip_note(clipped)
     return ToolOutput.text(text, summary=f"recall project search: {len(found.hits)} hits")
 
 

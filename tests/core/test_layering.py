@@ -43,6 +43,7 @@ LAYERS = (
         "errors",
         "messages",
         "records",
+        "query",
         "readers",
         "settings",
         units_share=True,

@@ -435,7 +435,10 @@ class SidebarHub:
     async def _search(self, peer: Peer, query: str) -> None:
         """Turns that say it (exact phrase, then all words, then some), in every session."""
         from loom_jupyter.archive.readable import search_for_people
+        from loom_jupyter.query import clip_query
 
+        clipped = clip_query(query)
+        query = clipped.text
         matches = await search_for_people(self._cw.archive, query, limit=20)
         rows = tuple(
             {
@@ -448,6 +451,8 @@ class SidebarHub:
             for m in matches
         )
         self._reply(peer, SearchResults(query, rows))
+        if clipped.note:
+            self._reply(peer, NoticeMsg(f"The search is long: {clipped.note} of it.", "info"))
 
 
 def _snippet(text: str, limit: int = 160) -> str:

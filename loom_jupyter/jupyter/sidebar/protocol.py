@@ -64,6 +64,11 @@ __all__ = [
 ]
 
 PROTOCOL_VERSION = 1
+MAX_MESSAGE_CHARS = 400_000
+"""A front's message holds at most this many characters of text (about 100k tokens:
+more than a prompt can use); a longer one is refused with a notice, never archived."""
+MAX_MESSAGE_ITEMS = 10_000
+"""...and at most this many values (keys, list items, nested objects), at any depth."""
 Decision = Literal["allow", "deny", "always"]
 StateName = Literal["idle", "thinking", "waiting-approval", "queued", "waiting-cell"]
 _DECISIONS: tuple[Decision, ...] = ("allow", "deny", "always")
@@ -200,12 +205,36 @@ def parse_inbound(data: object) -> Inbound:
     """The typed message in a comm's ``data``; :class:`ProtocolError` when malformed."""
     if not isinstance(data, dict):
         raise ProtocolError("a message must be a JSON object with a 'type'")
+    _check_size(data)
     kind = data.get("type")
     parser = _PARSERS.get(kind) if isinstance(kind, str) else None
     if parser is None:
         raise ProtocolError(f"unknown message type {kind!r}")
     message: Inbound = parser(_Fields(data))
     return message
+
+
+def _check_size(data: dict[str, Any]) -> None:
+    """Refuse a message over :data:`MAX_MESSAGE_CHARS` or :data:`MAX_MESSAGE_ITEMS`;
+    the walk is iterative and stops at the first limit, so its cost is bounded too."""
+    chars, items, stack = 0, 0, [data]
+    while stack:
+        value = stack.pop()
+        items += 1
+        if isinstance(value, str):
+            chars += len(value)
+        elif isinstance(value, dict):
+            stack.extend(value.values())
+            chars += sum(len(str(key)) for key in value)
+        elif isinstance(value, list):
+            stack.extend(value)
+        if chars > MAX_MESSAGE_CHARS:
+            raise ProtocolError(
+                f"the message is longer than {MAX_MESSAGE_CHARS:,} characters; save long "
+                "text to a file in the notebook's folder and ask about the file"
+            )
+        if items > MAX_MESSAGE_ITEMS:
+            raise ProtocolError(f"the message holds more than {MAX_MESSAGE_ITEMS:,} values")
 
 
 class _Fields:
