@@ -72,8 +72,7 @@ if TYPE_CHECKING:
     from loom_jupyter.models.base import Model, ModelRequest
     from loom_jupyter.readers import ProjectReader
     from loom_jupyter.records import LeaseTakeover
-    from loom_jupyter.tools.base import VariableEffect
-    from loom_jupyter.tools.delegate import Delegator
+    from loom_jupyter.tools.base import Delegator, VariableEffect
     from loom_jupyter.tools.registry import ToolRegistry
 
 __all__ = ["CoworkSession"]

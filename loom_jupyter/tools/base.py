@@ -21,9 +21,9 @@ if TYPE_CHECKING:
     from loom_jupyter.messages import ToolSpec
     from loom_jupyter.readers import ArchiveReader, ProjectReader
     from loom_jupyter.settings import Settings
-    from loom_jupyter.tools.delegate import Delegator
 
 __all__ = [
+    "Delegator",
     "Effect",
     "ExecutionResult",
     "FileEffect",
@@ -135,6 +135,14 @@ class KernelBridge(Protocol):
 
     async def insert_cell(self, source: str, *, run: bool = False) -> str:
         """Propose a new notebook cell; returns a message for the model."""
+        ...
+
+
+class Delegator(Protocol):
+    """The orchestrator, as ``delegate_task`` sees it (the tools layer sits below it)."""
+
+    async def delegate_for_tool(self, goal: str, context: str, *, wait: bool) -> ToolOutput:
+        """Plan (asking for approval as the session's mode says), run, verify; the digest."""
         ...
 
 

@@ -1,7 +1,7 @@
 """``delegate_task``: hand a large goal to the orchestrator (plan, parallel sub-agents, verify).
 
 The tools layer sits below the orchestrator, so the tool reaches it only
-through the :class:`Delegator` the session puts in the
+through the :class:`~loom_jupyter.tools.base.Delegator` the session puts in the
 :class:`~loom_jupyter.tools.base.ToolContext`. The tool is write-class, but
 its approval happens after planning — under ``ask`` the person sees the plan
 and an estimated token and dollar range and answers Run or Cancel — so the
@@ -10,7 +10,7 @@ delegator applies the approval mode itself and the loop does not ask first.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from loom_jupyter.messages import ToolSpec
 from loom_jupyter.tools.base import ToolAccess, ToolContext, ToolOutput
@@ -19,17 +19,9 @@ from loom_jupyter.tools.schema import object_schema
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["DELEGATE_TOOL_NAME", "DelegateTask", "Delegator"]
+__all__ = ["DELEGATE_TOOL_NAME", "DelegateTask"]
 
 DELEGATE_TOOL_NAME = "delegate_task"
-
-
-class Delegator(Protocol):
-    """The orchestrator, as the tool sees it."""
-
-    async def delegate_for_tool(self, goal: str, context: str, *, wait: bool) -> ToolOutput:
-        """Plan (asking for approval as the session's mode says), run, verify; the digest."""
-        ...
 
 
 class DelegateTask:
