@@ -424,3 +424,17 @@ def test_a_sidebar_opened_mid_turn_gets_the_turn_so_far_after_its_welcome(
     wire.send(first, {"type": "stop"})
     (done,) = wait_type(wire, late, "turn_done")  # and it follows the turn live from there
     assert done["stop_reason"] == "interrupted"
+
+
+def test_a_front_of_another_protocol_version_gets_a_notice_and_nothing_else(wire: Wire) -> None:
+    comm = wire.open_comm(hello(protocol=999))
+    (notice,) = wait_type(wire, comm, "notice")
+    assert notice["level"] == "error"
+    assert "protocol 999, newer than the kernel's loom_jupyter (protocol 1)" in notice["message"]
+    wire.send(comm, {"type": "sessions"})
+    wait_type(wire, comm, "notice", count=2)  # refused again, with the same reason
+    wire.send(comm, hello())  # the same page after an upgrade: served as usual
+    wait_type(wire, comm, "welcome")
+    kinds = [e["type"] for e in wire.comm_events(comm)]
+    assert kinds.index("welcome") > 1
+    assert "sessions" not in kinds[: kinds.index("welcome")]

@@ -43,6 +43,7 @@ class Peer:
     comm: Any
     parent: dict[str, Any] = field(default_factory=dict)
     ready: bool = False  # welcomed (or caught up): broadcasts reach it from now on
+    protocol: int | None = None  # the version of a front this kernel cannot serve
 
     @property
     def id(self) -> str:

@@ -35,6 +35,7 @@ from loom_jupyter.jupyter.sidebar.protocol import (
     TaskView,
     TurnErrorMsg,
     Welcome,
+    version_notice,
 )
 from loom_jupyter.jupyter.sidebar.queue import SendQueue
 from loom_jupyter.jupyter.sidebar.replay import EventLog
@@ -298,6 +299,8 @@ class SidebarHub:
             self._reply(peer, NoticeMsg(f"loom: {type(exc).__name__}: {exc}", "error"))
 
     async def _dispatch(self, peer: Peer, m: Inbound) -> None:
+        if peer.protocol is not None and m.type != "hello":  # it was told why, once more
+            raise LoomError(version_notice(peer.protocol))
         if m.type == "hello":
             await self._hello(peer, m)
         elif m.type == "send":
@@ -325,6 +328,10 @@ class SidebarHub:
 
     async def _hello(self, peer: Peer, hello: Hello) -> None:
         peer.ready = False  # a re-sync: nothing else until it is caught up
+        peer.protocol = None if hello.understood else hello.protocol
+        if peer.protocol is not None:  # never a half-served chat: the notice, nothing else
+            self._reply(peer, NoticeMsg(version_notice(peer.protocol), "error"))
+            return
         await self._cw.follow_notebook(hello.notebook_path, hello.server_root)  # renamed since?
         if hello.since_seq is not None:
             missed = self.log.since(hello.since_seq, hello.kernel_session)
@@ -367,6 +374,8 @@ class SidebarHub:
         peer.ready = True  # no await since the snapshot: nothing was missed in between
 
     async def _send(self, m: Send) -> None:
+        if not m.text.strip():  # nothing to ask: never archived as a prompt
+            raise LoomError("loom: an empty message is not sent.")
         if not self.queue.accept(m.client_id):
             return  # a resend of a message already accepted
         self.queue.push(m.client_id, m.text)

@@ -61,6 +61,7 @@ __all__ = [
     "Welcome",
     "encode",
     "parse_inbound",
+    "version_notice",
 ]
 
 PROTOCOL_VERSION = 1
@@ -94,7 +95,13 @@ class Hello:
     kernel_session: str | None = None
     client: str = "lab"
     server_root: str = ""
+    protocol: int = 1  # the front's protocol version (a front that omits it speaks 1)
     type: Literal["hello"] = "hello"
+
+    @property
+    def understood(self) -> bool:
+        """Whether this kernel speaks the front's protocol (same major version)."""
+        return self.protocol == PROTOCOL_VERSION
 
 
 @dataclass(frozen=True)
@@ -237,6 +244,17 @@ def _check_size(data: dict[str, Any]) -> None:
             raise ProtocolError(f"the message holds more than {MAX_MESSAGE_ITEMS:,} values")
 
 
+def version_notice(front: int) -> str:
+    """What a front speaking another protocol version is told (and nothing else)."""
+    newer = "newer" if front > PROTOCOL_VERSION else "older"
+    return (
+        f"This Loom sidebar speaks protocol {front}, {newer} than the kernel's loom_jupyter "
+        f"(protocol {PROTOCOL_VERSION}). Install the same loom_jupyter version for JupyterLab "
+        "and for this kernel's Python (pip install -U loom_jupyter in both), then restart the "
+        "kernel and reload the page."
+    )
+
+
 class _Fields:
     """Typed access to one message's fields."""
 
@@ -273,7 +291,13 @@ def _hello(f: _Fields) -> Hello:
         kernel_session=session if isinstance(session, str) else None,
         client=f.text("client", default="lab"),
         server_root=f.text("server_root", default=""),
+        protocol=_version(f),
     )
+
+
+def _version(f: _Fields) -> int:
+    value = f.whole("protocol", optional=True)
+    return 1 if value is None else value
 
 
 def _required(f: _Fields, name: str) -> int:
