@@ -25,6 +25,7 @@ BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
         ("cache_cost.py", "Prompt-cache cost per turn"),
         ("delegate_bench.py", "speed-up vs serial"),
         ("sidebar_bench.py", "delta-to-paint"),
+        ("comm_fuzz.py", "Comm fuzz"),
     ],
 )
 def test_quick_benchmark_prints_its_table(script: str, expected: str) -> None:

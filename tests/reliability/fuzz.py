@@ -758,3 +758,93 @@ def outside_archives() -> set[str]:
 def responder(body: dict[str, Any]) -> dict[str, Any]:
     """The fake Messages API's answer to every prompt (the fuzz's valid sends)."""
     return {"content": [{"type": "text", "text": "Noted."}]}
+
+
+# -- tool inputs ------------------------------------------------------------------------------
+
+ESCAPING_PATHS = (
+    "../../etc/passwd",
+    "../../../../../../../../etc/passwd",
+    "/etc/passwd",
+    "..",
+    "/",
+)
+"""Path-like values that leave the notebook's folder: every file tool must refuse them."""
+_WRONG_BY_TYPE: dict[str, tuple[Any, ...]] = {
+    "string": (0, 1.5, True, [], {}, ["a"]),
+    "integer": ("1", 1.5, True, [], {}, "NaN"),
+    "number": ("1", True, [], {}),
+    "boolean": ("true", 0, 1, [], {}, "yes"),
+}
+
+
+@dataclass(frozen=True)
+class ToolProbe:
+    """One odd input for a tool; ``invalid`` inputs break the schema and must be refused."""
+
+    label: str
+    input: Any
+    invalid: bool
+    escapes: bool = False  # a path outside the notebook's folder: must be refused
+
+
+def tool_inputs(schema: dict[str, Any], seed: int = SEED) -> list[ToolProbe]:
+    """Odd inputs for a tool with input ``schema`` (a closed object schema)."""
+    rng = random.Random(seed)
+    props: dict[str, Any] = schema.get("properties", {})
+    base = _valid_input(schema)
+    probes = [ToolProbe(f"input={_show(v)}", v, True) for v in (None, [], "x", 1, [base])]
+    probes += [ToolProbe("extra key", {**base, "fuzz_extra": 1}, True)]
+    probes += [ToolProbe("deep junk key", {**base, "junk": _nested(DEEP)}, True)]
+    for name in schema.get("required", ()):
+        probes.append(ToolProbe(f"without {name}", _without(base, name), True))
+    for name, prop in props.items():
+        probes += _property_probes(base, name, prop, rng)
+    return probes
+
+
+def _property_probes(
+    base: dict[str, Any], name: str, prop: dict[str, Any], rng: random.Random
+) -> list[ToolProbe]:
+    kind = prop.get("type")
+    probes = [ToolProbe(f"{name}={_show(v)}", {**base, name: v}, True)
+              for v in _WRONG_BY_TYPE.get(str(kind), ())]  # fmt: skip
+    probes.append(ToolProbe(f"{name}={DEEP} levels", {**base, name: _nested(DEEP)}, True))
+    if kind == "integer":
+        for value in (-1, 0, 2**63, 10**30):
+            out_of_range = value < prop.get("minimum", value) or value > prop.get("maximum", value)
+            probes.append(ToolProbe(f"{name}={value}", {**base, name: value}, out_of_range))
+    if kind == "string" and "enum" in prop:
+        for value in ("", "SEARCH", "*", '"; DROP TABLE x; --'):
+            probes.append(ToolProbe(f"{name}={_show(value)}", {**base, name: value}, True))
+    elif kind == "string":
+        empty_refused = prop.get("minLength", 0) > 0
+        probes.append(ToolProbe(f"{name}=''", {**base, name: ""}, empty_refused))
+        probes.append(ToolProbe(f"{name}=1 MB", {**base, name: _words(rng, MB)}, False))
+        for value in (*PATH_LIKE, *SQL_LIKE):
+            escapes = name == "path" and value in ESCAPING_PATHS
+            probes.append(
+                ToolProbe(f"{name}={_show(value)}", {**base, name: value}, False, escapes)
+            )
+    return probes
+
+
+def _valid_input(schema: dict[str, Any]) -> dict[str, Any]:
+    """A harmless valid input: the required keys only."""
+    props: dict[str, Any] = schema.get("properties", {})
+    values = {"path": "notes.txt", "old_string": "alpha", "new_string": "beta", "code": "1 + 1"}
+    values |= {"command": "echo fuzz", "source": "1 + 1", "goal": "nothing", "pattern": "alpha"}
+    base: dict[str, Any] = {}
+    for name in schema.get("required", ()):
+        prop = props[name]
+        if "enum" in prop:
+            base[name] = prop["enum"][0]
+        elif prop.get("type") == "string":
+            base[name] = values.get(name, "fuzz")
+        else:
+            base[name] = prop.get("minimum", 1)
+    return base
+
+
+def _without(data: dict[str, Any], name: str) -> dict[str, Any]:
+    return {k: v for k, v in data.items() if k != name}

@@ -25,6 +25,7 @@ from .cases import BAD_INPUTS, SECRET_CANARIES, SECRET_CHECKS, SECRET_TOOLS, Cas
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "reliability.md"
 KILL_TRIALS = ROOT / "docs" / "kill_trials.json"
+COMM_FUZZ = ROOT / "docs" / "comm_fuzz.json"
 MODEL = "claude-sonnet-5-5"
 
 # (fault, the fake Messages API entry that produces it, the failure the adapter sees)
@@ -70,6 +71,7 @@ def render() -> str:
         _kill_trials(),
         _fault_matrix(),
         _bad_inputs(),
+        _fuzz(),
         _secrets(),
     ]
     return "\n".join(parts)
@@ -156,6 +158,63 @@ def _bad_inputs() -> str:
             "",
         ]
     )
+
+
+def _fuzz() -> str:
+    head = [
+        "## Fuzz",
+        "",
+        "Seeded hostile sidebar messages (`tests/reliability/fuzz.py`) sent over a real comm to",
+        "one real kernel (`tests/reliability/test_comm_fuzz.py`): every message type with",
+        "wrong-typed, missing, empty, 1 MB and deeply nested fields (500 levels through",
+        "jupyter_client's encoder, which stops near 990; 5,000 as hand-written JSON, which the",
+        "kernel's JSON decoder drops), unknown types, non-object data, repeated `send` client",
+        "ids, path-like and SQL/FTS-like strings. Each message gets an error `notice`, its",
+        "documented reply or a documented ignore; after each batch a `print(1)` cell runs,",
+        "`sessions` is answered, `PRAGMA integrity_check` is `ok`, nothing is written outside",
+        "the notebook's folder, no junk is archived as a prompt and every valid prompt is.",
+        "Every tool's input schema is fuzzed the same way (`test_tool_fuzz.py`): odd inputs",
+        "give `is_error` results, never a stall. A message that needs no reply is timed to",
+        "the `sessions` reply sent after it, so the first prompt of the run (in repeated",
+        "client ids) adds its turn's start to the next message's time.",
+        "",
+    ]
+    data = _load_fuzz()
+    if data is None:
+        note = "not measured yet (`benchmarks/comm_fuzz.py` writes `docs/comm_fuzz.json`)."
+        return "\n".join([*head, f"Times: {note}", ""])
+    total, rows = data
+    headers = [header for _, header in _FUZZ_COLUMNS]
+    source = (
+        f"{total} messages; times in seconds from `docs/comm_fuzz.json`, written by "
+        "`python benchmarks/comm_fuzz.py --json docs/comm_fuzz.json`."
+    )
+    return "\n".join([*head, source, "", *_table(headers, rows), ""])
+
+
+def _load_fuzz() -> tuple[int, list[list[str]]] | None:
+    """The committed summary: ``{"messages": n, "kinds": [{...}, ...]}``."""
+    if not COMM_FUZZ.is_file():
+        return None
+    data: Any = json.loads(COMM_FUZZ.read_text(encoding="utf-8"))
+    rows = [[_fuzz_cell(kind[key]) for key, _ in _FUZZ_COLUMNS] for kind in data.get("kinds", [])]
+    return int(data.get("messages", 0)), rows
+
+
+_FUZZ_COLUMNS = (
+    ("kind", "kind"),
+    ("messages", "messages"),
+    ("notice", "error notice"),
+    ("ignored", "ignored"),
+    ("replied", "replied"),
+    ("worst_answer_s", "worst time-to-answer"),
+    ("print_1_s", "print(1) after"),
+    ("sessions_s", "sessions after"),
+)  # (key in docs/comm_fuzz.json, column header)
+
+
+def _fuzz_cell(value: Any) -> str:
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
 def _secrets() -> str:
