@@ -15,7 +15,15 @@ if TYPE_CHECKING:
     import sqlite3
     from pathlib import Path
 
-__all__ = ["busy_error", "corrupt_error", "is_busy", "map_sqlite_error", "read_only_error"]
+__all__ = [
+    "busy_error",
+    "corrupt_error",
+    "is_busy",
+    "is_damage",
+    "map_sqlite_error",
+    "not_a_database_error",
+    "read_only_error",
+]
 
 # Primary result codes (the low byte of sqlite_errorcode).
 _BUSY, _LOCKED, _READONLY, _CORRUPT, _CANTOPEN, _NOTADB, _PERM, _FULL = 5, 6, 8, 11, 14, 26, 3, 13
@@ -31,11 +39,22 @@ def busy_error(path: Path, timeout: float) -> ArchiveBusyError:
 
 
 def corrupt_error(path: Path, detail: str) -> ArchiveCorruptError:
-    """The file is not a usable SQLite database; it has not been modified."""
+    """The file is damaged; it has not been modified."""
     return ArchiveCorruptError(
         f"The archive {path} is not a readable SQLite database ({detail}). "
-        "It was left untouched: move it aside to start a new archive, or restore it "
-        "from a backup (the `sqlite3` shell's `.recover` can often salvage turns)."
+        "It was left untouched. Run %cowork recover in the notebook (or `loom-jupyter "
+        "recover NOTEBOOK` in a terminal) to copy every turn that can still be read into a "
+        "new archive; the damaged file is kept beside it."
+    )
+
+
+def not_a_database_error(path: Path, detail: str) -> ArchiveCorruptError:
+    """The file is not SQLite at all (nothing in it can be salvaged); it has not been modified."""
+    return ArchiveCorruptError(
+        f"The archive {path} is not a readable SQLite database ({detail}). "
+        "It was left untouched. Nothing in it can be read as turns: restore it from a "
+        "backup, or run %cowork recover --move-aside (`loom-jupyter recover NOTEBOOK "
+        "--move-aside` in a terminal) to keep it aside and start a new, empty archive."
     )
 
 
@@ -54,7 +73,7 @@ def map_sqlite_error(error: sqlite3.Error, path: Path, busy_timeout: float) -> A
     text = str(error)
     if is_busy(error):
         return busy_error(path, busy_timeout)
-    if code in (_CORRUPT, _NOTADB) or "malformed" in text or "not a database" in text:
+    if is_damage(error):
         return corrupt_error(path, text)
     if code in (_READONLY, _CANTOPEN, _PERM) or "readonly" in text or "unable to open" in text:
         return read_only_error(path, text)
@@ -66,6 +85,13 @@ def map_sqlite_error(error: sqlite3.Error, path: Path, busy_timeout: float) -> A
 def is_busy(error: sqlite3.Error) -> bool:
     """Whether ``error`` means another connection holds a lock (worth waiting for)."""
     return _primary_code(error) in (_BUSY, _LOCKED) or "locked" in str(error)
+
+
+def is_damage(error: sqlite3.Error) -> bool:
+    """Whether ``error`` means the file's bytes are damaged (or not a database at all)."""
+    text = str(error)
+    damaged = _primary_code(error) in (_CORRUPT, _NOTADB)
+    return damaged or "malformed" in text or "not a database" in text
 
 
 def _primary_code(error: sqlite3.Error) -> int | None:

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 from loom_jupyter.archive.checkpoint import BACKSTOP_PAGES
 from loom_jupyter.archive.failures import (
     busy_error,
-    corrupt_error,
     is_busy,
     map_sqlite_error,
+    not_a_database_error,
     read_only_error,
 )
 from loom_jupyter.archive.schema import MIGRATIONS, migrate, schema_version
@@ -77,9 +77,9 @@ def _check_header(path: Path) -> None:
     except OSError as error:
         raise _os_error(path, error) from error
     if head and head != SQLITE_HEADER[: len(head)]:
-        raise corrupt_error(path, "the file does not start with the SQLite header")
+        raise not_a_database_error(path, "the file does not start with the SQLite header")
     if 0 < len(head) < len(SQLITE_HEADER):
-        raise corrupt_error(path, "the file is too short to be a database")
+        raise not_a_database_error(path, "the file is too short to be a database")
 
 
 def _os_error(path: Path, error: OSError) -> ArchiveError:

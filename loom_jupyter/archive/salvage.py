@@ -1,0 +1,261 @@
+"""Recovering a damaged archive: save every readable row into a new one, keep the old file.
+
+::
+
+    report = await recover_archive(archive_path_for("analysis.ipynb"))
+    report.tally("conversation_turns").saved
+
+Steps: the file is checked (``PRAGMA integrity_check``); an intact archive is
+left alone. From a damaged one every readable row of the ledger (sessions,
+turns, tasks, subtasks, model calls) is copied into a new archive built beside
+it with the normal schema (:mod:`.salvage_read`, :mod:`.salvage_write`); the
+copy must pass SQLite's checks and open like any archive. Only then is the
+damaged file renamed ``<name>.damaged-<UTC time>`` (with its ``-wal``/``-shm``)
+and the copy put in its place. A failure on the way leaves the damaged file
+as it was. A file that is not SQLite at all holds nothing to save: it is moved
+aside only when asked (``move_aside=True``).
+
+Recovery refuses while another live process writes a session of the archive:
+it would go on writing into the file moved aside.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import sqlite3
+from contextlib import closing, suppress
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Literal
+
+from loom_jupyter.archive.clock import age_seconds, utc_now
+from loom_jupyter.archive.failures import not_a_database_error
+from loom_jupyter.archive.liveness import LeaseOwner, holder_is_alive
+from loom_jupyter.archive.opening import prepare_file
+from loom_jupyter.archive.salvage_read import (
+    LEDGER,
+    Health,
+    TableRead,
+    check_health,
+    has_header,
+    read_only,
+    read_table,
+)
+from loom_jupyter.archive.salvage_write import Written, table_columns, verify, write_rows
+from loom_jupyter.errors import ArchiveError, LeaseHeldError
+
+__all__ = [
+    "Health",
+    "Outcome",
+    "SalvageReport",
+    "TableTally",
+    "archive_health",
+    "recover_archive",
+]
+
+Outcome = Literal["recovered", "intact", "moved_aside"]
+_SIDECARS = ("", "-wal", "-shm")
+
+
+@dataclass(frozen=True)
+class TableTally:
+    """Rows of one table: saved into the new archive, and lost to the damage."""
+
+    table: str
+    saved: int
+    lost: int
+
+    @property
+    def total(self) -> int:
+        """The rows the damaged file held (as far as it can tell)."""
+        return self.saved + self.lost
+
+
+@dataclass(frozen=True)
+class SalvageReport:
+    """What :func:`recover_archive` did."""
+
+    outcome: Outcome
+    archive: Path  # the archive now at the original path (absent after a move aside)
+    damaged_copy: Path | None = None  # where the damaged file is kept
+    tables: tuple[TableTally, ...] = ()
+    recreated_sessions: tuple[str, ...] = ()  # lost session rows given a new one
+    latest_session_id: str | None = None  # the session a coworker resumes
+
+    def tally(self, table: str) -> TableTally:
+        """The counts of ``table`` (zeros when nothing was read)."""
+        return next((t for t in self.tables if t.table == table), TableTally(table, 0, 0))
+
+
+def archive_health(path: Path, *, busy_timeout: float = 5.0) -> Health:
+    """``missing``, ``intact``, ``damaged`` or ``unreadable`` (nothing in it can be saved)."""
+    return check_health(path.absolute(), busy_timeout)
+
+
+async def recover_archive(
+    path: str | os.PathLike[str],
+    *,
+    move_aside: bool = False,
+    busy_timeout: float = 5.0,
+    stale_after: float = 30.0,
+) -> SalvageReport:
+    """Save what can be read of the archive at ``path`` into a new archive in its place.
+
+    Raises :class:`ArchiveCorruptError` for a file that is not SQLite unless
+    ``move_aside``, :class:`LeaseHeldError` while another live process writes it.
+    """
+    source, health = await asyncio.to_thread(_examine, path, busy_timeout)
+    if health == "missing":
+        raise ArchiveError(f"There is no archive at {source}: nothing to recover.")
+    if health == "intact":
+        return SalvageReport("intact", source)
+    if health == "unreadable":
+        return await asyncio.to_thread(_unreadable, source, move_aside=move_aside)
+    return await _recover(source, busy_timeout, stale_after)
+
+
+def _examine(path: str | os.PathLike[str], busy_timeout: float) -> tuple[Path, Health]:
+    source = Path(path).expanduser().absolute()
+    return source, check_health(source, busy_timeout)
+
+
+def _unreadable(source: Path, *, move_aside: bool) -> SalvageReport:
+    if not move_aside:
+        detail = "its schema page is damaged" if has_header(source) else "no SQLite header"
+        raise not_a_database_error(source, detail)
+    return SalvageReport("moved_aside", source, damaged_copy=_keep_aside(source))
+
+
+async def _recover(source: Path, busy_timeout: float, stale_after: float) -> SalvageReport:
+    staged = _staging_path(source)
+    try:
+        report = await asyncio.to_thread(_salvage, source, staged, busy_timeout, stale_after)
+        latest = await _latest_session(staged, busy_timeout)  # the app's own opening checks
+        kept = await asyncio.to_thread(_swap, source, staged)
+    except BaseException:
+        _remove(staged)
+        raise
+    return SalvageReport(
+        "recovered",
+        source,
+        damaged_copy=kept,
+        tables=report.tables,
+        recreated_sessions=report.recreated_sessions,
+        latest_session_id=latest,
+    )
+
+
+def _salvage(source: Path, staged: Path, busy_timeout: float, stale_after: float) -> SalvageReport:
+    """Read ``source``, write the new archive ``staged``; the tallies (sync, a worker thread)."""
+    prepare_file(staged, busy_timeout)
+    with (
+        closing(sqlite3.connect(staged, isolation_level=None)) as new,
+        closing(read_only(source, busy_timeout)) as old,
+    ):
+        reads = {table: read_table(old, table, table_columns(new, table)) for table in LEDGER}
+        _refuse_live_writers(reads["cowork_sessions"], source, stale_after)
+        new.execute("PRAGMA foreign_keys = ON")
+        written = write_rows(new, reads, str(_notebook_of(source)))
+        verify(new, staged)
+    return SalvageReport(
+        "recovered", source, tables=_tallies(reads, written), recreated_sessions=written.recreated
+    )
+
+
+def _tallies(reads: dict[str, TableRead], written: Written) -> tuple[TableTally, ...]:
+    tallies = []
+    for table, read in reads.items():
+        saved = written.saved[table]
+        lost = read.lost(saved)
+        if table == "conversation_turns" and read.indexed is None:  # no index to count them
+            lost = max(lost, _turn_counts(reads["cowork_sessions"]) - len(saved))
+        tallies.append(TableTally(table, len(saved), lost))
+    return tuple(tallies)
+
+
+def _turn_counts(sessions: TableRead) -> int:
+    """The turns the sessions read say they hold (a session numbers its turns 1..turn_count)."""
+    if "turn_count" not in sessions.columns:
+        return 0
+    at = sessions.columns.index("turn_count") + 1
+    return sum(row[at] for row in sessions.rows if isinstance(row[at], int))
+
+
+def _refuse_live_writers(sessions: TableRead, source: Path, stale_after: float) -> None:
+    """Raise when a live process other than this one holds a lease on a session."""
+    if "lease_owner" not in sessions.columns:
+        return
+    at = {name: sessions.columns.index(name) + 1 for name in ("id", "lease_owner")}
+    beat_at = sessions.columns.index("lease_heartbeat") + 1
+    now = utc_now()
+    for row in sessions.rows:
+        holder, beat = row[at["lease_owner"]], row[beat_at]
+        if not isinstance(holder, str) or _is_this_process(holder):
+            continue
+        quiet = age_seconds(beat, now) if isinstance(beat, str) else None
+        if holder_is_alive(holder, heartbeat_age=quiet, stale_after=stale_after):
+            raise LeaseHeldError(
+                f"The archive {source} is being written by a live process ({holder}, session "
+                f"{str(row[at['id']])[:8]}). Shut that kernel down (or run %cowork recover in "
+                "it), then recover again; nothing was changed."
+            )
+
+
+def _is_this_process(holder: str) -> bool:
+    owner = LeaseOwner.parse(holder)
+    return owner is not None and owner.host == socket.gethostname() and owner.pid == os.getpid()
+
+
+def _notebook_of(archive: Path) -> Path:
+    """The notebook an archive ``<dir>/.loom/<name>.sqlite`` belongs to."""
+    return archive.parent.parent / archive.name.removesuffix(".sqlite")
+
+
+async def _latest_session(staged: Path, busy_timeout: float) -> str | None:
+    from loom_jupyter.archive.core import Archive
+
+    async with Archive.open(staged, busy_timeout=busy_timeout) as archive:
+        latest = await archive.latest_active_session()
+    return None if latest is None else latest.id
+
+
+def _swap(source: Path, staged: Path) -> Path:
+    """Keep the damaged file aside and put the new archive in its place; the kept path."""
+    kept = _keep_aside(source)
+    try:
+        staged.rename(source)
+    except OSError:
+        _move(kept, source)  # the damaged file back where it was; the copy is removed
+        raise
+    return kept
+
+
+def _keep_aside(source: Path) -> Path:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    kept = source.with_name(f"{source.name}.damaged-{stamp}")
+    serial = 1
+    while any(Path(f"{kept}{suffix}").exists() for suffix in _SIDECARS):
+        serial += 1
+        kept = source.with_name(f"{source.name}.damaged-{stamp}-{serial}")
+    _move(source, kept)
+    return kept
+
+
+def _move(source: Path, target: Path) -> None:
+    """Rename a database file and its ``-wal``/``-shm`` together."""
+    for suffix in _SIDECARS:
+        with suppress(FileNotFoundError):
+            Path(f"{source}{suffix}").rename(f"{target}{suffix}")
+
+
+def _staging_path(source: Path) -> Path:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    return source.with_name(f"{source.name}.recovering-{stamp}")
+
+
+def _remove(staged: Path) -> None:
+    for suffix in _SIDECARS:
+        Path(f"{staged}{suffix}").unlink(missing_ok=True)

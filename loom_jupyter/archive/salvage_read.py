@@ -1,0 +1,211 @@
+"""Reading what can still be read from a damaged archive, row by row.
+
+The file is opened read-only (its WAL included) and never written. Each table
+of the ledger is read by rowid ranges; a range that SQLite reports damaged is
+cut in half until the damage is pinned to single rowids, so one overwritten
+page costs the rows on that page and nothing else. How many rows there should
+be comes from an index that still reads whole (indexes hold every rowid),
+else from the unreadable rowids themselves.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from loom_jupyter.archive.failures import is_damage, map_sqlite_error
+from loom_jupyter.archive.opening import SQLITE_HEADER
+
+__all__ = [
+    "LEDGER",
+    "Health",
+    "TableRead",
+    "check_health",
+    "has_header",
+    "read_only",
+    "read_table",
+]
+
+LEDGER = ("cowork_sessions", "conversation_turns", "tasks", "subtasks", "model_calls")
+"""The tables a recovery saves, parents first (the full-text index is rebuilt, not read)."""
+
+Health = Literal["missing", "intact", "damaged", "unreadable"]
+"""``unreadable``: not SQLite at all, or its schema page is gone (nothing can be saved)."""
+
+_CHUNK = 256  # rowids per range read
+_EMPTY_RUN = 16  # ranges in a row without a row read end a scan whose end is unknown
+
+
+@dataclass(frozen=True)
+class TableRead:
+    """The readable rows of one table: ``rowid`` first, then ``columns``."""
+
+    table: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[object, ...], ...]
+    unreadable: int  # rowids whose read SQLite reported damaged
+    indexed: frozenset[int] | None  # every rowid, from an index that read whole
+
+    def lost(self, saved: frozenset[int]) -> int:
+        """Rows the damaged file held that are not among the ``saved`` rowids."""
+        if self.indexed is not None:
+            return len(self.indexed - saved)
+        return self.unreadable + sum(1 for row in self.rows if row[0] not in saved)
+
+
+def read_only(path: Path, busy_timeout: float) -> sqlite3.Connection:
+    """A read-only connection to ``path``; its ``-wal``, if any, is read too.
+
+    Without a ``-wal`` the file is opened ``immutable``, so not even the empty
+    ``-wal``/``-shm`` files of a read are created beside it.
+    """
+    has_wal = Path(f"{path}-wal").exists()
+    mode = "mode=ro" if has_wal else "immutable=1"
+    try:
+        db = sqlite3.connect(
+            f"{path.as_uri()}?{mode}", uri=True, timeout=busy_timeout, isolation_level=None
+        )
+        # Lets SQLite read a file shorter than its header says (cut off): nothing is written.
+        db.execute("PRAGMA writable_schema = ON")
+    except sqlite3.Error as error:
+        raise map_sqlite_error(error, path, busy_timeout) from error
+    return db
+
+
+def check_health(path: Path, busy_timeout: float) -> Health:
+    """Whether the archive at ``path`` is missing, intact, damaged or unreadable."""
+    if not path.is_file():
+        return "missing"
+    if not has_header(path):
+        return "unreadable"
+    with closing(read_only(path, busy_timeout)) as db:
+        try:
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.DatabaseError as error:
+            if is_damage(error):
+                return "unreadable"
+            raise map_sqlite_error(error, path, busy_timeout) from error
+        return "intact" if _integrity_ok(db, path, busy_timeout) else "damaged"
+
+
+def has_header(path: Path) -> bool:
+    """Whether ``path`` starts like a SQLite database (or is empty, a new one)."""
+    with path.open("rb") as handle:
+        head = handle.read(len(SQLITE_HEADER))
+    return head == SQLITE_HEADER or not head  # an empty file is an empty database
+
+
+def _integrity_ok(db: sqlite3.Connection, path: Path, busy_timeout: float) -> bool:
+    try:
+        return db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    except sqlite3.DatabaseError as error:
+        if is_damage(error):
+            return False
+        raise map_sqlite_error(error, path, busy_timeout) from error
+
+
+def read_table(db: sqlite3.Connection, table: str, wanted: tuple[str, ...]) -> TableRead:
+    """Every readable row of ``table``: the ``wanted`` columns the damaged file has."""
+    columns = tuple(c for c in wanted if c in _columns(db, table))
+    if not columns:  # an archive from before this table existed
+        return TableRead(table, (), (), 0, frozenset())
+    indexed = _indexed_rowids(db, table)
+    reader = _RangeReader(db, f'SELECT rowid, {", ".join(columns)} FROM "{table}"')
+    reader.scan(_last_rowid(db, table, indexed))
+    return TableRead(table, columns, tuple(reader.rows), reader.unreadable, indexed)
+
+
+def _columns(db: sqlite3.Connection, table: str) -> set[str]:
+    return {str(row[1]) for row in db.execute(f'PRAGMA table_info("{table}")')}
+
+
+def _indexed_rowids(db: sqlite3.Connection, table: str) -> frozenset[int] | None:
+    """The table's rowids as the first index that reads whole has them (partial ones skipped)."""
+    for index in db.execute(f'PRAGMA index_list("{table}")').fetchall():
+        name, partial = str(index[1]), bool(index[4])
+        if partial:
+            continue
+        try:
+            found = db.execute(f'SELECT rowid FROM "{table}" INDEXED BY "{name}"').fetchall()
+        except sqlite3.DatabaseError as error:
+            if not is_damage(error):
+                raise
+            continue
+        return frozenset(int(row[0]) for row in found)
+    return None
+
+
+def _last_rowid(db: sqlite3.Connection, table: str, indexed: frozenset[int] | None) -> int | None:
+    """The largest rowid the table or its index knows; ``None`` when neither can tell."""
+    known = [max(indexed)] if indexed else []
+    try:
+        top = db.execute(f'SELECT max(rowid) FROM "{table}"').fetchone()[0]
+    except sqlite3.DatabaseError as error:  # the b-tree's rightmost path is damaged
+        if not is_damage(error):
+            raise
+    else:
+        known.append(int(top or 0))
+    return max(known) if known else None
+
+
+def _damaged_rows(error: sqlite3.DatabaseError) -> bool:
+    """SQLite found damage, or a text value came back as bytes that are not UTF-8 (garbage
+    on an overflow page: the row is lost, not saved with a hole in it)."""
+    return is_damage(error) or "Could not decode to UTF-8" in str(error)
+
+
+class _RangeReader:
+    """Reads rowid ranges, halving any range that reports damage down to single rowids."""
+
+    def __init__(self, db: sqlite3.Connection, select: str) -> None:
+        self._db = db
+        self._range = f"{select} WHERE rowid BETWEEN ? AND ? ORDER BY rowid"
+        # One rowid is looked up, not scanned: a scan steps on into the next (maybe damaged) page.
+        self._point = f"{select} WHERE rowid = ?"
+        self.rows: list[tuple[object, ...]] = []
+        self._unreadable: list[int] = []
+
+    @property
+    def unreadable(self) -> int:
+        """Rowids whose read reported damage."""
+        return len(self._unreadable)
+
+    def scan(self, last: int | None) -> None:
+        """Read rowids 1..``last``.
+
+        With ``last`` unknown (the table and its indexes are damaged at their end),
+        read until a long run of ranges gives no row; the unreadable rowids past
+        the last row read are not counted: nothing says rows were there.
+        """
+        start, idle = 1, 0
+        while start <= last if last is not None else idle < _EMPTY_RUN:
+            before = len(self.rows)
+            self.read(start, start + _CHUNK - 1)
+            idle = idle + 1 if len(self.rows) == before else 0
+            start += _CHUNK
+        if last is None:
+            end = max((int(str(row[0])) for row in self.rows), default=0)
+            self._unreadable = [rowid for rowid in self._unreadable if rowid < end]
+
+    def read(self, low: int, high: int) -> None:
+        """Rows with rowid in ``low..high``."""
+        sql, params = (self._point, (low,)) if low == high else (self._range, (low, high))
+        try:
+            found = self._db.execute(sql, params).fetchall()
+        except sqlite3.DatabaseError as error:
+            if not _damaged_rows(error):
+                raise
+            self._split(low, high)
+            return
+        self.rows += [tuple(row) for row in found]
+
+    def _split(self, low: int, high: int) -> None:
+        if low == high:
+            self._unreadable.append(low)
+            return
+        middle = (low + high) // 2
+        self.read(low, middle)
+        self.read(middle + 1, high)
