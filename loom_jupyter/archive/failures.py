@@ -27,6 +27,7 @@ __all__ = [
 
 # Primary result codes (the low byte of sqlite_errorcode).
 _BUSY, _LOCKED, _READONLY, _CORRUPT, _CANTOPEN, _NOTADB, _PERM, _FULL = 5, 6, 8, 11, 14, 26, 3, 13
+_DAMAGE_SIGNS = ("malformed", "not a database", "Could not decode to UTF-8")
 
 
 def busy_error(path: Path, timeout: float) -> ArchiveBusyError:
@@ -88,10 +89,14 @@ def is_busy(error: sqlite3.Error) -> bool:
 
 
 def is_damage(error: sqlite3.Error) -> bool:
-    """Whether ``error`` means the file's bytes are damaged (or not a database at all)."""
+    """Whether ``error`` means the file's bytes are damaged (or not a database at all).
+
+    Text that is not UTF-8 counts: the archive writes only UTF-8, so such bytes
+    are garbage on a page SQLite itself cannot tell is damaged (an overflow page).
+    """
     text = str(error)
     damaged = _primary_code(error) in (_CORRUPT, _NOTADB)
-    return damaged or "malformed" in text or "not a database" in text
+    return damaged or any(sign in text for sign in _DAMAGE_SIGNS)
 
 
 def _primary_code(error: sqlite3.Error) -> int | None:

@@ -151,12 +151,6 @@ def _last_rowid(db: sqlite3.Connection, table: str, indexed: frozenset[int] | No
     return max(known) if known else None
 
 
-def _damaged_rows(error: sqlite3.DatabaseError) -> bool:
-    """SQLite found damage, or a text value came back as bytes that are not UTF-8 (garbage
-    on an overflow page: the row is lost, not saved with a hole in it)."""
-    return is_damage(error) or "Could not decode to UTF-8" in str(error)
-
-
 class _RangeReader:
     """Reads rowid ranges, halving any range that reports damage down to single rowids."""
 
@@ -196,7 +190,7 @@ class _RangeReader:
         try:
             found = self._db.execute(sql, params).fetchall()
         except sqlite3.DatabaseError as error:
-            if not _damaged_rows(error):
+            if not is_damage(error):  # garbled text too: the row is lost, not saved with a hole
                 raise
             self._split(low, high)
             return

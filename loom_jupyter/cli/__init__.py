@@ -1,8 +1,9 @@
 """``loom-jupyter``: read a notebook's conversation archive from the terminal.
 
 Works without Jupyter or a kernel: it opens ``<dir>/.loom/<notebook>.sqlite``
-directly. Exit status 0 on success, 2 when the notebook, archive or session
-is not there (or the arguments are wrong), 1 when the archive cannot be read.
+directly (``recover`` rebuilds a damaged one). Exit status 0 on success, 2 when
+the notebook, archive or session is not there (or the arguments are wrong), 1
+when the archive cannot be read (or recovered).
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``loom-jupyter``."""
     parser = argparse.ArgumentParser(
         prog="loom-jupyter",
-        description="Browse, search and export the conversations archived beside a notebook.",
+        description="Browse, search, export and recover the conversations archived beside a "
+        "notebook.",
         epilog="Run `loom-jupyter COMMAND --help` for examples.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -35,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_show(commands)
     _add_search(commands)
     _add_export(commands)
+    _add_recover(commands)
     return parser
 
 
@@ -113,6 +116,27 @@ def _add_export(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     sub.add_argument("session", nargs="?", metavar="SESSION", help=f"{_SESSION_HELP}")
     sub.add_argument("--format", choices=("md", "json"), default="md", help="default: md")
     sub.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+
+
+def _add_recover(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    sub = _command(
+        commands,
+        "recover",
+        "Rebuild a damaged archive: every session, turn, task and model call that can still be "
+        "read is copied into a new archive in its place; the damaged file is kept beside it as "
+        "<name>.damaged-<UTC time>. An intact archive is left as it is. Stop the notebook's "
+        "kernel first (or run %%cowork recover in it).",
+        "  loom-jupyter recover analysis.ipynb\n"
+        "  loom-jupyter recover .loom/analysis.ipynb.sqlite\n"
+        "  loom-jupyter recover analysis.ipynb --move-aside   # the file is not SQLite at all",
+    )
+    sub.add_argument(
+        "--move-aside",
+        action="store_true",
+        help="when the file is not SQLite at all (nothing in it can be saved), keep it aside "
+        "as <name>.damaged-<UTC time> so a new archive can start; without this flag such a "
+        "file is left where it is",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,4 +1,4 @@
-"""The four subcommands; each returns its output text."""
+"""The subcommands; each returns its output text."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ from typing import TYPE_CHECKING
 from loom_jupyter.archive import Archive
 from loom_jupyter.archive.project import ProjectArchives
 from loom_jupyter.archive.readable import search_for_people
+from loom_jupyter.archive.salvage import recover_archive
 from loom_jupyter.cli.locate import UsageError, find_archive, find_folder, pick_session
 from loom_jupyter.cli.render import session_header, table, turn_text
 from loom_jupyter.session.export import clock, export_session, money
+from loom_jupyter.session.recover_view import render_report
 from loom_jupyter.session.search_view import render_matches
 from loom_jupyter.settings import Settings
 
@@ -29,8 +31,10 @@ async def run_command(args: argparse.Namespace) -> str:
         return await _search_folder(folder, args)
     path = find_archive(args.notebook)
     # The archive sits in <notebook dir>/.loom/, where loom.yaml settings are looked up.
-    busy_timeout = Settings.load(path.parent.parent).busy_timeout_seconds
-    async with Archive.open(path, busy_timeout=busy_timeout) as archive:
+    settings = Settings.load(path.parent.parent)
+    if args.command == "recover":  # the archive may not open: it is not opened here
+        return await _recover(path, settings, args)
+    async with Archive.open(path, busy_timeout=settings.busy_timeout_seconds) as archive:
         if args.command == "sessions":
             return await _sessions(archive, args)
         if args.command == "show":
@@ -107,6 +111,16 @@ async def _export(archive: Archive, args: argparse.Namespace) -> str:
         return text.rstrip("\n")
     target = _write(Path(args.output), text)
     return f"Wrote {len(text):,} characters ({info.turn_count} turns) to {target}."
+
+
+async def _recover(path: Path, settings: Settings, args: argparse.Namespace) -> str:
+    report = await recover_archive(
+        path,
+        move_aside=args.move_aside,
+        busy_timeout=settings.busy_timeout_seconds,
+        stale_after=settings.lease_stale_seconds,
+    )
+    return render_report(report)
 
 
 def _write(target: Path, text: str) -> Path:

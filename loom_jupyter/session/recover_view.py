@@ -1,0 +1,70 @@
+"""A recovery's report as text a person reads (``%cowork recover`` and ``loom-jupyter recover``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from typing_extensions import assert_never
+
+if TYPE_CHECKING:
+    from loom_jupyter.archive.salvage import SalvageReport, TableTally
+
+__all__ = ["render_report"]
+
+_LABELS = {
+    "conversation_turns": "turns",
+    "cowork_sessions": "sessions",
+    "tasks": "delegated tasks",
+    "subtasks": "subtasks",
+    "model_calls": "model calls (cost ledger)",
+}
+
+
+def render_report(report: SalvageReport) -> str:
+    """What was saved, what was lost, where the damaged file is, what resumes."""
+    match report.outcome:
+        case "intact":
+            return (
+                f"The archive {report.archive} is not damaged (PRAGMA integrity_check: ok); "
+                "nothing was changed."
+            )
+        case "moved_aside":
+            return (
+                f"{report.archive} was not a SQLite database, so nothing in it could be saved. "
+                f"It is kept as {report.damaged_copy}; a new, empty archive starts in its place."
+            )
+        case "recovered":
+            return "\n".join(_recovered(report))
+        case _:
+            assert_never(report.outcome)
+
+
+def _recovered(report: SalvageReport) -> list[str]:
+    turns = report.tally("conversation_turns")
+    share = f" ({100 * turns.saved / turns.total:.1f} %)" if turns.total else ""
+    lines = [
+        f"Recovered {report.archive}: {turns.saved:,} of {turns.total:,} turns saved{share}.",
+        "",
+        *_table(report.tables),
+        "",
+        f"The damaged file is kept as {report.damaged_copy}.",
+    ]
+    if report.recreated_sessions:
+        count = len(report.recreated_sessions)
+        lines.append(
+            f"{count} session{'s' if count > 1 else ''} whose own row was lost "
+            f"{'were' if count > 1 else 'was'} recreated for {'their' if count > 1 else 'its'} "
+            "turns, titled “(recovered) …”."
+        )
+    if report.latest_session_id:
+        lines.append(f"The latest session ({report.latest_session_id[:8]}) goes on from here.")
+    return lines
+
+
+def _table(tallies: tuple[TableTally, ...]) -> list[str]:
+    width = max(len(label) for label in _LABELS.values())
+    head = f"{'':<{width}}  {'saved':>7}  {'lost':>6}"
+    body = [
+        f"{_LABELS.get(t.table, t.table):<{width}}  {t.saved:>7,}  {t.lost:>6,}" for t in tallies
+    ]
+    return [head, *body]
