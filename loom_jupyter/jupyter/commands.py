@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.magic_arguments import MagicArgumentParser
 
-from loom_jupyter.jupyter import reports
+from loom_jupyter.jupyter import recover, reports
 
 if TYPE_CHECKING:
     from loom_jupyter.jupyter.runtime import KernelCowork
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["SUBCOMMANDS", "Subcommand"]
 
 Handler = Callable[["KernelCowork", argparse.Namespace], None]
+ShellHandler = Callable[[Any, argparse.Namespace], None]
 
 
 @dataclass(frozen=True)
@@ -31,8 +32,9 @@ class Subcommand:
 
     name: str
     parser: MagicArgumentParser
-    handler: Handler
+    handler: Handler | ShellHandler
     required: bool = False  # needs an argument: a bare word shows usage instead of prompting
+    on_shell: bool = False  # the handler gets the shell: it must run even when loom cannot open
 
     def summary(self) -> str:
         """The first line of the description."""
@@ -110,6 +112,24 @@ SUBCOMMANDS: dict[str, Subcommand] = {
             ),
             reports.adopt,
             required=True,
+        ),
+        Subcommand(
+            "recover",
+            _parser(
+                "recover",
+                "Rebuild this notebook's archive when it is damaged: every session, turn, task "
+                "and model call that can still be read goes into a new archive, the damaged "
+                "file is kept beside it (<name>.damaged-<UTC time>), and the latest session "
+                "goes on. An intact archive is left as it is.",
+                _arg(
+                    "--move-aside",
+                    action="store_true",
+                    help="when the file is not SQLite at all (nothing in it can be saved), keep "
+                    "it aside and start a new, empty archive",
+                ),
+            ),
+            recover.recover,
+            on_shell=True,
         ),
         Subcommand(
             "status",

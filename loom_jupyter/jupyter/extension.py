@@ -118,7 +118,10 @@ def open_coworker(
 
 
 def _usable(cowork: Any) -> bool:
-    """Whether ``cowork`` opened (waiting for the end of opening); a failed open is retried."""
+    """Whether ``cowork`` opened (waiting for the end of opening) and is not closed since (a
+    recovery that could not reopen it); a failed open is retried."""
+    if not cowork.loop_thread.alive:
+        return False
     try:
         _ = cowork.session
     except LoomError:

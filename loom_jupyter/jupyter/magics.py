@@ -189,7 +189,9 @@ class CoworkMagics(Magics):
                 if rest.strip():
                     self._run(parse_line(rest))
             case Command():
-                SUBCOMMANDS[parsed.name].handler(self._get_cowork(None), parsed.args)
+                command = SUBCOMMANDS[parsed.name]
+                target: Any = self.shell if command.on_shell else self._get_cowork(None)
+                command.handler(target, parsed.args)
             case Prompt():
                 self._prompt(parsed.text)
             case _:

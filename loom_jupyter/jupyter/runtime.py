@@ -246,10 +246,12 @@ class KernelCowork:
             self.loop_thread.stop()
 
     async def _close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-        if self._archive is not None:
-            await self._archive.close()
+        try:
+            if self._session is not None:
+                await self._session.close()
+        finally:  # a damaged archive refuses the lease release: still close the file
+            if self._archive is not None:
+                await self._archive.close()
 
     def _ready(self) -> None:
         """Wait (pumping) until the session is open; raise if opening failed."""
