@@ -20,14 +20,14 @@ from loom_jupyter.messages import ToolSpec
 from loom_jupyter.tools.base import FileEffect, ToolAccess, ToolContext, ToolOutput
 from loom_jupyter.tools.edits import EditFile, WriteFile
 from loom_jupyter.tools.paths import (
-    decode_text,
     display_path,
     is_skipped_dir,
     iter_lines,
+    read_searchable,
     read_text,
     resolve_path,
-    sniff_binary,
 )
+from loom_jupyter.tools.regex_worker import RegexJob, search_in_child
 from loom_jupyter.tools.schema import object_schema
 
 if TYPE_CHECKING:
@@ -37,6 +37,7 @@ __all__ = ["EditFile", "ListFiles", "ReadFile", "SearchFiles", "WriteFile"]
 
 _PATH = {"type": "string", "description": "Path relative to the notebook's folder."}
 _MAX_LINE = 300  # characters shown of one matching line in search results
+_MAX_PATTERN = 2000  # a longer pattern takes the regex compiler seconds (holding the GIL)
 
 
 class ReadFile:
@@ -235,7 +236,7 @@ class SearchFiles:
         ),
         input_schema=object_schema(
             {
-                "pattern": {"type": "string", "minLength": 1},
+                "pattern": {"type": "string", "minLength": 1, "maxLength": _MAX_PATTERN},
                 "path": {**_PATH, "default": "."},
                 "regex": {"type": "boolean", "default": False},
                 "ignore_case": {"type": "boolean", "default": False},
@@ -250,12 +251,17 @@ class SearchFiles:
         """Search and list the matching lines, capped at ``limit``."""
         real = resolve_path(ctx, args.get("path", "."))
         shown = display_path(ctx, real)
-        matcher = _matcher(args["pattern"], bool(args.get("regex")), bool(args.get("ignore_case")))
+        pattern, regex = args["pattern"], bool(args.get("regex"))
+        matcher = _matcher(pattern, regex, bool(args.get("ignore_case")))
         limit = int(args.get("limit", 100))
-        hits, skipped = await asyncio.to_thread(
-            _search_below, ctx, real, args.get("glob"), matcher, limit
-        )
-        text = _render_hits(args["pattern"], shown, hits, skipped, limit)
+        if regex:  # in a child process: a pathological pattern must not stall the kernel
+            files = await asyncio.to_thread(_files_below, real, args.get("glob"))
+            hits, skipped = await search_in_child(_regex_job(ctx, args, files, limit))
+        else:
+            hits, skipped = await asyncio.to_thread(
+                _search_below, ctx, real, args.get("glob"), matcher, limit
+            )
+        text = _render_hits(pattern, shown, hits, skipped, limit)
         return ToolOutput.text(text, summary=f"searched {shown}").with_effects(
             FileEffect(shown, "search")
         )
@@ -278,11 +284,27 @@ def _text_candidates(top: Path, glob: str | None) -> list[Path]:
     return [e.path for e in entries if not e.is_dir and (glob is None or _matches(e, glob, top))]
 
 
+def _files_below(real: Path, glob: str | None) -> list[Path]:
+    return [real] if real.is_file() else _text_candidates(real, glob)
+
+
+def _regex_job(
+    ctx: ToolContext, args: Mapping[str, Any], files: list[Path], limit: int
+) -> RegexJob:
+    return RegexJob(
+        pattern=args["pattern"],
+        ignore_case=bool(args.get("ignore_case")),
+        files=[(str(path), display_path(ctx, path)) for path in files],
+        limit=limit,
+        max_bytes=ctx.settings.max_file_bytes,
+        max_line=_MAX_LINE,
+    )
+
+
 def _search_below(
     ctx: ToolContext, real: Path, glob: str | None, matcher: re.Pattern[str], limit: int
 ) -> tuple[list[str], int]:
-    files = [real] if real.is_file() else _text_candidates(real, glob)
-    return _search(ctx, files, matcher, limit)
+    return _search(ctx, _files_below(real, glob), matcher, limit)
 
 
 def _search(
@@ -291,7 +313,7 @@ def _search(
     hits: list[str] = []
     skipped = 0
     for path in files:
-        text = _search_text(path, ctx.settings.max_file_bytes)
+        text = read_searchable(path, ctx.settings.max_file_bytes)
         if text is None:
             skipped += 1
             continue
@@ -302,19 +324,6 @@ def _search(
                 if len(hits) > limit:
                     return hits, skipped
     return hits, skipped
-
-
-def _search_text(path: Path, max_bytes: int) -> str | None:
-    """The file's text, or ``None`` for files search skips (binary, big, unreadable, outside)."""
-    try:
-        if path.is_symlink() or not path.is_file() or path.stat().st_size > max_bytes:
-            return None
-        data = path.read_bytes()
-        if sniff_binary(data):
-            return None
-        return decode_text(data, path.name)
-    except (OSError, ToolError):
-        return None
 
 
 def _render_hits(pattern: str, shown: str, hits: list[str], skipped: int, limit: int) -> str:

@@ -26,6 +26,7 @@ __all__ = [
     "is_skipped_dir",
     "iter_lines",
     "notebook_root",
+    "read_searchable",
     "read_text",
     "require_file",
     "resolve_path",
@@ -130,3 +131,16 @@ def iter_lines(real: Path, shown: str) -> Iterator[str]:
         handle.seek(0)
         for raw in handle:
             yield decode_text(raw, shown).rstrip("\r\n")
+
+
+def read_searchable(path: Path, max_bytes: int) -> str | None:
+    """The file's text, or ``None`` for files search skips (binary, big, unreadable, outside)."""
+    try:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > max_bytes:
+            return None
+        data = path.read_bytes()
+        if sniff_binary(data):
+            return None
+        return decode_text(data, path.name)
+    except (OSError, ToolError):
+        return None

@@ -98,6 +98,8 @@ def _check_bounds(value: Any, schema: Mapping[str, Any], where: str) -> list[str
             problems.append(f"{where} must be at most {schema['maximum']}; got {value}")
     if isinstance(value, str) and len(value) < schema.get("minLength", 0):
         problems.append(f"{where} must not be empty")
+    if isinstance(value, str) and len(value) > schema.get("maxLength", len(value)):
+        problems.append(f"{where} must be at most {schema['maxLength']:,} characters")
     return problems
 
 

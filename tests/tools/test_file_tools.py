@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import os
 import re
 from typing import TYPE_CHECKING
+
+import pytest
 
 from loom_jupyter.tools.base import FileEffect
 
@@ -280,3 +283,43 @@ async def test_pipes_and_unusable_paths_are_refused(notebook_dir: Path, call: Ca
     nul = await call("read_file", path="a\x00b")
     assert nul.is_error
     assert "not a usable path" in nul.text_content
+
+
+async def test_a_catastrophic_regex_is_stopped_without_stalling_the_kernel(
+    notebook_dir: Path,
+) -> None:
+    """``(a+)+$`` over a line of 40 ``a``s and a ``b`` would run for hours inside ``re``
+    (holding the GIL); in the child process it is killed and the loop stays free."""
+    from loom_jupyter.errors import ToolError
+    from loom_jupyter.tools.regex_worker import RegexJob, search_in_child
+
+    target = notebook_dir / "trap.txt"
+    target.write_text("a" * 40 + "b\n")
+    job = RegexJob("(a+)+$", False, [(str(target), "trap.txt")], 10, 1_000_000, 300)
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    beat = asyncio.ensure_future(ticker())
+    try:
+        with pytest.raises(ToolError, match=r"ran longer than 2 s and was stopped"):
+            await search_in_child(job, seconds=2)
+    finally:
+        beat.cancel()
+    assert ticks > 0  # the loop ran while the child matched
+
+
+async def test_regex_search_finds_lines_through_the_child(call: Caller, notebook_dir: Path) -> None:
+    (notebook_dir / "a.py").write_text("alpha = 1\nbeta = 22\ngamma = 333\n")
+    out = await call("search_files", pattern=r"^\w+ = \d{2,}$", regex=True)
+    assert not out.is_error
+    assert "a.py:2: beta = 22" in out.text_content
+    assert "a.py:3: gamma = 333" in out.text_content
+    assert "alpha" not in out.text_content
+    huge = await call("search_files", pattern="x" * 5000, regex=True)
+    assert huge.is_error
+    assert "at most 2,000 characters" in huge.text_content
