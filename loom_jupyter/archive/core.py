@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from loom_jupyter.archive.clock import SYSTEM_CLOCK
 from loom_jupyter.archive.db import Db
 from loom_jupyter.archive.failures import map_sqlite_error
 from loom_jupyter.archive.lease import LeaseMixin
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
     from collections.abc import Generator
     from types import TracebackType
 
+    from loom_jupyter.archive.clock import Clock
+
 __all__ = ["Archive"]
 
 
@@ -31,8 +34,14 @@ class Archive(SessionsMixin, TurnsMixin, LedgerMixin, LeaseMixin, TasksMixin):
     WAL lets other processes read while one writes.
     """
 
-    def __init__(self, db: Db) -> None:
+    def __init__(self, db: Db, clock: Clock = SYSTEM_CLOCK) -> None:
         self._db = db
+        self._clock = clock
+
+    @property
+    def clock(self) -> Clock:
+        """Where this archive's timestamps (and its writers' heartbeats) get the time."""
+        return self._clock
 
     @property
     def path(self) -> Path:
@@ -40,14 +49,21 @@ class Archive(SessionsMixin, TurnsMixin, LedgerMixin, LeaseMixin, TasksMixin):
         return self._db.path
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, busy_timeout: float = 5.0) -> _Opening:
-        """Open (creating with mode 0600 and migrating as needed) the archive at ``path``.
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        busy_timeout: float = 5.0,
+        clock: Clock = SYSTEM_CLOCK,
+    ) -> _Opening:
+        """Open (creating with mode 0600 and migrating as needed) the archive at ``path``;
+        its timestamps come from ``clock`` (tests pass a ``ManualClock``).
 
         Use as ``async with Archive.open(p) as a`` or ``a = await Archive.open(p)``
         (then ``await a.close()``). Raises :class:`~loom_jupyter.errors.ArchiveError`
         subclasses: busy, corrupt (file untouched) or read-only.
         """
-        return _Opening(Path(path).expanduser().absolute(), busy_timeout)
+        return _Opening(Path(path).expanduser().absolute(), busy_timeout, clock)
 
     async def save_copy(self, target: str | os.PathLike[str]) -> None:
         """Write a consistent copy of the archive to ``target`` (created 0600; must not exist).
@@ -81,16 +97,17 @@ class Archive(SessionsMixin, TurnsMixin, LedgerMixin, LeaseMixin, TasksMixin):
 class _Opening:
     """What :meth:`Archive.open` returns: awaitable, or an async context manager."""
 
-    def __init__(self, path: Path, busy_timeout: float) -> None:
+    def __init__(self, path: Path, busy_timeout: float, clock: Clock) -> None:
         self._path = path
         self._busy_timeout = busy_timeout
+        self._clock = clock
         self._archive: Archive | None = None
 
     def __await__(self) -> Generator[Any, None, Archive]:
-        return _open(self._path, self._busy_timeout).__await__()
+        return _open(self._path, self._busy_timeout, self._clock).__await__()
 
     async def __aenter__(self) -> Archive:
-        self._archive = await _open(self._path, self._busy_timeout)
+        self._archive = await _open(self._path, self._busy_timeout, self._clock)
         return self._archive
 
     async def __aexit__(
@@ -103,7 +120,7 @@ class _Opening:
             await self._archive.close()
 
 
-async def _open(path: Path, busy_timeout: float) -> Archive:
+async def _open(path: Path, busy_timeout: float, clock: Clock) -> Archive:
     import aiosqlite  # deferred: importing the package must stay light
 
     await asyncio.to_thread(prepare_file, path, busy_timeout)
@@ -119,4 +136,4 @@ async def _open(path: Path, busy_timeout: float) -> Archive:
     except BaseException:
         await db.close()
         raise
-    return Archive(db)
+    return Archive(db, clock)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from loom_jupyter.archive.clock import age_seconds, utc_now
+from loom_jupyter.archive.clock import age_seconds
 from loom_jupyter.archive.liveness import holder_is_alive
 from loom_jupyter.archive.sessions import require_session
 from loom_jupyter.errors import LeaseHeldError
 from loom_jupyter.records import LeaseTakeover
 
 if TYPE_CHECKING:
+    from loom_jupyter.archive.clock import Clock
     from loom_jupyter.archive.db import Db
 
 __all__ = ["LeaseMixin"]
@@ -20,6 +21,7 @@ class LeaseMixin:
     """Lease methods of :class:`~loom_jupyter.archive.Archive`."""
 
     _db: Db
+    _clock: Clock
 
     async def acquire_lease(
         self, session_id: str, owner: str, *, stale_after: float = 30.0
@@ -31,7 +33,7 @@ class LeaseMixin:
         process is gone; elsewhere, no heartbeat for ``stale_after`` seconds);
         otherwise raises :class:`LeaseHeldError`.
         """
-        now = utc_now()
+        now = self._clock.now()
         async with self._db.transaction() as tx:
             session = await require_session(tx, session_id)
             holder, beat = session.lease_owner, session.lease_heartbeat
@@ -57,7 +59,7 @@ class LeaseMixin:
         holder, beat = session.lease_owner, session.lease_heartbeat
         if holder in (None, owner):
             return False
-        quiet = age_seconds(beat, utc_now()) if beat else None
+        quiet = age_seconds(beat, self._clock.now()) if beat else None
         return holder_is_alive(holder, heartbeat_age=quiet, stale_after=stale_after)
 
     async def heartbeat(self, session_id: str, owner: str) -> None:
@@ -65,7 +67,7 @@ class LeaseMixin:
         async with self._db.transaction() as tx:
             changed = await tx.execute(
                 "UPDATE cowork_sessions SET lease_heartbeat = ? WHERE id = ? AND lease_owner = ?",
-                [utc_now(), session_id, owner],
+                [self._clock.now(), session_id, owner],
             )
             if changed == 0:
                 session = await require_session(tx, session_id)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from loom_jupyter.archive.clock import utc_now
 from loom_jupyter.archive.sessions import no_such_session, require_session
 from loom_jupyter.records import ModelCallRecord, UsageTotals
 
 if TYPE_CHECKING:
+    from loom_jupyter.archive.clock import Clock
     from loom_jupyter.archive.db import Db
     from loom_jupyter.messages import Usage
 
@@ -25,6 +25,7 @@ class LedgerMixin:
     """Usage methods of :class:`~loom_jupyter.archive.Archive`."""
 
     _db: Db
+    _clock: Clock
 
     async def record_model_call(
         self,
@@ -70,7 +71,7 @@ class LedgerMixin:
                     stop_reason,
                     float(latency_ms),
                     error,
-                    utc_now(),
+                    self._clock.now(),
                 ],
             )
         assert row is not None  # RETURNING always yields the inserted row

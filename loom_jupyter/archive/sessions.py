@@ -5,13 +5,13 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, cast
 
-from loom_jupyter.archive.clock import utc_now
 from loom_jupyter.errors import ArchiveError, SessionNotFoundError
 from loom_jupyter.records import SessionInfo, SessionStatus
 
 if TYPE_CHECKING:
     import sqlite3
 
+    from loom_jupyter.archive.clock import Clock
     from loom_jupyter.archive.db import Db, Tx
 
 __all__ = [
@@ -59,6 +59,7 @@ class SessionsMixin:
     """Session methods of :class:`~loom_jupyter.archive.Archive`."""
 
     _db: Db
+    _clock: Clock
 
     async def create_session(
         self,
@@ -71,7 +72,7 @@ class SessionsMixin:
     ) -> str:
         """Start a new, active session; returns its id (a uuid4 hex)."""
         session_id = uuid.uuid4().hex
-        now = utc_now()
+        now = self._clock.now()
         async with self._db.transaction() as tx:
             if parent_session_id is not None:
                 await require_session(tx, parent_session_id)
@@ -179,7 +180,7 @@ class SessionsMixin:
     async def fork_session(self, session_id: str, at_turn: int | None = None) -> str:
         """A new session holding copies of turns 1..``at_turn`` (all when ``None``)."""
         new_id = uuid.uuid4().hex
-        now = utc_now()
+        now = self._clock.now()
         async with self._db.transaction() as tx:
             source = await require_session(tx, session_id)
             last = source.turn_count if at_turn is None else min(at_turn, source.turn_count)

@@ -6,7 +6,6 @@ import json
 import uuid
 from typing import TYPE_CHECKING
 
-from loom_jupyter.archive.clock import utc_now
 from loom_jupyter.archive.sessions import require_session
 from loom_jupyter.errors import TurnNotFoundError
 from loom_jupyter.records import SubtaskInfo, TaskInfo
@@ -15,6 +14,7 @@ if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Mapping, Sequence
 
+    from loom_jupyter.archive.clock import Clock
     from loom_jupyter.archive.db import Db, Tx
 
 __all__ = ["TasksMixin"]
@@ -24,6 +24,7 @@ class TasksMixin:
     """Task methods of :class:`~loom_jupyter.archive.Archive`."""
 
     _db: Db
+    _clock: Clock
 
     async def create_task(
         self,
@@ -35,7 +36,7 @@ class TasksMixin:
         options_json: str = "{}",
     ) -> str:
         """Record a delegated task of the session; returns its id."""
-        task_id, now = uuid.uuid4().hex, utc_now()
+        task_id, now = uuid.uuid4().hex, self._clock.now()
         async with self._db.transaction() as tx:
             await require_session(tx, session_id)
             await tx.execute(
@@ -85,7 +86,7 @@ class TasksMixin:
             "cost_usd": cost_usd,
             "finished_at": finished_at,
         }
-        await _update(self._db, "tasks", task_id, changes)
+        await _update(self._db, "tasks", task_id, changes, self._clock.now())
 
     async def create_subtask(
         self,
@@ -98,7 +99,7 @@ class TasksMixin:
         check_expr: str | None = None,
     ) -> str:
         """Record a subtask of ``task_id``; returns its id."""
-        subtask_id, now = uuid.uuid4().hex, utc_now()
+        subtask_id, now = uuid.uuid4().hex, self._clock.now()
         async with self._db.transaction() as tx:
             await _require(tx, "tasks", task_id)
             await tx.execute(
@@ -155,7 +156,7 @@ class TasksMixin:
             "started_at": started_at,
             "finished_at": finished_at,
         }
-        await _update(self._db, "subtasks", subtask_id, changes)
+        await _update(self._db, "subtasks", subtask_id, changes, self._clock.now())
 
     async def list_tasks(self, session_id: str) -> list[TaskInfo]:
         """The session's tasks, oldest first."""
@@ -190,12 +191,12 @@ async def _require(db: Tx, table: str, row_id: str) -> None:
         raise TurnNotFoundError(f"No {kind} {row_id!r} in {db.path}.")
 
 
-async def _update(db: Db, table: str, row_id: str, changes: Mapping[str, object]) -> None:
+async def _update(db: Db, table: str, row_id: str, changes: Mapping[str, object], now: str) -> None:
     sets = {name: value for name, value in changes.items() if value is not None}
     async with db.transaction() as tx:
         await _require(tx, table, row_id)
         assignments = ", ".join(f"{name} = ?" for name in sets)
         await tx.execute(
             f"UPDATE {table} SET {assignments}{', ' if sets else ''}updated_at = ? WHERE id = ?",
-            [*sets.values(), utc_now(), row_id],
+            [*sets.values(), now, row_id],
         )

@@ -7,7 +7,6 @@ import json
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast, get_args
 
-from loom_jupyter.archive.clock import utc_now
 from loom_jupyter.archive.search import search_turns
 from loom_jupyter.archive.sessions import SUB_AGENT_SESSIONS, no_such_session, require_session
 from loom_jupyter.errors import ArchiveError, TurnNotFoundError
@@ -25,6 +24,7 @@ if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Mapping
 
+    from loom_jupyter.archive.clock import Clock
     from loom_jupyter.archive.db import Db
 
 __all__ = ["TurnsMixin", "turn_from_row"]
@@ -97,6 +97,7 @@ class TurnsMixin:
     """Turn methods of :class:`~loom_jupyter.archive.Archive`."""
 
     _db: Db
+    _clock: Clock
 
     async def append_turn(self, session_id: str, turn: TurnDraft) -> int:
         """Archive one turn; returns its number once the transaction has committed.
@@ -105,7 +106,7 @@ class TurnsMixin:
         """
         # One statement is one transaction: numbered, inserted, indexed (FTS trigger) and
         # counted in the session (track trigger) atomically, committed before it returns.
-        row = await self._db.fetchone(_APPEND, [*_values(turn), utc_now(), session_id])
+        row = await self._db.fetchone(_APPEND, [*_values(turn), self._clock.now(), session_id])
         if row is None:
             raise no_such_session(self._db, session_id)
         return int(row[0])

@@ -15,7 +15,8 @@ __all__ = ["SessionLease"]
 
 
 class SessionLease:
-    """Holds at most one session's lease for ``owner``, renewing it every third of ``stale_after``.
+    """Holds at most one session's lease for ``owner``, renewing it every third of ``stale_after``
+    of the archive's clock.
 
     If another process takes the lease over (this one stalled past ``stale_after``),
     :attr:`lost` holds the error to show and nothing more is written.
@@ -53,7 +54,7 @@ class SessionLease:
 
     async def _renew(self, session_id: str, every: float) -> None:
         while True:
-            await asyncio.sleep(every)
+            await self.archive.clock.sleep(every)
             try:
                 await self.archive.heartbeat(session_id, self.owner)
             except LeaseHeldError as error:

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING
 
 import pytest
 
+from loom_jupyter.archive import Archive
+from loom_jupyter.archive.clock import ManualClock
 from loom_jupyter.errors import LeaseHeldError, SessionNotFoundError, TurnNotFoundError
 from loom_jupyter.messages import Usage
 
 if TYPE_CHECKING:
-    from loom_jupyter.archive import Archive
+    from pathlib import Path
 
 
 async def test_model_calls_add_up_per_session_and_notebook(
@@ -122,10 +123,17 @@ async def test_one_writer_per_session(archive: Archive, session: str) -> None:
     assert info.lease_heartbeat is not None
 
 
-async def test_stale_lease_is_taken_over(archive: Archive, session: str) -> None:
-    await archive.acquire_lease(session, "crashed-kernel")
-    await asyncio.sleep(0.05)
-    await archive.acquire_lease(session, "new-kernel", stale_after=0.01)
-    assert (await archive.get_session(session)).lease_owner == "new-kernel"
-    with pytest.raises(LeaseHeldError, match="no longer holds the lease"):
-        await archive.heartbeat(session, "crashed-kernel")
+async def test_stale_lease_is_taken_over(archive_file: Path, notebook: str) -> None:
+    clock = ManualClock()
+    archive_file.parent.mkdir(exist_ok=True)
+    async with Archive.open(archive_file, clock=clock) as archive:
+        session = await archive.create_session(notebook_path=notebook, model="m")
+        await archive.acquire_lease(session, "crashed-kernel")  # judged by its heartbeat
+        clock.advance(20)
+        with pytest.raises(LeaseHeldError, match="last heartbeat 20 s ago"):
+            await archive.acquire_lease(session, "new-kernel", stale_after=30)
+        clock.advance(11)
+        await archive.acquire_lease(session, "new-kernel", stale_after=30)
+        assert (await archive.get_session(session)).lease_owner == "new-kernel"
+        with pytest.raises(LeaseHeldError, match="no longer holds the lease"):
+            await archive.heartbeat(session, "crashed-kernel")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from loom_jupyter.archive import Archive, archive_path_for
-from loom_jupyter.archive import turns as turns_module
+from loom_jupyter.archive.clock import ManualClock
 from loom_jupyter.messages import TurnDraft
 from loom_jupyter.models.scripted import ScriptedModel, text
 
@@ -17,32 +17,28 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
-async def _earlier_session(
-    archive: Archive, monkeypatch: pytest.MonkeyPatch, pause_minutes: int
-) -> None:
-    """A closed session of this notebook: 12 exchanges, ``pause_minutes`` apart."""
-    sid = await archive.create_session(notebook_path="/earlier.ipynb", model="m")
-    with monkeypatch.context() as patch:
+async def _earlier_session(path: Path, pause_minutes: int) -> None:
+    """A closed session of the archive at ``path``, written a month ago through its own
+    connection on a manual clock: 12 exchanges, ``pause_minutes`` apart."""
+    clock = ManualClock("2026-01-01T10:00:00.000000+00:00")
+    async with Archive.open(path, clock=clock) as archive:
+        sid = await archive.create_session(notebook_path="/earlier.ipynb", model="m")
         for number in range(12):
-            start = number * (pause_minutes + 1)
-            for offset, role in [(0, "user"), (1, "assistant")]:
-                hours, minutes = divmod(start + offset, 60)
-                stamp = f"2026-01-0{1 + hours // 24}T{hours % 24:02d}:{minutes:02d}:00+00:00"
-                patch.setattr(turns_module, "utc_now", lambda stamp=stamp: stamp)
+            for role in ("user", "assistant"):
                 draft = TurnDraft(role=role, content=f"{role} {number}")  # type: ignore[arg-type]
                 await archive.append_turn(sid, draft)
-    await archive.close_session(sid)
+                clock.advance(60 if role == "user" else pause_minutes * 60)
+        await archive.close_session(sid)
 
 
 @pytest.mark.parametrize(("pause_minutes", "ttl"), [(25, "1h"), (2, "5m")])
 async def test_the_first_request_follows_the_notebooks_earlier_pauses(
     open_session: OpenSession,
     archive: Archive,
-    monkeypatch: pytest.MonkeyPatch,
     pause_minutes: int,
     ttl: str,
 ) -> None:
-    await _earlier_session(archive, monkeypatch, pause_minutes)
+    await _earlier_session(archive.path, pause_minutes)
     model = ScriptedModel([text("Hello again.")])
     session = await open_session(model)
     await collect(session, "Where were we?")
@@ -54,12 +50,10 @@ async def test_the_first_request_follows_the_notebooks_earlier_pauses(
 async def test_a_new_notebook_starts_from_the_notebooks_beside_it(
     open_session: OpenSession,
     notebook: Path,
-    monkeypatch: pytest.MonkeyPatch,
     pause_minutes: int,
     ttl: str,
 ) -> None:
-    async with Archive.open(archive_path_for(notebook.with_name("sibling.ipynb"))) as sibling:
-        await _earlier_session(sibling, monkeypatch, pause_minutes)
+    await _earlier_session(archive_path_for(notebook.with_name("sibling.ipynb")), pause_minutes)
     model = ScriptedModel([text("Hello.")])
     session = await open_session(model)  # this notebook's own archive is empty
     await collect(session, "A first question here")
