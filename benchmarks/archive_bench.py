@@ -23,9 +23,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import random
 import re
+import shutil
 import sqlite3
 import statistics
 import sys
@@ -33,18 +35,22 @@ import sysconfig
 import tempfile
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from loom_jupyter.archive import Archive
+from loom_jupyter.archive.salvage import recover_archive
 from loom_jupyter.messages import TurnDraft, TurnRole
 from loom_jupyter.query import clip_query
+from tests.damaged_archive import build_ledger, checkpoint, integrity, overwrite_pages
 
 NOTEBOOK = "/data/projects/sales/analysis.ipynb"
 WINDOW_BUDGET = 60_000  # tokens
 OTHER_SESSION_TURNS = 500
+RECOVERY_TURNS = 2_000
+RECOVERY_PAGES = 5  # overwritten per trial
 
 _DOCSTRING = re.compile(r'"""(.+?)"""', re.DOTALL)
 _CODE = (
@@ -339,19 +345,118 @@ async def bench_appended(folder: Path, turns: int, queries: int, maker: TextMake
         return [await _search_row(archive, sid, label, f"{turns // 1000}k turns", asked)]
 
 
-async def main(quick: bool) -> None:
+@dataclass(frozen=True)
+class RecoveryTrial:
+    """One damaged copy recovered."""
+
+    seed: int
+    pages: list[int]
+    turns_saved: int
+    turns_total: int
+    rows_lost: dict[str, int]
+    seconds: float
+    integrity: str
+    resumed: bool
+
+    @property
+    def saved_pct(self) -> float:
+        return 100 * self.turns_saved / self.turns_total
+
+
+async def recovery_trial(pristine: Path, folder: Path, seed: int, latest: str) -> RecoveryTrial:
+    """Copy ``pristine``, overwrite pages mid-file, recover; check the result opens and resumes."""
+    path = folder / f"trial{seed}" / ".loom" / "analysis.ipynb.sqlite"
+    path.parent.mkdir(parents=True)
+    shutil.copyfile(pristine, path)
+    pages = overwrite_pages(path, RECOVERY_PAGES, seed=seed)
+    start = time.perf_counter()
+    report = await recover_archive(path)
+    seconds = time.perf_counter() - start
+    async with Archive.open(path) as archive:
+        resumed = await archive.latest_active_session()
+    turns = report.tally("conversation_turns")
+    return RecoveryTrial(
+        seed=seed,
+        pages=[page + 1 for page in pages],
+        turns_saved=turns.saved,
+        turns_total=turns.total,
+        rows_lost={t.table: t.lost for t in report.tables},
+        seconds=seconds,
+        integrity=str(integrity(path)[0][0]),
+        resumed=resumed is not None and resumed.id == latest,
+    )
+
+
+async def bench_recovery(folder: Path, trials: int) -> list[RecoveryTrial]:
+    """Recover ``trials`` copies of one archive, each damaged at other pages."""
+    pristine = folder / "ledger.sqlite"
+    ledger = await build_ledger(pristine, NOTEBOOK, turns=RECOVERY_TURNS)
+    checkpoint(pristine)
+    return [
+        await recovery_trial(pristine, folder, seed, ledger.sessions[-1]) for seed in range(trials)
+    ]
+
+
+def recovery_rows(trials: list[RecoveryTrial]) -> list[list[str]]:
+    """The summary: measure, result."""
+    saved = [t.saved_pct for t in trials]
+    ms = _ms([t.seconds for t in trials])
+    worst = {table: max(t.rows_lost[table] for t in trials) for table in trials[0].rows_lost}
+    names = {
+        "cowork_sessions": "sessions",
+        "conversation_turns": "turns",
+        "model_calls": "model calls",
+    }
+    lost = ", ".join(f"{names.get(table, table)} {n}" for table, n in worst.items())
+    ok = sum(t.integrity == "ok" for t in trials)
+    resumed = sum(t.resumed for t in trials)
+    return [
+        ["archive", f"{RECOVERY_TURNS:,} turns in 4 sessions, tool calls, model calls, a task"],
+        ["damage", f"{RECOVERY_PAGES} pages from the middle third overwritten with random bytes"],
+        ["trials", str(len(trials))],
+        ["turns saved", f"min {min(saved):.1f} %, median {statistics.median(saved):.1f} %"],
+        ["rows lost, most in one trial", lost],
+        ["recovery time", f"median {statistics.median(ms):.0f} ms, max {max(ms):.0f} ms"],
+        ["new archive passes integrity_check", f"{ok}/{len(trials)}"],
+        ["opens and resumes the latest session", f"{resumed}/{len(trials)}"],
+    ]
+
+
+def recovery_row(trials: list[RecoveryTrial]) -> Row:
+    """The recovery line of the main table (times in ms)."""
+    ms = _ms([t.seconds for t in trials])
+    saved = min(t.saved_pct for t in trials)
+    return Row(
+        f"recover ({RECOVERY_PAGES} pages overwritten)",
+        f"{RECOVERY_TURNS // 1000}k turns",
+        statistics.median(ms),
+        "max",
+        max(ms),
+        f">= 90 % turns saved (min {saved:.1f} %)",
+    )
+
+
+def write_recovery(target: Path, trials: list[RecoveryTrial]) -> None:
+    """The committed summary: ``{"rows": [[measure, result], ...], "trials": [...]}``."""
+    rows = recovery_rows(trials)
+    body = {"rows": rows, "trials": [asdict(t) for t in trials]}
+    target.write_text(json.dumps(body, indent=1) + "\n", encoding="utf-8")
+
+
+async def main(quick: bool, *, recovery_only: bool, json_path: Path | None) -> None:
     sizes = (1_000, 10_000) if quick else (1_000, 10_000, 100_000)
     appends, queries = (300, 30) if quick else (3_000, 200)
     started = time.perf_counter()
     maker = TextMaker(random.Random(7), prose_corpus())
+    rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="loom-bench-") as tmp:
         folder = Path(tmp)
-        append = await bench_append(folder, appends, maker)
-        by_size = [await bench_size(folder, size, queries, maker) for size in sizes]
-        appended = await bench_appended(folder, sizes[-1], queries, maker)
-    # Same operation on consecutive lines, small archive first, to show (non-)growth.
-    rows = [*append, *(per_size[i] for i in range(len(by_size[0])) for per_size in by_size)]
-    rows += appended
+        if not recovery_only:
+            rows = await _speed_rows(folder, sizes, appends, queries, maker)
+        trials = await bench_recovery(folder, 3 if quick else 10)
+    rows.append(recovery_row(trials))
+    if json_path is not None:
+        write_recovery(json_path, trials)
     print(
         f"corpus: {len(maker.corpus)} stdlib docstring paragraphs; window budget "
         f"{WINDOW_BUDGET:,} tokens; other sessions {OTHER_SESSION_TURNS} turns each"
@@ -365,10 +470,27 @@ async def main(quick: bool) -> None:
     print("-" * 96)
     for row in rows:
         print(row.line())
+    print("\nrecovery:")
+    for measure, result in recovery_rows(trials):
+        print(f"  {measure:<48} {result}")
     print(f"\ntotal {time.perf_counter() - started:.1f} s")
+
+
+async def _speed_rows(
+    folder: Path, sizes: tuple[int, ...], appends: int, queries: int, maker: TextMaker
+) -> list[Row]:
+    append = await bench_append(folder, appends, maker)
+    by_size = [await bench_size(folder, size, queries, maker) for size in sizes]
+    appended = await bench_appended(folder, sizes[-1], queries, maker)
+    # Same operation on consecutive lines, small archive first, to show (non-)growth.
+    rows = [*append, *(per_size[i] for i in range(len(by_size[0])) for per_size in by_size)]
+    return rows + appended
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes for CI (a few seconds)")
-    asyncio.run(main(parser.parse_args().quick))
+    parser.add_argument("--recovery", action="store_true", help="run only the recovery trials")
+    parser.add_argument("--json", type=Path, help="write the recovery figures here")
+    args = parser.parse_args()
+    asyncio.run(main(args.quick, recovery_only=args.recovery, json_path=args.json))

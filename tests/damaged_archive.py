@@ -14,13 +14,10 @@ import random
 import sqlite3
 from contextlib import closing
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 from loom_jupyter.archive import Archive
 from loom_jupyter.messages import TextBlock, ToolResultBlock, ToolUseBlock, TurnDraft, Usage
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 LEDGER = ("cowork_sessions", "conversation_turns", "tasks", "subtasks", "model_calls")
 _WORDS = (
@@ -130,16 +127,51 @@ def checkpoint(path: Path) -> None:
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
-def overwrite_pages(path: Path, count: int, *, seed: int = 5) -> list[int]:
-    """Overwrite ``count`` pages from the middle third of the file with random bytes."""
+def overwrite_pages(path: Path, count: int, *, seed: int = 5, hits: str | None = None) -> list[int]:
+    """Fold the WAL in, then :func:`damage_pages`."""
     checkpoint(path)
+    return damage_pages(path, count, seed=seed, hits=hits)
+
+
+def damage_pages(path: Path, count: int, *, seed: int = 5, hits: str | None = None) -> list[int]:
+    """Overwrite ``count`` pages from the middle third of the file with random bytes.
+
+    With ``hits``, a page stays overwritten only when reading that table then
+    fails (the layout depends on the random session ids; this makes sure the
+    damage lands in the table).
+    """
     size = page_size(path)
     pages = path.stat().st_size // size
     rng = random.Random(seed)
-    hit = sorted(rng.sample(range(pages // 3, 2 * pages // 3), count))
-    for page in hit:
+    candidates = rng.sample(range(pages // 3, 2 * pages // 3), pages // 3)
+    hit: list[int] = []
+    for page in candidates:
+        before = _page(path, page + 1, size)
         overwrite_page(path, page + 1, bytes(rng.randrange(256) for _ in range(size)))
-    return hit
+        if hits is None or not _reads(path, hits):
+            hit.append(page)
+        else:
+            overwrite_page(path, page + 1, before)
+        if len(hit) == count:
+            return sorted(hit)
+    raise AssertionError(f"only {len(hit)} pages of {hits} found in the middle of {path}")
+
+
+def _page(path: Path, number: int, size: int) -> bytes:
+    with path.open("rb") as handle:
+        handle.seek((number - 1) * size)
+        return handle.read(size)
+
+
+def _reads(path: Path, table: str) -> bool:
+    """Whether every row of ``table`` reads (read-only: no -wal/-shm made, a WAL left as is)."""
+    mode = "mode=ro" if Path(f"{path}-wal").exists() else "immutable=1"
+    try:
+        with closing(sqlite3.connect(f"{path.as_uri()}?{mode}", uri=True)) as db:
+            db.execute(f'SELECT * FROM "{table}"').fetchall()
+    except sqlite3.Error:
+        return False
+    return True
 
 
 def overwrite_page(path: Path, number: int, data: bytes) -> None:
@@ -148,6 +180,12 @@ def overwrite_page(path: Path, number: int, data: bytes) -> None:
     with path.open("r+b") as handle:
         handle.seek((number - 1) * size)
         handle.write(data[:size].ljust(size, b"\0"))
+
+
+def truncate(path: Path, keep: float) -> None:
+    """Cut the file to the first ``keep`` share of its bytes (a copy that stopped early)."""
+    data = path.read_bytes()
+    path.write_bytes(data[: int(len(data) * keep)])
 
 
 def root_page(path: Path, table: str) -> int:

@@ -16,11 +16,13 @@ from damaged_archive import (
     build_ledger,
     checkpoint,
     count,
+    damage_pages,
     integrity,
     overwrite_page,
     overwrite_pages,
     root_page,
     rows,
+    truncate,
 )
 
 from loom_jupyter.archive import Archive
@@ -62,9 +64,11 @@ def _names(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir())
 
 
-async def test_pages_overwritten_mid_file(pristine: tuple[Path, Ledger], archive_copy: Path) -> None:
+async def test_pages_overwritten_mid_file(
+    pristine: tuple[Path, Ledger], archive_copy: Path
+) -> None:
     original, ledger = pristine
-    overwrite_pages(archive_copy, 5)
+    overwrite_pages(archive_copy, 5, hits="conversation_turns")
     damaged = _digest(archive_copy)
     assert archive_health(archive_copy) == "damaged"
 
@@ -73,7 +77,8 @@ async def test_pages_overwritten_mid_file(pristine: tuple[Path, Ledger], archive
     turns = report.tally("conversation_turns")
     assert report.outcome == "recovered"
     assert turns.total == ledger.turns + 1  # the sub-agent's turn too
-    assert turns.lost > 0 and turns.saved >= 0.9 * turns.total
+    assert turns.lost > 0
+    assert turns.saved >= 0.9 * turns.total
     for table in LEDGER:  # what the report says is what the new file holds
         assert report.tally(table).saved == count(archive_copy, table), table
         assert rows(archive_copy, table) <= rows(original, table), table  # verbatim
@@ -146,8 +151,7 @@ async def test_a_lost_task_row_drops_its_subtasks(
 
 async def test_a_truncated_archive(pristine: tuple[Path, Ledger], archive_copy: Path) -> None:
     """Cut off: the b-trees' ends are gone; the sessions' turn counts say how many were lost."""
-    data = archive_copy.read_bytes()
-    archive_copy.write_bytes(data[: len(data) * 2 // 3])
+    truncate(archive_copy, 2 / 3)
     report = await recover_archive(archive_copy)
     turns = report.tally("conversation_turns")
     assert turns.saved == count(archive_copy, "conversation_turns") > 0
@@ -169,7 +173,7 @@ async def test_turns_still_in_the_wal_are_saved(tmp_path: Path) -> None:
         copy.parent.mkdir()
         for suffix in ("", "-wal"):  # the files as a crash leaves them
             shutil.copyfile(f"{live}{suffix}", f"{copy}{suffix}")
-    overwrite_page(copy, copy.stat().st_size // 4096 // 2, b"\x01" * 4096)
+    damage_pages(copy, 1, hits="conversation_turns")  # the -wal stays as it is
 
     report = await recover_archive(copy)
 
@@ -224,7 +228,9 @@ async def test_recovery_waits_for_a_live_writer(
     _, ledger = pristine
     import socket
 
-    holder = LeaseOwner(socket.gethostname(), other_process, process_start(other_process) or "", "k")
+    holder = LeaseOwner(
+        socket.gethostname(), other_process, process_start(other_process) or "", "k"
+    )
     async with Archive.open(archive_copy) as archive:
         await archive.acquire_lease(ledger.sessions[-1], str(holder))
     overwrite_pages(archive_copy, 5)

@@ -28,7 +28,7 @@ async def damaged(tmp_path: Path) -> tuple[Path, Ledger]:
     notebook.write_text("{}")
     archive = archive_path_for(notebook)
     ledger = await build_ledger(archive, str(notebook), turns=800)
-    overwrite_pages(archive, 4)
+    overwrite_pages(archive, 4, hits="conversation_turns")
     return notebook, ledger
 
 

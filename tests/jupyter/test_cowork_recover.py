@@ -126,7 +126,7 @@ def test_recover_while_the_coworker_is_open(
     archive = archive_path_for(notebook)
     magic("load_ext", "loom_jupyter")
     before = current(shell)
-    overwrite_pages(archive, 5)  # damaged under a running coworker
+    overwrite_pages(archive, 5, hits="conversation_turns")  # damaged under a running coworker
 
     recovered = magic("cowork", "recover")
 
