@@ -181,7 +181,7 @@ def _turn_counts(sessions: TableRead) -> int:
     if "turn_count" not in sessions.columns:
         return 0
     at = sessions.columns.index("turn_count") + 1
-    return sum(row[at] for row in sessions.rows if isinstance(row[at], int))
+    return sum(value for row in sessions.rows if isinstance(value := row[at], int))
 
 
 def _refuse_live_writers(sessions: TableRead, source: Path, stale_after: float) -> None:

@@ -4,9 +4,10 @@ Ids, turn numbers, statuses, blocks and timestamps are copied as read. A row
 that still points at a lost parent gets a home: a session whose row was lost
 is recreated ("(recovered) " + its first prompt as the title, usage summed
 from its ledger rows, created when its first row was and last active when its
-last turn was; ``closed`` when it was a sub-agent's), so its turns stay listed, searchable and resumable. A subtask
-whose task row was lost is not kept: nothing could show it. The full-text
-index is filled by the archive's own triggers as the turns go in.
+last turn was; ``closed`` when it was a sub-agent's), so its turns stay
+listed, searchable and resumable. A subtask whose task row was lost is not
+kept: nothing could show it. The full-text index is filled by the archive's
+own triggers as the turns go in.
 """
 
 from __future__ import annotations
