@@ -96,7 +96,10 @@ def _write(db: sqlite3.Connection, reads: Mapping[str, TableRead], notebook: str
     ]
     saved["subtasks"] = _insert(db, reads["subtasks"], kept)
     homes = _homes(reads, saved)
-    _insert_homes(db, homes, sessions, saved["cowork_sessions"], notebook)
+    sub_agents = {
+        _get(reads["subtasks"], row, "child_session_id") for row in reads["subtasks"].rows
+    }
+    _insert_homes(db, homes, sessions, saved["cowork_sessions"], notebook, sub_agents)
     for table in ("conversation_turns", "model_calls"):
         saved[table] = _insert(db, reads[table], reads[table].rows)
     db.executemany(_FINISH_HOME, [(utc_now(), home) for home in homes])
@@ -160,14 +163,16 @@ def _insert_homes(
     sessions: TableRead,
     saved: frozenset[int],
     notebook: str,
+    sub_agents: set[object],
 ) -> None:
-    """A placeholder row per lost session; :data:`_FINISH_HOME` fills it in afterwards."""
+    """A placeholder row per lost session; :data:`_FINISH_HOME` fills it in afterwards.
+
+    ``sub_agents``: sessions some subtask ran in (read, even when the subtask was not kept).
+    """
     paths = Counter(_values(sessions, "notebook_path", saved) - {None})
     models = Counter(_values(sessions, "model", saved) - {None})
     path = str(paths.most_common(1)[0][0]) if paths else notebook
     model = str(models.most_common(1)[0][0]) if models else "unknown"
-    children = "SELECT child_session_id FROM subtasks WHERE child_session_id IS NOT NULL"
-    sub_agents = {str(row[0]) for row in db.execute(children)}
     db.executemany(
         "INSERT INTO cowork_sessions (id, notebook_path, title, model, status, created_at,"
         " last_active_at) VALUES (?, ?, '', ?, ?, '', '')",
@@ -189,6 +194,6 @@ def verify(db: sqlite3.Connection, path: Path) -> None:
             found = str(error)
         if found != expected:
             raise ArchiveError(
-                f"The recovered copy {path} failed `{sql}` ({found}); it was discarded and the "
-                "damaged archive left as it was. Please report this as a bug."
+                f"The recovered copy {path} failed `{sql}` ({str(found)[:300]}); it was discarded "
+                "and the damaged archive left as it was. Please report this as a bug."
             )

@@ -137,16 +137,23 @@ async def test_lost_session_rows_get_a_home(
         assert ledger.child not in [s.id for s in listed]
 
 
-async def test_a_lost_task_row_drops_its_subtasks(
+async def test_a_lost_task_row_drops_its_subtasks_not_their_sessions(
     pristine: tuple[Path, Ledger], archive_copy: Path
 ) -> None:
+    _, ledger = pristine
     checkpoint(archive_copy)
-    overwrite_page(archive_copy, root_page(archive_copy, "tasks"), b"\x00\x07" * 100)
+    for table in ("tasks", "cowork_sessions"):
+        overwrite_page(archive_copy, root_page(archive_copy, table), b"\x00\x07" * 100)
     report = await recover_archive(archive_copy)
     assert (report.tally("tasks").lost, report.tally("subtasks").lost) == (1, 1)
     assert report.tally("subtasks").saved == 0
     assert report.tally("conversation_turns").lost == 0
     assert integrity(archive_copy) == [("ok",)]
+    async with Archive.open(archive_copy) as archive:  # the sub-agent's session stays closed
+        assert (await archive.get_session(ledger.child)).status == "closed"
+        latest = await archive.latest_active_session()
+        assert latest is not None
+        assert latest.id == ledger.sessions[-1]
 
 
 async def test_a_truncated_archive(pristine: tuple[Path, Ledger], archive_copy: Path) -> None:
