@@ -25,6 +25,7 @@ PYTHON_GATES = {
 FRONT_GATES = {
     "tsc": ["run", "typecheck"],
     "eslint": ["run", "eslint:check"],
+    "jest": ["run", "test", "--ci"],  # the front's unit tests (labextension/test/)
 }
 
 

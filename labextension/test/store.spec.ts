@@ -1,0 +1,332 @@
+/**
+ * The conversation reducer: replay by `seq`, reopening after a gap or a
+ * restart, one entry per turn piece, and events that come twice or late.
+ */
+import { Change, ChatStore, Entry, ToolEntry } from '../src/store';
+import { HistoryItem, KernelBody, KernelMessage } from '../src/protocol';
+
+/** One kernel message: a body stamped as the kernel's outbox stamps it. */
+function msg(seq: number, body: KernelBody, kernelSession = 'k1'): KernelMessage {
+  return { ...body, seq, kernel_session: kernelSession };
+}
+
+const text = (turn: number, delta: string): KernelBody => ({ type: 'text', turn, delta });
+const started = (turn: number, words: string): KernelBody => ({
+  type: 'turn_started',
+  turn,
+  source: 'sidebar',
+  text: words,
+  client_id: null
+});
+const done = (turn: number, answer: string): KernelBody => ({
+  type: 'turn_done',
+  turn,
+  stop_reason: 'end_turn',
+  text: answer
+});
+const toolInput = (turn: number, partial: string): KernelBody => ({
+  type: 'tool_input',
+  turn,
+  call_id: 'c1',
+  name: 'run_python',
+  partial
+});
+const toolStarted = (turn: number, input: Record<string, unknown>): KernelBody => ({
+  type: 'tool_started',
+  turn,
+  call_id: 'c1',
+  name: 'run_python',
+  input
+});
+const toolFinished = (turn: number, result: string): KernelBody => ({
+  type: 'tool_finished',
+  turn,
+  call_id: 'c1',
+  name: 'run_python',
+  summary: 'ran 1 line',
+  is_error: false,
+  duration_ms: 12,
+  result,
+  input: { code: '1 + 1' }
+});
+const notice = (message: string): KernelBody => ({ type: 'notice', level: 'info', message });
+
+function welcome(history: HistoryItem[] = []): KernelBody {
+  return {
+    type: 'welcome',
+    session: null,
+    history,
+    more_before: null,
+    busy: false,
+    state: { state: 'idle', detail: '' },
+    queue: [],
+    subshells: true,
+    tasks: []
+  };
+}
+
+/** A store fed `messages` in order, and what each `apply` answered. */
+function fed(messages: KernelMessage[]): { store: ChatStore; applied: boolean[] } {
+  const store = new ChatStore();
+  return { store, applied: messages.map(message => store.apply(message)) };
+}
+
+/** The entries as short strings, in order. */
+function shown(store: ChatStore): string[] {
+  return store.entries.map(label);
+}
+
+function label(entry: Entry): string {
+  switch (entry.kind) {
+    case 'user':
+    case 'assistant':
+      return `${entry.kind}:${entry.text}`;
+    case 'tool':
+      return `tool:${entry.name}`;
+    case 'approval':
+      return `approval:${entry.tool}`;
+    case 'notice':
+      return `notice:${entry.message}`;
+  }
+}
+
+function recorded(store: ChatStore): Change[] {
+  const seen: Change[] = [];
+  store.changed.connect((_, change) => seen.push(change));
+  return seen;
+}
+
+function onlyTool(store: ChatStore): ToolEntry {
+  const tools = store.entries.filter((entry): entry is ToolEntry => entry.kind === 'tool');
+  expect(tools).toHaveLength(1);
+  return tools[0];
+}
+
+describe('replay by seq', () => {
+  it('applies each event once and remembers the last seq', () => {
+    const { store, applied } = fed([
+      msg(1, started(1, 'hi')),
+      msg(2, text(1, 'Hel')),
+      msg(2, text(1, 'Hel')),
+      msg(3, text(1, 'lo'))
+    ]);
+    expect(applied).toEqual([true, true, false, true]);
+    expect(shown(store)).toEqual(['user:hi', 'assistant:Hello']);
+    expect(store.lastSeq).toBe(3);
+  });
+
+  it('adds only the missing events from a replay that overlaps what the page has', () => {
+    const { store } = fed([msg(1, started(1, 'hi')), msg(2, text(1, 'a')), msg(3, text(1, 'b'))]);
+    const replay = [2, 3, 4, 5].map(seq => msg(seq, text(1, String(seq))));
+    expect(replay.map(message => store.apply(message))).toEqual([false, false, true, true]);
+    expect(shown(store)).toEqual(['user:hi', 'assistant:ab45']);
+    expect(store.lastSeq).toBe(5);
+  });
+
+  it('always applies replies, which carry the current seq without advancing it', () => {
+    const { store } = fed([msg(1, started(1, 'hi')), msg(2, text(1, 'a'))]);
+    expect(store.apply(msg(2, notice('one')))).toBe(true);
+    expect(store.apply(msg(2, notice('two')))).toBe(true);
+    expect(store.apply(msg(2, { type: 'sessions', items: [] }))).toBe(true);
+    expect(store.lastSeq).toBe(2);
+    expect(shown(store)).toEqual(['user:hi', 'assistant:a', 'notice:one', 'notice:two']);
+  });
+
+  it("accepts the running turn's events after a welcome, though their seq is lower", () => {
+    const { store } = fed([msg(9, text(1, 'old')), msg(10, welcome())]);
+    expect(store.apply(msg(7, started(2, 'go')))).toBe(true);
+    expect(store.apply(msg(8, text(2, 'so far')))).toBe(true);
+    expect(store.apply(msg(8, text(2, 'so far')))).toBe(false);
+    expect(shown(store)).toEqual(['user:go', 'assistant:so far']);
+  });
+});
+
+describe('reload', () => {
+  it('continues the same conversation when the reopened comm replays what it missed', () => {
+    const { store } = fed([msg(1, started(1, 'hi')), msg(2, text(1, 'Hel'))]);
+    const resume = { since_seq: store.lastSeq, kernel_session: store.kernelSession };
+    expect(resume).toEqual({ since_seq: 2, kernel_session: 'k1' });
+    [msg(3, text(1, 'lo')), msg(4, done(1, 'Hello'))].forEach(message => store.apply(message));
+    expect(shown(store)).toEqual(['user:hi', 'assistant:Hello']);
+    expect(store.entries[1]).toMatchObject({ kind: 'assistant', streaming: false });
+  });
+
+  it("rebuilds the entries from a welcome's history after a gap", () => {
+    const { store } = fed([msg(1, started(1, 'stale')), msg(2, text(1, 'x'))]);
+    const changes = recorded(store);
+    const history: HistoryItem[] = [
+      { kind: 'user', turn: 1, text: 'hi' },
+      {
+        kind: 'tool',
+        turn: 2,
+        call_id: 'c9',
+        name: 'read_file',
+        input: { path: 'a.csv' },
+        summary: 'read a.csv',
+        is_error: false,
+        result: 'x,y'
+      },
+      { kind: 'assistant', turn: 3, text: 'Hello' }
+    ];
+    store.apply(msg(50, welcome(history)));
+    expect(shown(store)).toEqual(['user:hi', 'tool:read_file', 'assistant:Hello']);
+    expect(onlyTool(store)).toMatchObject({ summary: 'read a.csv', result: 'x,y', done: true });
+    expect(changes.map(change => change.kind)).toContain('reset');
+    expect(store.lastSeq).toBeNull();
+  });
+
+  it('takes a restarted kernel, which numbers from 1 again, for a new stream', () => {
+    const { store } = fed([msg(40, started(1, 'before')), msg(41, text(1, 'x'))]);
+    expect(store.apply(msg(0, welcome(), 'k2'))).toBe(true);
+    expect(store.apply(msg(1, started(1, 'after'), 'k2'))).toBe(true);
+    expect(store.kernelSession).toBe('k2');
+    expect(shown(store)).toEqual(['user:after']);
+  });
+
+  it('takes a low seq from a restarted kernel as new even before its welcome', () => {
+    const { store } = fed([msg(40, started(1, 'before'))]);
+    expect(store.apply(msg(1, { type: 'status', state: 'thinking', detail: '' }, 'k2'))).toBe(true);
+    expect(store.state).toBe('thinking');
+    expect(store.lastSeq).toBe(1);
+  });
+
+  it('prepends older history pages, skipping entries already shown', () => {
+    const { store } = fed([msg(1, welcome([{ kind: 'user', turn: 5, text: 'newer' }]))]);
+    const page: HistoryItem[] = [
+      { kind: 'user', turn: 3, text: 'older' },
+      { kind: 'user', turn: 5, text: 'newer' }
+    ];
+    store.apply(msg(1, { type: 'history', items: page, more_before: 2 }));
+    expect(shown(store)).toEqual(['user:older', 'user:newer']);
+    expect(store.moreBefore).toBe(2);
+  });
+});
+
+describe("merging a turn's pieces", () => {
+  it('streams text deltas into one assistant message', () => {
+    const store = new ChatStore();
+    const changes = recorded(store);
+    [msg(1, started(1, 'hi')), msg(2, text(1, 'Hel')), msg(3, text(1, 'lo'))].forEach(m =>
+      store.apply(m)
+    );
+    expect(shown(store)).toEqual(['user:hi', 'assistant:Hello']);
+    expect(changes.filter(change => change.kind === 'text')).toHaveLength(1);
+    expect(store.entries[1]).toMatchObject({ streaming: true });
+  });
+
+  it("builds one tool card from the input's pieces, its start and its end", () => {
+    const { store } = fed([
+      msg(1, started(1, 'add')),
+      msg(2, toolInput(1, '{"code": "1 +')),
+      msg(3, toolInput(1, ' 1"}')),
+      msg(4, toolStarted(1, { code: '1 + 1' })),
+      msg(5, toolFinished(1, '2'))
+    ]);
+    expect(onlyTool(store)).toMatchObject({
+      partial: '{"code": "1 + 1"}',
+      input: { code: '1 + 1' },
+      summary: 'ran 1 line',
+      result: '2',
+      durationMs: 12,
+      streaming: false,
+      done: true
+    });
+  });
+
+  it('starts a new message below a tool card when text follows it', () => {
+    const { store } = fed([
+      msg(1, started(1, 'add')),
+      msg(2, text(1, 'Let me run it.')),
+      msg(3, toolStarted(1, { code: '1 + 1' })),
+      msg(4, toolFinished(1, '2')),
+      msg(5, text(1, 'It is 2.')),
+      msg(6, done(1, 'It is 2.'))
+    ]);
+    expect(shown(store)).toEqual([
+      'user:add',
+      'assistant:Let me run it.',
+      'tool:run_python',
+      'assistant:It is 2.'
+    ]);
+    expect(store.entries.some(e => e.kind === 'assistant' && e.streaming)).toBe(false);
+  });
+
+  it("shows a turn's final text when its deltas were missed, and only once", () => {
+    const { store } = fed([msg(1, started(1, 'hi')), msg(2, done(1, 'Hello'))]);
+    expect(shown(store)).toEqual(['user:hi', 'assistant:Hello']);
+    const streamed = fed([msg(1, started(1, 'hi')), msg(2, text(1, 'Hi')), msg(3, done(1, 'Hi'))]);
+    expect(shown(streamed.store)).toEqual(['user:hi', 'assistant:Hi']);
+  });
+
+  it('closes an approval in place with its decision', () => {
+    const { store } = fed([
+      msg(1, {
+        type: 'approval',
+        request_id: 'r1',
+        tool: 'run_python',
+        input: { code: 'rm()' },
+        preview: 'rm()'
+      }),
+      msg(2, { type: 'approval_closed', request_id: 'r1', decision: 'deny', by: 'stdin' })
+    ]);
+    expect(store.entries).toHaveLength(1);
+    expect(store.entries[0]).toMatchObject({ kind: 'approval', decision: 'deny', by: 'stdin' });
+  });
+
+  it('ends the streaming message and says why when the turn fails', () => {
+    const { store } = fed([
+      msg(1, started(1, 'hi')),
+      msg(2, text(1, 'Hal')),
+      msg(3, { type: 'turn_error', turn: 1, message: 'overloaded', error_type: 'ModelError' })
+    ]);
+    expect(shown(store)).toEqual(['user:hi', 'assistant:Hal', 'notice:overloaded']);
+    expect(store.entries[1]).toMatchObject({ streaming: false });
+  });
+});
+
+describe('out-of-order and duplicated events', () => {
+  it('drops an event older than the last one seen', () => {
+    const { store, applied } = fed([
+      msg(1, started(1, 'hi')),
+      msg(3, text(1, 'b')),
+      msg(2, text(1, 'a'))
+    ]);
+    expect(applied).toEqual([true, true, false]);
+    expect(shown(store)).toEqual(['user:hi', 'assistant:b']);
+  });
+
+  it('keeps one entry per turn and per tool call when events come again with new seq', () => {
+    const { store } = fed([
+      msg(1, started(1, 'hi')),
+      msg(2, toolStarted(1, { code: '1' })),
+      msg(3, welcome()),
+      msg(1, started(1, 'hi')),
+      msg(2, toolStarted(1, { code: '1' })),
+      msg(4, started(1, 'hi')),
+      msg(5, toolStarted(1, { code: '1' }))
+    ]);
+    expect(shown(store)).toEqual(['user:hi', 'tool:run_python']);
+  });
+
+  it("makes a finished card from a tool's end when its start was missed", () => {
+    const { store } = fed([msg(1, started(1, 'add')), msg(4, toolFinished(1, '2'))]);
+    expect(onlyTool(store)).toMatchObject({ input: { code: '1 + 1' }, result: '2', done: true });
+  });
+
+  it('keeps a finished card finished when its start arrives late', () => {
+    const { store } = fed([
+      msg(1, started(1, 'add')),
+      msg(2, toolFinished(1, '2')),
+      msg(3, toolStarted(1, { code: '1 + 1' }))
+    ]);
+    expect(onlyTool(store)).toMatchObject({ result: '2', done: true, streaming: false });
+  });
+
+  it('ignores the close of an approval it never saw', () => {
+    const { store, applied } = fed([
+      msg(1, { type: 'approval_closed', request_id: 'r0', decision: 'allow', by: 'sidebar' })
+    ]);
+    expect(applied).toEqual([true]);
+    expect(store.entries).toEqual([]);
+  });
+});
