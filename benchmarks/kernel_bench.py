@@ -36,7 +36,7 @@ LOAD_CODE = (
 )
 TURN_CODE = """
 import asyncio, contextlib, io, time
-from loom_jupyter.jupyter.extension import current
+from loom_jupyter.jupyter.coworker.registry import current
 _cw = current(get_ipython())
 
 async def _direct(text):

@@ -1,20 +1,21 @@
-"""The Jupyter front: ``%cowork`` magics, the engine thread, the live panel.
+"""The Jupyter front: the only part of loom_jupyter that imports IPython, ipykernel,
+ipywidgets or comm.
 
-The only part of loom_jupyter that imports IPython, ipykernel and ipywidgets.
-Nothing is imported here; ``%load_ext loom_jupyter`` imports
-:mod:`loom_jupyter.jupyter.extension`, which pulls in the rest on demand.
+Nothing is imported here; ``%load_ext loom_jupyter`` imports :mod:`.extension`, which
+pulls in the rest on demand. Sub-packages by job, lowest first (a package imports only
+the ones above it in this list, ``tests/core/test_layering.py`` checks it):
 
-Map:
-
-- ``extension``      load/unload, one :class:`~.runtime.KernelCowork` per shell
-- ``runtime``        the kernel's coworker: engine thread, archive, session, turns
-- ``engine``         the asyncio loop in a daemon thread
-- ``mainthread``     marshalling work to the kernel's main thread (the pump)
-- ``bridge``/``execute``  the KernelBridge over the live user namespace
-- ``notebook_path``  which notebook (and so which archive) this kernel has
-- ``magics``/``commands``/``reports``  ``%cowork`` parsing and subcommands
-- ``render``/``output``/``cost``  what the person sees
-- ``panel``/``panel_data``  the ipywidgets panel and its text fallback
-- ``approval``       asking before write tools, through ``input()``
-- ``sidebar``        the sidebar's comm target ``loom`` (docs/sidebar-protocol.md)
+- ``cell``        what a turn shows in its cell: markdown rendering, output helpers,
+                  the stdin approval question
+- ``notebook``    which notebook (and so which archive) this kernel serves; the rules
+                  for following a rename
+- ``kernel``      the machinery: the engine loop's thread, marshalling to the main
+                  thread, the KernelBridge over the live namespace, the person's cells
+- ``panel``       the ipywidgets panel and its data
+- ``sidebar``     the sidebar's comm target ``loom`` (docs/sidebar-protocol.md)
+- ``delegation``  %delegate's live task tables and progress to panel and sidebar
+- ``coworker``    one coworker per kernel (``KernelCowork``): the archive, the session,
+                  turns for every front; opened, found and moved with its notebook
+- ``magics``      ``%cowork`` and ``%delegate``: parsing, subcommands, reports
+- ``extension``   ``%load_ext`` / ``%unload_ext``
 """

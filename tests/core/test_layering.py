@@ -58,6 +58,19 @@ LAYERS = (
 )
 JUPYTER_STACK = frozenset({"IPython", "ipykernel", "ipywidgets", "comm", "jupyter_server"})
 JUPYTER_UNITS = frozenset({"jupyter"})
+# Inside the Jupyter layer, lowest first: a sub-package imports only those before it.
+# Keep in step with loom_jupyter/jupyter/__init__.py and docs/architecture.md.
+JUPYTER_PARTS = (
+    "notebook",
+    "kernel",
+    "cell",
+    "sidebar",
+    "delegation",
+    "panel",
+    "coworker",
+    "magics",
+    "extension",
+)
 
 
 def unit_of(module: str) -> str | None:
@@ -125,6 +138,74 @@ def violations() -> list[str]:
     return found
 
 
+def jupyter_part(module: str) -> str | None:
+    """``loom_jupyter.jupyter.magics.cowork`` -> ``magics``; outside the layer, ``None``."""
+    parts = module.split(".")
+    return parts[2] if parts[:2] == ["loom_jupyter", "jupyter"] and len(parts) > 2 else None
+
+
+def jupyter_violations() -> list[str]:
+    found = []
+    for path in package_modules():
+        importer = jupyter_part(module_name(path))
+        if importer is None:
+            continue
+        assert importer in JUPYTER_PARTS, f"{importer} is in no part of the Jupyter layer"
+        for line, imported in imports_of(path):
+            target = jupyter_part(imported)
+            if target in (None, importer) or target not in JUPYTER_PARTS:
+                continue
+            if JUPYTER_PARTS.index(target) > JUPYTER_PARTS.index(importer):
+                where = f"{path.relative_to(PACKAGE.parent)}:{line} imports {imported}"
+                found.append(f"{where} ({importer} may not import {target})")
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the package modules it imports (every kind of import counts)."""
+    modules = {module_name(p): p for p in package_modules()}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        targets = set()
+        for _, imported in imports_of(path):
+            parts = imported.split(".")
+            while parts and ".".join(parts) not in modules:
+                parts.pop()
+            if parts and ".".join(parts) != name:
+                targets.add(".".join(parts))
+        graph[name] = targets
+    return graph
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every group of modules that import each other, directly or round about (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in graph[node]:
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = [stack.pop()]
+            while group[-1] != node:
+                group.append(stack.pop())
+            if len(group) > 1:
+                circles.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return circles
+
+
 def _is_unit(name: str) -> bool:
     return (PACKAGE / name).is_dir() or (PACKAGE / f"{name}.py").is_file()
 
@@ -137,6 +218,19 @@ def test_every_unit_of_the_package_is_in_a_layer() -> None:
 
 def test_no_import_runs_against_the_layers() -> None:
     assert violations() == []
+
+
+def test_the_jupyter_layer_imports_only_downwards() -> None:
+    assert jupyter_violations() == []
+
+
+def test_no_module_imports_itself_round_about() -> None:
+    assert import_circles(import_graph()) == []
+
+
+def test_the_circle_finder_finds_circles() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"}}
+    assert import_circles(graph) == [["a", "b", "c"]]
 
 
 def test_the_checker_sees_function_level_and_type_checking_imports(tmp_path: Path) -> None:

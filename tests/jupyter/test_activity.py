@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from loom_jupyter.jupyter.activity import NOTE_TOKENS, CellActivity, CellRun, activity_note
-from loom_jupyter.jupyter.execute import run_in_namespace
+from loom_jupyter.jupyter.kernel.activity import NOTE_TOKENS, CellActivity, CellRun, activity_note
+from loom_jupyter.jupyter.kernel.execute import run_in_namespace
 from loom_jupyter.tools.base import VariableEffect
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from damaged_archive import (
 )
 
 from loom_jupyter.archive import archive_path_for
-from loom_jupyter.jupyter.extension import current
+from loom_jupyter.jupyter.coworker.registry import current
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from loom_jupyter.jupyter.delegate_view import (
+from loom_jupyter.jupyter.delegation.view import (
     progress_line,
     task_table_html,
     task_table_text,
     to_sidebar,
 )
-from loom_jupyter.jupyter.panel import Panel
-from loom_jupyter.jupyter.panel_data import PanelData, panel_text
+from loom_jupyter.jupyter.panel.data import PanelData, panel_text
+from loom_jupyter.jupyter.panel.widget import Panel
 from loom_jupyter.orchestrator import SubtaskView, TaskSnapshot, TaskUpdate
 
 SNAPSHOT = TaskSnapshot(

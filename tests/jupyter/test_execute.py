@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 import pytest
 
 from loom_jupyter.errors import ToolError
-from loom_jupyter.jupyter.bridge import LiveKernelBridge
-from loom_jupyter.jupyter.execute import run_in_namespace
-from loom_jupyter.jupyter.loop_thread import LoopThread
-from loom_jupyter.jupyter.mainthread import MainThreadQueue
+from loom_jupyter.jupyter.kernel.bridge import LiveKernelBridge
+from loom_jupyter.jupyter.kernel.execute import run_in_namespace
+from loom_jupyter.jupyter.kernel.loop_thread import LoopThread
+from loom_jupyter.jupyter.kernel.mainthread import MainThreadQueue
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell

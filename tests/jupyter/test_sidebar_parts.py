@@ -22,7 +22,7 @@ from loom_jupyter.engine.events import (
     TurnStarted,
     UsageEvent,
 )
-from loom_jupyter.jupyter.approval import Interruptible
+from loom_jupyter.jupyter.cell.approval import Interruptible
 from loom_jupyter.jupyter.sidebar.events import TurnMirror
 from loom_jupyter.jupyter.sidebar.history import history_page, session_rows
 from loom_jupyter.jupyter.sidebar.protocol import (

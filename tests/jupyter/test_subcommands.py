@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from loom_jupyter.jupyter.cost import cost_plot_png
+from loom_jupyter.jupyter.magics.cost import cost_plot_png
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -274,7 +274,7 @@ def test_cell_magic_sends_the_whole_cell(
 def test_cost_without_matplotlib_says_how_to_get_the_plot(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from loom_jupyter.jupyter.cost import NO_MATPLOTLIB, show_plot
+    from loom_jupyter.jupyter.magics.cost import NO_MATPLOTLIB, show_plot
 
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if it were not installed
     show_plot([])

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.kernel
 
 SESSION_ID = (
-    "__import__('loom_jupyter.jupyter.extension', fromlist=['current'])"
+    "__import__('loom_jupyter.jupyter.coworker.registry', fromlist=['current'])"
     ".current(get_ipython()).session.session_id"
 )
 

@@ -1,7 +1,7 @@
 """The kernel side of the sidebar chat: comm target ``loom`` (see docs/sidebar-protocol.md).
 
-Nothing is imported here; :class:`~.hub.SidebarHub` is built by
-:class:`~loom_jupyter.jupyter.runtime.KernelCowork`.
+Nothing is imported here (only :data:`TARGET` is defined); :class:`~.hub.SidebarHub` is built by
+:class:`~loom_jupyter.jupyter.coworker.runtime.KernelCowork`.
 
 Map:
 
@@ -15,3 +15,6 @@ Map:
 - ``approvals``  the sidebar and stdin ask together; the first answer wins
 - ``cellguard``  namespace code waits for the person's running cell
 """
+
+TARGET = "loom"
+"""The comm target every sidebar opens."""

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from loom_jupyter.engine.events import ApprovalAnswer, ApprovalRequest
-    from loom_jupyter.jupyter.approval import StdinApprover
+    from loom_jupyter.jupyter.cell.approval import StdinApprover
     from loom_jupyter.jupyter.sidebar.hub import SidebarHub
     from loom_jupyter.jupyter.sidebar.protocol import Decision
 

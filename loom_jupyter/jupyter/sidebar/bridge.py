@@ -23,6 +23,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from loom_jupyter.jupyter.sidebar import TARGET
 from loom_jupyter.jupyter.sidebar.protocol import ProtocolError, parse_inbound
 
 if TYPE_CHECKING:
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
 
 __all__ = ["TARGET", "CommLink", "Peer"]
 
-TARGET = "loom"
 _log = logging.getLogger(__name__)
 
 
@@ -105,6 +105,10 @@ class CommLink:
         return list(self._peers.values())
 
     # -- any kernel thread --------------------------------------------------------
+
+    def accept(self, comm: Any, msg: dict[str, Any]) -> None:
+        """A sidebar opened ``comm`` before this link held the target (handed on to it)."""
+        self._opened(comm, msg)
 
     def _opened(self, comm: Any, msg: dict[str, Any]) -> None:
         peer = Peer(comm)

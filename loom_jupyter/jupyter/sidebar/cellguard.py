@@ -16,12 +16,11 @@ import contextlib
 import threading
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from loom_jupyter.jupyter.bridge import LiveKernelBridge
-
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from loom_jupyter.jupyter.mainthread import MainThreadQueue
+    from loom_jupyter.jupyter.kernel.bridge import LiveKernelBridge
+    from loom_jupyter.jupyter.kernel.mainthread import MainThreadQueue
     from loom_jupyter.tools.base import ExecutionResult, VariableInfo
 
 __all__ = ["BridgeHooks", "CellGuard", "GuardedBridge"]
@@ -96,6 +95,8 @@ class GuardedBridge:
         hooks: BridgeHooks,
     ) -> None:
         self._live = live
+        from loom_jupyter.jupyter.kernel.bridge import LiveKernelBridge  # built off %load_ext
+
         self._reader = LiveKernelBridge(shell, cast("MainThreadQueue", _Inline()))
         self._main = main
         self._guard = guard

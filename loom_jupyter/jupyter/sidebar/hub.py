@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from typing_extensions import assert_never
 
@@ -41,8 +41,10 @@ from loom_jupyter.jupyter.sidebar.queue import SendQueue
 from loom_jupyter.jupyter.sidebar.replay import EventLog
 
 if TYPE_CHECKING:
+    from loom_jupyter.archive import Archive
     from loom_jupyter.engine.events import ApprovalRequest, Event
-    from loom_jupyter.jupyter.runtime import KernelCowork
+    from loom_jupyter.jupyter.kernel.loop_thread import LoopThread
+    from loom_jupyter.jupyter.notebook.relocate import Orphan
     from loom_jupyter.jupyter.sidebar.protocol import (
         Fork,
         Hello,
@@ -70,10 +72,50 @@ class Handover:
     tasks: dict[str, TaskView]
 
 
+class HubHost(Protocol):
+    """What the hub asks of the kernel's coworker (:class:`~loom_jupyter.jupyter.coworker.
+    runtime.KernelCowork` is the one in a kernel)."""
+
+    @property
+    def loop_thread(self) -> LoopThread:
+        """The engine loop's thread."""
+        ...
+
+    @property
+    def orphans(self) -> list[Orphan]:
+        """Conversations of vanished notebooks beside this one."""
+        ...
+
+    @property
+    def archive(self) -> Archive:
+        """The notebook's archive."""
+        ...
+
+    async def session_async(self) -> CoworkSession:
+        """The conversation, awaited on the engine loop."""
+        ...
+
+    def session_now(self) -> CoworkSession:
+        """The conversation, once opening is done."""
+        ...
+
+    async def sidebar_turn(self, hub: SidebarHub, text: str, client_id: str | None) -> None:
+        """Run a sidebar message as a turn."""
+        ...
+
+    async def follow_notebook(self, path: str, server_root: str = "") -> None:
+        """The front says where the notebook is now."""
+        ...
+
+    def panel_reset_soon(self) -> None:
+        """Reload the panel (a sidebar switched sessions)."""
+        ...
+
+
 class SidebarHub:
     """The kernel side of every sidebar of one kernel."""
 
-    def __init__(self, cowork: KernelCowork) -> None:
+    def __init__(self, cowork: HubHost) -> None:
         self._cw = cowork
         self.log = EventLog()
         self.queue = SendQueue()

@@ -12,27 +12,72 @@ cell that is running (a ``%delegate`` cell or the ``%cowork`` turn that called
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from loom_jupyter.jupyter.delegate_view import progress_line, task_table_html, to_sidebar
+from loom_jupyter.jupyter.delegation.view import progress_line, task_table_html, to_sidebar
 from loom_jupyter.orchestrator import attach
 
 if TYPE_CHECKING:
-    from loom_jupyter.jupyter.render import Renderer
-    from loom_jupyter.jupyter.runtime import KernelCowork
+    from collections.abc import Coroutine
+
+    from loom_jupyter.jupyter.cell.render import Renderer
+    from loom_jupyter.jupyter.kernel.mainthread import MainThreadQueue
+    from loom_jupyter.jupyter.sidebar.hub import SidebarHub
     from loom_jupyter.orchestrator import Delegations, TaskSnapshot, TaskUpdate
     from loom_jupyter.session.conversation import CoworkSession
 
-__all__ = ["DelegateFront", "attach_front", "front_of"]
+__all__ = ["DelegateFront", "FrontHost", "attach_front", "front_of"]
 
-_FRONTS: dict[int, DelegateFront] = {}  # id(KernelCowork) -> its front
+T = TypeVar("T")
+
+_FRONTS: dict[int, DelegateFront] = {}  # id(coworker) -> its front
 _TABLE_EVERY = 0.5  # seconds between live-table redraws (status changes redraw at once)
+
+
+class TaskBoard(Protocol):
+    """Where a task's live table is shown besides its cell (the ipywidgets panel)."""
+
+    def show_task(self, snapshot: TaskSnapshot) -> None:
+        """Draw ``snapshot`` (main thread)."""
+        ...
+
+
+class FrontHost(Protocol):
+    """What a delegation's front asks of the kernel's coworker (``KernelCowork``)."""
+
+    @property
+    def main(self) -> MainThreadQueue:
+        """Work for the kernel's main thread."""
+        ...
+
+    @property
+    def panel(self) -> TaskBoard | None:
+        """The live panel, when one is shown."""
+        ...
+
+    @property
+    def sidebar(self) -> SidebarHub:
+        """The kernel's sidebars."""
+        ...
+
+    @property
+    def in_kernel(self) -> bool:
+        """Rich output (a kernel) or text (a terminal)."""
+        ...
+
+    async def session_async(self) -> CoworkSession:
+        """The conversation, awaited on the engine loop."""
+        ...
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run ``coro`` on the engine loop, pumping the main thread."""
+        ...
 
 
 class DelegateFront:
     """Routes one kernel's delegation updates to the sidebar, the panel and the cell."""
 
-    def __init__(self, cowork: KernelCowork, delegations: Delegations) -> None:
+    def __init__(self, cowork: FrontHost, delegations: Delegations) -> None:
         self.cowork = cowork
         self.delegations = delegations
         self.renderer: Renderer | None = None  # the %delegate cell's, while it runs
@@ -103,7 +148,7 @@ class DelegateFront:
         handle.update(HTML(task_table_html(snapshot)))
 
 
-async def attach_front(cowork: KernelCowork, session: CoworkSession | None = None) -> DelegateFront:
+async def attach_front(cowork: FrontHost, session: CoworkSession | None = None) -> DelegateFront:
     """Give the kernel's session its orchestrator and its fronts (engine loop; idempotent)."""
     existing = _FRONTS.get(id(cowork))
     if existing is not None:
@@ -119,18 +164,18 @@ async def attach_front(cowork: KernelCowork, session: CoworkSession | None = Non
     return front
 
 
-def delegations_running(cowork: KernelCowork) -> bool:
+def delegations_running(cowork: FrontHost) -> bool:
     """Whether a delegation of this kernel's coworker is running now (any thread)."""
     front = _FRONTS.get(id(cowork))
     return front is not None and bool(front.delegations.running)
 
 
-def detach_front(cowork: KernelCowork) -> None:
+def detach_front(cowork: FrontHost) -> None:
     """Forget the closed coworker's front (a later coworker may reuse its id)."""
     _FRONTS.pop(id(cowork), None)
 
 
-def front_of(cowork: KernelCowork) -> DelegateFront:
+def front_of(cowork: FrontHost) -> DelegateFront:
     """The kernel's front, attaching it on first use (main thread)."""
     front = _FRONTS.get(id(cowork))
     return front if front is not None else cowork.run(attach_front(cowork))

@@ -17,13 +17,13 @@ import itertools
 from typing import TYPE_CHECKING, Any
 
 from loom_jupyter.errors import ToolError
-from loom_jupyter.jupyter.execute import run_in_namespace
+from loom_jupyter.jupyter.kernel.execute import run_in_namespace
 from loom_jupyter.tools.describe import describe_value, is_user_variable, user_variables
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from loom_jupyter.jupyter.mainthread import MainThreadQueue
+    from loom_jupyter.jupyter.kernel.mainthread import MainThreadQueue
     from loom_jupyter.tools.base import ExecutionResult, VariableInfo
 
 __all__ = ["LiveKernelBridge"]

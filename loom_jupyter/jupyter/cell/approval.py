@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from loom_jupyter.engine.events import ApprovalAnswer, ApprovalRequest
-    from loom_jupyter.jupyter.mainthread import MainThreadQueue
-    from loom_jupyter.jupyter.render import Renderer
+    from loom_jupyter.jupyter.cell.render import Renderer
+    from loom_jupyter.jupyter.kernel.mainthread import MainThreadQueue
 
 __all__ = [
     "NO_STDIN_MESSAGE",

@@ -12,7 +12,7 @@ import dataclasses
 import html
 from typing import TYPE_CHECKING, Any
 
-from loom_jupyter.jupyter.panel_data import PanelData, panel_html, panel_text
+from loom_jupyter.jupyter.panel.data import PanelData, panel_html, panel_text
 
 if TYPE_CHECKING:
     from loom_jupyter.engine.events import Event
@@ -36,7 +36,7 @@ class Panel:
 
     def show_task(self, snapshot: TaskSnapshot) -> None:
         """Show a delegation's live table (the three most recent tasks; main thread)."""
-        from loom_jupyter.jupyter.delegate_view import task_table_html, task_table_text
+        from loom_jupyter.jupyter.delegation.view import task_table_html, task_table_text
 
         self._tasks = {**getattr(self, "_tasks", {}), snapshot.task_id: snapshot}
         recent = list(self._tasks.values())[-3:]

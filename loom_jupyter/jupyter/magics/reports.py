@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING
 
 from loom_jupyter.archive.refs import resolve_session_ref
 from loom_jupyter.errors import LoomError
-from loom_jupyter.jupyter.output import plural, shorten, show_table, show_text
+from loom_jupyter.jupyter.cell.output import plural, shorten, show_table, show_text
 
 if TYPE_CHECKING:
     import argparse
 
     from loom_jupyter.archive import SessionInfo
-    from loom_jupyter.jupyter.runtime import KernelCowork
+    from loom_jupyter.jupyter.coworker.runtime import KernelCowork
 
 __all__ = [
     "adopt",
@@ -123,7 +123,7 @@ def delete(cw: KernelCowork, args: argparse.Namespace) -> None:
 
 
 def _confirm(question: str) -> bool:
-    from loom_jupyter.jupyter.approval import read_answer
+    from loom_jupyter.jupyter.cell.approval import read_answer
 
     answer = read_answer(question)
     if answer is None:
@@ -186,7 +186,7 @@ def export(cw: KernelCowork, args: argparse.Namespace) -> None:
 
 def cost(cw: KernelCowork, args: argparse.Namespace) -> None:
     """``%cowork cost``: per-call tokens and cost, totals, and a small plot."""
-    from loom_jupyter.jupyter.cost import show_cost
+    from loom_jupyter.jupyter.magics.cost import show_cost
 
     sid = cw.session.session_id
     calls = cw.run(cw.archive.model_calls(sid)) if sid else []
@@ -197,7 +197,7 @@ def cost(cw: KernelCowork, args: argparse.Namespace) -> None:
 
 def adopt(cw: KernelCowork, args: argparse.Namespace) -> None:
     """``%cowork adopt NAME``: take over the conversation of a notebook that is gone."""
-    from loom_jupyter.jupyter.moves import adopt as take_over
+    from loom_jupyter.jupyter.coworker.moves import adopt as take_over
 
     successor = take_over(cw, args.notebook)
     show_text(f"The conversation of {args.notebook} is now this notebook's.\n{successor.banner()}")

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 from loom_jupyter.archive import archive_path_for
 from loom_jupyter.archive.salvage import archive_health, recover_archive
 from loom_jupyter.errors import LoomError
-from loom_jupyter.jupyter.extension import current, open_coworker
-from loom_jupyter.jupyter.loop_thread import LoopThread
-from loom_jupyter.jupyter.output import show_text
+from loom_jupyter.jupyter.cell.output import show_text
+from loom_jupyter.jupyter.coworker.registry import current, open_coworker
+from loom_jupyter.jupyter.kernel.loop_thread import LoopThread
 from loom_jupyter.session.recover_view import render_report
 from loom_jupyter.settings import Settings
 
@@ -28,8 +28,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from loom_jupyter.archive.salvage import SalvageReport
-    from loom_jupyter.jupyter.notebook_path import NotebookLocation
-    from loom_jupyter.jupyter.runtime import KernelCowork
+    from loom_jupyter.jupyter.coworker.runtime import KernelCowork
+    from loom_jupyter.jupyter.notebook.location import NotebookLocation
     from loom_jupyter.jupyter.sidebar.hub import Handover
 
 __all__ = ["recover"]
@@ -37,7 +37,7 @@ __all__ = ["recover"]
 
 def recover(shell: Any, args: argparse.Namespace) -> None:
     """``%cowork recover [--move-aside]`` (main thread)."""
-    from loom_jupyter.jupyter.notebook_path import resolve_notebook
+    from loom_jupyter.jupyter.notebook.location import resolve_notebook
 
     cowork: KernelCowork | None = current(shell)
     location = cowork.location if cowork is not None else resolve_notebook(shell.user_ns)

@@ -7,7 +7,7 @@ import importlib.util
 import io
 from typing import TYPE_CHECKING
 
-from loom_jupyter.jupyter.output import show_table, show_text
+from loom_jupyter.jupyter.cell.output import show_table, show_text
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

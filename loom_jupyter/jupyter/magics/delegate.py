@@ -22,8 +22,8 @@ from loom_jupyter.errors import LoomError
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
 
-    from loom_jupyter.jupyter.delegate_front import DelegateFront
-    from loom_jupyter.jupyter.runtime import KernelCowork
+    from loom_jupyter.jupyter.coworker.runtime import KernelCowork
+    from loom_jupyter.jupyter.delegation.front import DelegateFront
     from loom_jupyter.orchestrator import DelegateOptions, DelegationOutcome
 
 __all__ = ["DELEGATE_USAGE", "DelegateMagics"]
@@ -128,10 +128,11 @@ class DelegateMagics(Magics):
         front = _front(cowork)
         options = _options(args)
         work = front.delegations.start(goal, options=options, background=args.bg)
-        _finish(front, work, background=args.bg)
+        _finish(cowork, front, work, background=args.bg)
 
     def _subcommand(self, name: str, args: argparse.Namespace) -> None:
-        front = _front(self._get_cowork(None))
+        cowork = self._get_cowork(None)
+        front = _front(cowork)
         if name == "status":
             _status(front)
         elif name == "cancel":
@@ -139,7 +140,7 @@ class DelegateMagics(Magics):
             print(f"Cancelling {', '.join(stopped)}." if stopped else "No running task matches.")
         else:
             work = front.delegations.resume(args.task, background=args.bg)
-            _finish(front, work, background=args.bg)
+            _finish(cowork, front, work, background=args.bg)
 
 
 def _parses(parser: MagicArgumentParser, rest: str) -> bool:
@@ -151,13 +152,13 @@ def _parses(parser: MagicArgumentParser, rest: str) -> bool:
 
 
 def _front(cowork: KernelCowork) -> DelegateFront:
-    from loom_jupyter.jupyter.delegate_front import front_of
+    from loom_jupyter.jupyter.delegation.front import front_of
 
     return front_of(cowork)
 
 
 def _missing_key(cowork: KernelCowork) -> bool:
-    from loom_jupyter.jupyter.runtime import missing_key_message
+    from loom_jupyter.jupyter.coworker.runtime import missing_key_message
 
     problem = missing_key_message() if cowork.needs_api_key else None
     if problem:
@@ -176,12 +177,15 @@ def _options(args: argparse.Namespace) -> DelegateOptions:
 
 
 def _finish(
-    front: DelegateFront, coro: Coroutine[Any, Any, DelegationOutcome], *, background: bool
+    cowork: KernelCowork,
+    front: DelegateFront,
+    coro: Coroutine[Any, Any, DelegationOutcome],
+    *,
+    background: bool,
 ) -> None:
     """Run ``coro`` pumping the main thread; an interrupt cancels every running subtask."""
-    from loom_jupyter.jupyter.render import make_renderer
+    from loom_jupyter.jupyter.cell.render import make_renderer
 
-    cowork = front.cowork
     renderer = make_renderer(cowork.shell)
     front.renderer = renderer
     future = cowork.loop_thread.submit(coro)
@@ -209,7 +213,7 @@ async def _cancel(front: DelegateFront, ref: str | None) -> list[str]:
 
 
 def _status(front: DelegateFront) -> None:
-    from loom_jupyter.jupyter.delegate_view import task_table_text
+    from loom_jupyter.jupyter.delegation.view import task_table_text
 
     snapshots = front.cowork.run(front.delegations.snapshots())
     if not snapshots:

@@ -195,7 +195,7 @@ class TextRenderer:
     rich = False
 
     def __init__(self) -> None:
-        from loom_jupyter.jupyter.plain_markdown import MarkdownLines
+        from loom_jupyter.jupyter.cell.plain_markdown import MarkdownLines
 
         self._at_line_start = True
         self._markdown = MarkdownLines()  # the answer is Markdown: print it readably

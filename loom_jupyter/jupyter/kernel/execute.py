@@ -17,7 +17,7 @@ import sys
 import traceback
 from typing import TYPE_CHECKING, Any
 
-from loom_jupyter.jupyter.fdcapture import captured_descriptors
+from loom_jupyter.jupyter.kernel.fdcapture import captured_descriptors
 from loom_jupyter.messages import ImageBlock
 from loom_jupyter.tools.base import ExecutionResult
 from loom_jupyter.tools.describe import changed_variables, snapshot

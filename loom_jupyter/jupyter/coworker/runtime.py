@@ -10,28 +10,30 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import os
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from loom_jupyter.archive.liveness import this_process_owner
 from loom_jupyter.errors import LeaseHeldError, LoomError
-from loom_jupyter.jupyter.loop_thread import LoopThread
-from loom_jupyter.jupyter.mainthread import MainThreadQueue
-from loom_jupyter.jupyter.render import Renderer, make_renderer
-from loom_jupyter.jupyter.sidebar.hub import SidebarHub
+from loom_jupyter.jupyter.kernel.loop_thread import LoopThread
+from loom_jupyter.jupyter.kernel.mainthread import MainThreadQueue
+from loom_jupyter.jupyter.sidebar import TARGET
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
 
     from loom_jupyter.archive import Archive, SessionInfo
     from loom_jupyter.engine.events import Event
-    from loom_jupyter.jupyter.activity import CellActivity
-    from loom_jupyter.jupyter.approval import StdinApprover
-    from loom_jupyter.jupyter.notebook_path import NotebookLocation
-    from loom_jupyter.jupyter.panel import Panel
-    from loom_jupyter.jupyter.panel_data import PanelData
-    from loom_jupyter.jupyter.relocate import Orphan
+    from loom_jupyter.jupyter.cell.approval import StdinApprover
+    from loom_jupyter.jupyter.cell.render import Renderer
+    from loom_jupyter.jupyter.kernel.activity import CellActivity
+    from loom_jupyter.jupyter.notebook.location import NotebookLocation
+    from loom_jupyter.jupyter.notebook.relocate import Orphan
+    from loom_jupyter.jupyter.panel.data import PanelData
+    from loom_jupyter.jupyter.panel.widget import Panel
     from loom_jupyter.jupyter.sidebar.cellguard import CellGuard
+    from loom_jupyter.jupyter.sidebar.hub import SidebarHub
     from loom_jupyter.models.base import Model
     from loom_jupyter.session.conversation import CoworkSession
     from loom_jupyter.settings import Settings
@@ -94,7 +96,8 @@ class KernelCowork:
         self._session: CoworkSession | None = None
         self._opening: concurrent.futures.Future[None] | None = None
         self._peeked: concurrent.futures.Future[None] = concurrent.futures.Future()
-        self.sidebar = SidebarHub(self)  # the comm target is registered by open() in a kernel
+        self._hub: SidebarHub | None = None  # built on first use: %load_ext stays light
+        self._hub_lock = threading.Lock()  # the main thread and the engine loop may both ask
         self._guard: CellGuard | None = None
         self.activity: CellActivity | None = None  # the person's cells between turns
         self.renamed_to: NotebookLocation | None = None  # the notebook's new name, to follow
@@ -127,7 +130,7 @@ class KernelCowork:
 
     async def follow_notebook(self, path: str, server_root: str = "") -> None:
         """The front says where the notebook is now (engine loop): follow a rename when idle."""
-        from loom_jupyter.jupyter.relocate import renamed_location
+        from loom_jupyter.jupyter.notebook.relocate import renamed_location
 
         location = renamed_location(self.location, path, server_root)
         if location is None:
@@ -139,30 +142,48 @@ class KernelCowork:
     @property
     def idle(self) -> bool:
         """No turn and no delegation is running (the archive may be swapped)."""
-        from loom_jupyter.jupyter.delegate_front import delegations_running
+        from loom_jupyter.jupyter.delegation.front import delegations_running
 
         session = self._session
         return (session is None or not session.busy) and not delegations_running(self)
 
     def _watch_cells(self) -> None:
         """Follow the person's cells; the next turn is told what they ran (main thread)."""
-        from loom_jupyter.jupyter.activity import CellActivity
+        from loom_jupyter.jupyter.kernel.activity import CellActivity
 
         if self.activity is None and getattr(self.shell, "events", None) is not None:
             self.activity = CellActivity(self.shell)
 
     async def _note_activity(self, session: CoworkSession) -> None:
         """Archive the cells run since the last turn as a system note (engine loop)."""
-        from loom_jupyter.jupyter.activity import activity_effects, activity_note
+        from loom_jupyter.jupyter.kernel.activity import activity_effects, activity_note
 
         runs = self.activity.take() if self.activity is not None else []
         note = activity_note(runs) if session.settings.notebook_activity else None
         if note:
             await session.append_note(note, activity_effects(runs))
 
+    @property
+    def sidebar(self) -> SidebarHub:
+        """The kernel's sidebars: every open sidebar comm, the running turn's mirror."""
+        with self._hub_lock:
+            if self._hub is None:
+                from loom_jupyter.jupyter.sidebar.hub import SidebarHub
+
+                self._hub = SidebarHub(self)
+            return self._hub
+
     def _attach_sidebar(self) -> None:
-        """Accept sidebar comms (main thread)."""
-        self.sidebar.attach(self.shell.kernel)
+        """Accept sidebar comms (main thread); the hub takes the comm target over when the
+        first sidebar opens (or when the session is built, whichever comes first)."""
+        self.shell.kernel.comm_manager.register_target(TARGET, self._first_sidebar)
+
+    def _first_sidebar(self, comm: Any, msg: dict[str, Any]) -> None:
+        hub = self.sidebar
+        if hub.link is None:
+            hub.attach(self.shell.kernel)
+        assert hub.link is not None
+        hub.link.accept(comm, msg)
 
     async def _open(self) -> None:
         from loom_jupyter.archive import Archive, archive_path_for
@@ -186,15 +207,15 @@ class KernelCowork:
                 self.resumed.id
             ]
         if self.resumed is None and not held and not await self._archive.list_sessions(limit=1):
-            from loom_jupyter.jupyter.relocate import find_orphans
+            from loom_jupyter.jupyter.notebook.relocate import find_orphans
 
             self.orphans = await find_orphans(self.location, settings.lease_stale_seconds)
         self._peeked.set_result(None)
         await self._open_session(settings, resume=not held)
 
     async def _open_session(self, settings: Settings, *, resume: bool) -> None:
-        from loom_jupyter.jupyter.approval import StdinApprover
-        from loom_jupyter.jupyter.bridge import LiveKernelBridge
+        from loom_jupyter.jupyter.cell.approval import StdinApprover
+        from loom_jupyter.jupyter.kernel.bridge import LiveKernelBridge
         from loom_jupyter.jupyter.sidebar.approvals import SharedApprover
         from loom_jupyter.session.conversation import CoworkSession
 
@@ -213,7 +234,7 @@ class KernelCowork:
         except LeaseHeldError:  # taken between the peek and now
             self._session = await CoworkSession.open(self._archive, resume=False, **options)
             self.lease_message, self.resumed = LEASE_MESSAGE, None
-        from loom_jupyter.jupyter.delegate_front import attach_front
+        from loom_jupyter.jupyter.delegation.front import attach_front
 
         await attach_front(self, self._session)  # delegate_task and %delegate, live progress
 
@@ -228,10 +249,15 @@ class KernelCowork:
         """Release the lease and close the archive; safe to call twice (atexit, unload)."""
         if not self.loop_thread.alive:
             return
-        from loom_jupyter.jupyter.delegate_front import detach_front
+        from loom_jupyter.jupyter.delegation.front import detach_front
 
         detach_front(self)
-        self.sidebar.detach()
+        if self._hub is not None:
+            self._hub.detach()
+        elif self.in_kernel:  # no sidebar ever opened: only the target to take back
+            manager = self.shell.kernel.comm_manager
+            if manager.targets.get(TARGET) == self._first_sidebar:
+                manager.unregister_target(TARGET, self._first_sidebar)
         if self._guard is not None:
             self._guard.close()
         if self.activity is not None:
@@ -309,7 +335,7 @@ class KernelCowork:
 
     def ensure_panel(self) -> Panel:
         """The kernel's live panel, created on first use."""
-        from loom_jupyter.jupyter.panel import Panel
+        from loom_jupyter.jupyter.panel.widget import Panel
 
         if self.panel is None:
             self.panel = Panel(self.shell, self.run(self._panel_data()))
@@ -338,7 +364,7 @@ class KernelCowork:
         self.loop_thread.submit(self._panel_data()).add_done_callback(settled)
 
     async def _panel_data(self) -> PanelData:
-        from loom_jupyter.jupyter.panel_data import PanelData
+        from loom_jupyter.jupyter.panel.data import PanelData
 
         session = self.session
         sid = session.session_id
@@ -350,7 +376,7 @@ class KernelCowork:
 
     def banner(self) -> str:
         """The notebook, the session resumed (or new), how to switch; wrapped at words."""
-        from loom_jupyter.jupyter.output import plural, shorten, wrap_words
+        from loom_jupyter.jupyter.cell.output import plural, shorten, wrap_words
 
         where = f"loom: {self.location.path.name}"
         if self.location.source == "terminal":
@@ -371,6 +397,8 @@ class KernelCowork:
     def send(self, text: str) -> TurnOutcome:
         """Run one turn, rendering it into the cell; returns when the turn ends."""
         session = self.session  # waits for the end of opening
+        from loom_jupyter.jupyter.cell.render import make_renderer
+
         renderer = make_renderer(self.shell)
         assert self.approver is not None
         self._renderer = self.approver.renderer = renderer

@@ -16,12 +16,12 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_
 from typing_extensions import assert_never
 
 from loom_jupyter.errors import LoomError
-from loom_jupyter.jupyter.commands import SUBCOMMANDS
+from loom_jupyter.jupyter.magics.commands import SUBCOMMANDS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from loom_jupyter.jupyter.runtime import KernelCowork
+    from loom_jupyter.jupyter.coworker.runtime import KernelCowork
 
 __all__ = ["USAGE", "CoworkMagics", "Parsed", "keep_question_marks", "parse_line"]
 
@@ -191,14 +191,14 @@ class CoworkMagics(Magics):
             case Command():
                 command = SUBCOMMANDS[parsed.name]
                 target: Any = self.shell if command.on_shell else self._get_cowork(None)
-                command.handler(target, parsed.args)
+                command.handler.resolve()(target, parsed.args)
             case Prompt():
                 self._prompt(parsed.text)
             case _:
                 assert_never(parsed)
 
     def _prompt(self, text: str) -> None:
-        from loom_jupyter.jupyter.runtime import missing_key_message
+        from loom_jupyter.jupyter.coworker.runtime import missing_key_message
 
         cowork = self._get_cowork(None)
         problem = missing_key_message() if cowork.needs_api_key else None

@@ -9,21 +9,32 @@ prompt. Every subcommand takes ``-h``/``--help``.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+import importlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from IPython.core.magic_arguments import MagicArgumentParser
 
-from loom_jupyter.jupyter import recover, reports
-
 if TYPE_CHECKING:
-    from loom_jupyter.jupyter.runtime import KernelCowork
+    from collections.abc import Callable
 
-__all__ = ["SUBCOMMANDS", "Subcommand"]
+__all__ = ["SUBCOMMANDS", "Handler", "Subcommand"]
 
-Handler = Callable[["KernelCowork", argparse.Namespace], None]
-ShellHandler = Callable[[Any, argparse.Namespace], None]
+
+@dataclass(frozen=True)
+class Handler:
+    """The function that runs a subcommand, imported when it first runs (``%load_ext``
+    stays light): ``module.name`` in this package, called with the coworker (or the
+    shell) and the parsed arguments."""
+
+    module: Literal["reports", "recover"]
+    name: str
+
+    def resolve(self) -> Callable[[Any, argparse.Namespace], None]:
+        """The handler function."""
+        found = importlib.import_module(f"loom_jupyter.jupyter.magics.{self.module}")
+        function: Callable[[Any, argparse.Namespace], None] = getattr(found, self.name)
+        return function
 
 
 @dataclass(frozen=True)
@@ -32,7 +43,7 @@ class Subcommand:
 
     name: str
     parser: MagicArgumentParser
-    handler: Handler | ShellHandler
+    handler: Handler
     required: bool = False  # needs an argument: a bare word shows usage instead of prompting
     on_shell: bool = False  # the handler gets the shell: it must run even when loom cannot open
 
@@ -62,7 +73,7 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         Subcommand(
             "sessions",
             _parser("sessions", "List this notebook's sessions (1 = most recent)."),
-            reports.sessions,
+            Handler("reports", "sessions"),
         ),
         Subcommand(
             "resume",
@@ -71,11 +82,13 @@ SUBCOMMANDS: dict[str, Subcommand] = {
                 "Switch to a session, by number in %cowork sessions or by id (prefix).",
                 _arg("target", help="session number or id"),
             ),
-            reports.resume,
+            Handler("reports", "resume"),
             required=True,
         ),
         Subcommand(
-            "new", _parser("new", "Start a new session (the next prompt opens it)."), reports.new
+            "new",
+            _parser("new", "Start a new session (the next prompt opens it)."),
+            Handler("reports", "new"),
         ),
         Subcommand(
             "fork",
@@ -84,12 +97,12 @@ SUBCOMMANDS: dict[str, Subcommand] = {
                 "Copy the current session (up to turn N) into a new one and switch to it.",
                 _arg("--at", type=int, default=None, metavar="N", help="last turn to copy"),
             ),
-            reports.fork,
+            Handler("reports", "fork"),
         ),
         Subcommand(
             "close",
             _parser("close", "Mark the current session closed (it stays searchable)."),
-            reports.close,
+            Handler("reports", "close"),
         ),
         Subcommand(
             "delete",
@@ -99,7 +112,7 @@ SUBCOMMANDS: dict[str, Subcommand] = {
                 _arg("target", help="session number or id"),
                 _arg("--yes", action="store_true", help="do not ask for confirmation"),
             ),
-            reports.delete,
+            Handler("reports", "delete"),
             required=True,
         ),
         Subcommand(
@@ -110,7 +123,7 @@ SUBCOMMANDS: dict[str, Subcommand] = {
                 "kernel was off): its sessions become this notebook's.",
                 _arg("notebook", help="the gone notebook's file name, like Untitled.ipynb"),
             ),
-            reports.adopt,
+            Handler("reports", "adopt"),
             required=True,
         ),
         Subcommand(
@@ -128,13 +141,13 @@ SUBCOMMANDS: dict[str, Subcommand] = {
                     "it aside and start a new, empty archive",
                 ),
             ),
-            recover.recover,
+            Handler("recover", "recover"),
             on_shell=True,
         ),
         Subcommand(
             "status",
             _parser("status", "Show the live panel (tokens, cost, state)."),
-            reports.status,
+            Handler("reports", "status"),
         ),
         Subcommand(
             "search",
@@ -151,7 +164,7 @@ SUBCOMMANDS: dict[str, Subcommand] = {
                 ),
                 _arg("--limit", type=int, default=10, help="number of hits"),
             ),
-            reports.search,
+            Handler("reports", "search"),
             required=True,
         ),
         Subcommand(
@@ -166,12 +179,12 @@ SUBCOMMANDS: dict[str, Subcommand] = {
                     help="file to write (default: beside the notebook)",
                 ),
             ),
-            reports.export,
+            Handler("reports", "export"),
         ),
         Subcommand(
             "cost",
             _parser("cost", "Tokens and cost per model call, with a small plot."),
-            reports.cost,
+            Handler("reports", "cost"),
         ),
         Subcommand(
             "model",
@@ -180,7 +193,7 @@ SUBCOMMANDS: dict[str, Subcommand] = {
                 "Use another model from the next request (sonnet, opus, haiku or an id).",
                 _arg("name", help="model name or alias"),
             ),
-            reports.model,
+            Handler("reports", "model"),
             required=True,
         ),
         Subcommand(
@@ -190,7 +203,7 @@ SUBCOMMANDS: dict[str, Subcommand] = {
                 "How write tools are approved: ask, auto or read-only.",
                 _arg("mode", choices=("ask", "auto", "read-only")),
             ),
-            reports.approval,
+            Handler("reports", "approval"),
             required=True,
         ),
     )

@@ -1,0 +1,224 @@
+"""One coworker per shell: open it, find it, and move it along with a renamed notebook.
+
+``%load_ext`` registers the shell (:func:`register`); the magics ask for the shell's
+coworker (:func:`cowork_for`), which is opened on demand and reopened when the
+notebook changes. When the sidebar says the notebook was renamed,
+:func:`follow_rename` copies the archive under the new name once nothing runs and
+reopens the coworker on it, handing over the open sidebars, the panel and the cells
+not yet reported; the session goes on. The rules (which path, what is removed or
+kept, what is refused) are in :mod:`loom_jupyter.jupyter.notebook.relocate`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+from typing import TYPE_CHECKING, Any
+
+from loom_jupyter.errors import LoomError
+
+if TYPE_CHECKING:
+    from loom_jupyter.jupyter.coworker.runtime import KernelCowork
+    from loom_jupyter.jupyter.notebook.location import NotebookLocation
+    from loom_jupyter.jupyter.notebook.relocate import Relocation
+
+__all__ = [
+    "busy",
+    "cowork_for",
+    "current",
+    "follow_later",
+    "follow_rename",
+    "forget",
+    "open_coworker",
+    "register",
+    "registered",
+]
+
+_LOADED: dict[int, Any] = {}  # id(shell) -> KernelCowork | None
+_RETRY_SECONDS = 2.0
+
+
+def register(shell: Any) -> None:
+    """``%load_ext`` ran in ``shell``: its coworker opens on first use."""
+    _LOADED[id(shell)] = None
+
+
+def registered(shell: Any) -> bool:
+    """Whether loom is loaded in ``shell``."""
+    return id(shell) in _LOADED
+
+
+def forget(shell: Any) -> KernelCowork | None:
+    """``%unload_ext``: the shell is no longer served; its coworker (to close), if any."""
+    cowork: KernelCowork | None = _LOADED.pop(id(shell), None)
+    return cowork
+
+
+def current(shell: Any) -> Any:
+    """The shell's ``KernelCowork`` (None when not loaded or not yet opened)."""
+    return _LOADED.get(id(shell))
+
+
+def cowork_for(shell: Any, notebook: str | None) -> Any:
+    """The shell's coworker, opening it (or re-opening for another notebook) on demand."""
+    from loom_jupyter.jupyter.notebook.location import resolve_notebook
+
+    if id(shell) not in _LOADED:
+        raise LoomError("loom is not loaded: run %load_ext loom_jupyter")
+    existing = _LOADED.get(id(shell))
+    if existing is not None and not _usable(existing):  # e.g. locked at load: try again
+        existing.close()
+        existing = _LOADED[id(shell)] = None
+    if existing is not None and not existing.archive.path.exists():
+        existing = _LOADED[id(shell)] = _rescue(shell, existing)
+    if existing is not None and notebook is None:
+        return existing
+    location = resolve_notebook(shell.user_ns, explicit=notebook)
+    if existing is not None:
+        if existing.location.path == location.path:
+            return existing
+        existing.close()
+    return open_coworker(shell, location)
+
+
+def open_coworker(
+    shell: Any, location: NotebookLocation, *, predecessor: KernelCowork | None = None
+) -> KernelCowork:
+    """A coworker for the notebook at ``location``, opened and made the shell's.
+
+    A ``predecessor`` (the notebook was renamed) lends its lease owner and keeps
+    the comm target: it hands its sidebars over itself.
+    """
+    from loom_jupyter.jupyter.coworker.runtime import KernelCowork
+
+    owner = None if predecessor is None else predecessor.owner
+    cowork = KernelCowork(shell, location, owner=owner)
+    try:
+        cowork.open(attach_sidebar=predecessor is None)
+    except BaseException:
+        cowork.close()
+        raise
+    cowork.on_renamed = lambda: follow_rename(shell)
+    _LOADED[id(shell)] = cowork
+    atexit.register(cowork.close)
+    if cowork.renamed_to is not None:  # a sidebar said so while the archive was opening
+        follow_later(shell)
+    return cowork
+
+
+def _usable(cowork: Any) -> bool:
+    """Whether ``cowork`` opened (waiting for the end of opening) and is not closed since (a
+    recovery that could not reopen it); a failed open is retried."""
+    if not cowork.loop_thread.alive:
+        return False
+    try:
+        _ = cowork.session
+    except LoomError:
+        return False
+    return True
+
+
+def busy(cowork: Any) -> bool:
+    """Whether ``cowork`` is in the middle of a turn."""
+    if cowork is None or not cowork.loop_thread.alive:
+        return False
+    try:
+        return bool(cowork.session.busy)
+    except LoomError:
+        return False
+
+
+def _rescue(shell: Any, cowork: Any) -> Any:
+    """The archive file was deleted while open: write it back from the open connection, reopen.
+
+    The lease is released first so the reopened coworker resumes the same session.
+    """
+    from loom_jupyter.archive import archive_path_for
+
+    path = cowork.archive.path
+    archive_path_for(cowork.location.path)  # the .loom folder and its .gitignore again
+    cowork.run(cowork.session.close())
+    cowork.run(cowork.archive.save_copy(path))
+    cowork.close()
+    print(
+        f"loom: the archive {path} was deleted while this kernel was using it; it was written "
+        "back from this kernel's open copy, with every turn."
+    )
+    return open_coworker(shell, cowork.location)
+
+
+def follow_rename(shell: Any) -> None:
+    """The notebook was renamed: move its conversation along once nothing runs (main thread).
+
+    The archive is copied under the new name and the coworker reopened on it;
+    the open sidebars, the panel and the cells not yet reported are handed over,
+    the session goes on. Until the copy is open the old archive is untouched.
+    """
+    cowork = current(shell)
+    if cowork is None or cowork.renamed_to is None or not cowork.loop_thread.alive:
+        return
+    if not cowork.idle or cowork.main.pumping:  # a turn, a delegation or a %cowork cell
+        follow_later(shell)
+        return
+    from loom_jupyter.jupyter.notebook.relocate import Relocation
+
+    relocation = Relocation(cowork.location, cowork.renamed_to)
+    cowork.renamed_to = None
+    problem = relocation.blocked_by()
+    if problem is not None:
+        cowork.sidebar.notice(problem, "warning")
+        return
+    sid = cowork.session.session_id
+    try:
+        successor = _swapped(shell, cowork, relocation)
+    except Exception as exc:  # the old archive still serves; say why it stayed
+        cowork.sidebar.notice(f"The conversation stays in {relocation.source.name}: {exc}", "error")
+        return
+    try:
+        _settle(successor, relocation, sid)
+    except Exception as exc:  # moved, but not tidied: the session is safe in the new archive
+        successor.sidebar.notice(f"The conversation moved, but: {exc}", "warning")
+
+
+def _swapped(shell: Any, cowork: KernelCowork, relocation: Relocation) -> KernelCowork:
+    """A coworker on a copy of ``cowork``'s archive under the new name; ``cowork`` closed.
+
+    Until the successor is open nothing changes: a failure removes the partial copy.
+    """
+    target = relocation.target
+    try:
+        cowork.run(cowork.archive.save_copy(target))
+        successor = open_coworker(shell, relocation.new, predecessor=cowork)
+    except BaseException:  # the shell keeps ``cowork``: a failed open never replaced it
+        target.unlink(missing_ok=True)
+        raise
+    successor.sidebar.take(cowork.sidebar.release())
+    successor.panel, cowork.panel = cowork.panel, None
+    if cowork.activity is not None and successor.activity is not None:
+        successor.activity.keep(cowork.activity.take())
+    cowork.close()
+    if not relocation.keeps_old:
+        relocation.remove_source()
+    return successor
+
+
+def _settle(successor: KernelCowork, relocation: Relocation, sid: str | None) -> None:
+    """The moved archive names the new notebook; the same session goes on; the fronts know."""
+    session = successor.session
+    old, new = str(relocation.old.path), str(relocation.new.path)
+    successor.run(successor.archive.move_notebook(old, new))
+    switched = sid is not None and session.session_id != sid
+    if sid is not None and switched:  # the latest active one was another: go on with this one
+        successor.run(session.resume(sid))
+    successor.refresh_panel(tell_sidebars=False)
+    message = relocation.message(conversing=sid is not None)
+    successor.run(successor.sidebar.followed(message, switched=switched))
+
+
+def follow_later(shell: Any) -> None:
+    """Try :func:`follow_rename` again in a moment (on the kernel's loop)."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return  # no kernel loop (a terminal): there is no sidebar to rename from either
+    loop.call_later(_RETRY_SECONDS, follow_rename, shell)
