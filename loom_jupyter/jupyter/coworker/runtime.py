@@ -96,6 +96,9 @@ class KernelCowork:
         self._session: CoworkSession | None = None
         self._opening: concurrent.futures.Future[None] | None = None
         self._peeked: concurrent.futures.Future[None] = concurrent.futures.Future()
+        # Set when open() returns: the session's heavy imports then run on the engine
+        # thread without slowing the rest of %load_ext on the main thread.
+        self._loaded: concurrent.futures.Future[None] = concurrent.futures.Future()
         self._hub: SidebarHub | None = None  # built on first use: %load_ext stays light
         self._hub_lock = threading.Lock()  # the main thread and the engine loop may both ask
         self._guard: CellGuard | None = None
@@ -121,12 +124,15 @@ class KernelCowork:
 
         self._guard = CellGuard(self.shell)  # before the bridge is built on the engine thread
         self._opening = self.loop_thread.submit(self._open())
-        self.main.pump_until(_either(self._opening, self._peeked))
-        if self._opening.done():
-            self._opening.result()  # raise a failure to open the archive now
-        self._watch_cells()
-        if self.in_kernel and attach_sidebar:
-            self._attach_sidebar()
+        try:
+            self.main.pump_until(_either(self._opening, self._peeked))
+            if self._opening.done():
+                self._opening.result()  # raise a failure to open the archive now
+            self._watch_cells()
+            if self.in_kernel and attach_sidebar:
+                self._attach_sidebar()
+        finally:
+            self._loaded.set_result(None)
 
     async def follow_notebook(self, path: str, server_root: str = "") -> None:
         """The front says where the notebook is now (engine loop): follow a rename when idle."""
@@ -211,6 +217,7 @@ class KernelCowork:
 
             self.orphans = await find_orphans(self.location, settings.lease_stale_seconds)
         self._peeked.set_result(None)
+        await asyncio.wrap_future(self._loaded)
         await self._open_session(settings, resume=not held)
 
     async def _open_session(self, settings: Settings, *, resume: bool) -> None:
