@@ -77,7 +77,7 @@ export class LoomConnection implements IDisposable {
     if (this._comm === null || this._state !== 'open' || this._comm.isDisposed) {
       return false;
     }
-    this._comm.send(message);
+    this._comm.send({ ...message });
     return true;
   }
 

@@ -6,7 +6,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 
 import {
   Decision,
-  HistoryItem,
+  HistoryEntry,
   KernelMessage,
   KernelState,
   NoticeLevel,
@@ -14,7 +14,7 @@ import {
   SearchHit,
   SessionRow,
   SessionSummary,
-  Task
+  TaskView
 } from './protocol';
 
 export type UserEntry = { kind: 'user'; key: string; turn: number | null; text: string };
@@ -73,7 +73,7 @@ export type Change =
   | { kind: 'queue' }
   | { kind: 'sessions' }
   | { kind: 'search' }
-  | { kind: 'task'; task: Task }
+  | { kind: 'task'; task: TaskView }
   | { kind: 'session' }
   | { kind: 'cell'; source: string };
 
@@ -111,7 +111,7 @@ function newTool(turn: number, callId: string, name: string, input: unknown): To
 }
 
 /** History items (archive rows) as entries. */
-export function historyEntries(items: HistoryItem[]): Entry[] {
+export function historyEntries(items: HistoryEntry[]): Entry[] {
   return items.map((item): Entry => {
     if (item.kind === 'tool') {
       return {
@@ -121,9 +121,9 @@ export function historyEntries(items: HistoryItem[]): Entry[] {
         name: item.name,
         input: item.input,
         partial: '',
-        summary: item.summary ?? '',
-        result: item.result ?? '',
-        isError: item.is_error === true,
+        summary: item.summary,
+        result: item.result,
+        isError: item.is_error,
         durationMs: null,
         streaming: false,
         done: true
@@ -147,7 +147,7 @@ export class ChatStore {
   queue: Queued[] = [];
   sessions: SessionRow[] = [];
   search: { query: string; hits: SearchHit[] } | null = null;
-  tasks = new Map<string, Task>();
+  tasks = new Map<string, TaskView>();
   subshells = false;
   lastSeq: number | null = null;
   kernelSession: string | null = null;
@@ -230,7 +230,7 @@ export class ChatStore {
           requestId: message.request_id,
           tool: message.tool,
           input: message.input,
-          preview: message.preview ?? '',
+          preview: message.preview,
           decision: null,
           by: null
         });
@@ -239,7 +239,7 @@ export class ChatStore {
         this._update(approvalKey(message.request_id), entry => {
           if (entry.kind === 'approval') {
             entry.decision = message.decision;
-            entry.by = message.by ?? null;
+            entry.by = message.by;
           }
         });
         return;
@@ -248,13 +248,13 @@ export class ChatStore {
           inputTokens: message.input_tokens,
           outputTokens: message.output_tokens,
           costUsd: message.cost_usd,
-          contextTokens: message.context_tokens ?? 0,
-          contextBudget: message.context_budget ?? 0
+          contextTokens: message.context_tokens,
+          contextBudget: message.context_budget
         };
         this._changed.emit({ kind: 'usage' });
         return;
       case 'turn_done':
-        this._turnDone(message.turn, message.text ?? '');
+        this._turnDone(message.turn, message.text);
         return;
       case 'turn_error':
         this._endStreaming(message.turn);
@@ -262,7 +262,7 @@ export class ChatStore {
         return;
       case 'status':
         this.state = message.state;
-        this.detail = message.detail ?? '';
+        this.detail = message.detail;
         this._changed.emit({ kind: 'status' });
         return;
       case 'queue':
@@ -292,10 +292,10 @@ export class ChatStore {
 
   private _welcome(message: Extract<KernelMessage, { type: 'welcome' }>): void {
     this.state = message.state.state;
-    this.detail = message.state.detail ?? '';
-    this.queue = message.queue ?? [];
-    this.subshells = message.subshells === true;
-    this.tasks = new Map((message.tasks ?? []).map(task => [task.task_id, task]));
+    this.detail = message.state.detail;
+    this.queue = message.queue;
+    this.subshells = message.subshells;
+    this.tasks = new Map(message.tasks.map(task => [task.task_id, task]));
     this._reset(message.session, historyEntries(message.history), message.more_before);
     this._changed.emit({ kind: 'status' });
     this._changed.emit({ kind: 'queue' });
@@ -392,15 +392,15 @@ export class ChatStore {
 
   private _toolFinished(message: Extract<KernelMessage, { type: 'tool_finished' }>): void {
     if (!this._byKey.has(toolKey(message.call_id))) {
-      this._toolStarted(message.turn, message.call_id, message.name, message.input ?? {});
+      this._toolStarted(message.turn, message.call_id, message.name, message.input);
     }
     this._update(toolKey(message.call_id), entry => {
       if (entry.kind === 'tool') {
-        entry.summary = message.summary ?? '';
-        entry.input = message.input ?? entry.input;
+        entry.summary = message.summary;
+        entry.input = message.input;
         entry.result = message.result;
         entry.isError = message.is_error;
-        entry.durationMs = message.duration_ms ?? null;
+        entry.durationMs = message.duration_ms;
         entry.streaming = false;
         entry.done = true;
       }
@@ -425,9 +425,9 @@ export class ChatStore {
     }
   }
 
-  private _task(task: Task): void {
-    const { task_id, goal, status, subtasks } = task;
-    const snapshot = { task_id, goal, status, subtasks };
+  private _task(task: TaskView): void {
+    const { task_id, goal, status, subtasks, type } = task;
+    const snapshot = { task_id, goal, status, subtasks, type };
     this.tasks.set(task_id, snapshot);
     this._changed.emit({ kind: 'task', task: snapshot });
   }

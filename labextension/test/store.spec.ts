@@ -3,11 +3,11 @@
  * restart, one entry per turn piece, and events that come twice or late.
  */
 import { Change, ChatStore, Entry, ToolEntry } from '../src/store';
-import { HistoryItem, KernelBody, KernelMessage } from '../src/protocol';
+import { HistoryEntry, KernelBody, KernelMessage } from '../src/protocol';
 
-/** One kernel message: a body stamped as the kernel's outbox stamps it. */
+/** One kernel message: a body stamped as the kernel's outbox stamps it (its own turn wins). */
 function msg(seq: number, body: KernelBody, kernelSession = 'k1'): KernelMessage {
-  return { ...body, seq, kernel_session: kernelSession };
+  return { seq, kernel_session: kernelSession, turn: null, ...body };
 }
 
 const text = (turn: number, delta: string): KernelBody => ({ type: 'text', turn, delta });
@@ -36,6 +36,7 @@ const toolStarted = (turn: number, input: Record<string, unknown>): KernelBody =
   turn,
   call_id: 'c1',
   name: 'run_python',
+  summary: 'run_python',
   input
 });
 const toolFinished = (turn: number, result: string): KernelBody => ({
@@ -51,14 +52,14 @@ const toolFinished = (turn: number, result: string): KernelBody => ({
 });
 const notice = (message: string): KernelBody => ({ type: 'notice', level: 'info', message });
 
-function welcome(history: HistoryItem[] = []): KernelBody {
+function welcome(history: HistoryEntry[] = []): KernelBody {
   return {
     type: 'welcome',
     session: null,
     history,
     more_before: null,
     busy: false,
-    state: { state: 'idle', detail: '' },
+    state: { type: 'status', state: 'idle', detail: '' },
     queue: [],
     subshells: true,
     tasks: []
@@ -154,7 +155,7 @@ describe('reload', () => {
   it("rebuilds the entries from a welcome's history after a gap", () => {
     const { store } = fed([msg(1, started(1, 'stale')), msg(2, text(1, 'x'))]);
     const changes = recorded(store);
-    const history: HistoryItem[] = [
+    const history: HistoryEntry[] = [
       { kind: 'user', turn: 1, text: 'hi' },
       {
         kind: 'tool',
@@ -192,7 +193,7 @@ describe('reload', () => {
 
   it('prepends older history pages, skipping entries already shown', () => {
     const { store } = fed([msg(1, welcome([{ kind: 'user', turn: 5, text: 'newer' }]))]);
-    const page: HistoryItem[] = [
+    const page: HistoryEntry[] = [
       { kind: 'user', turn: 3, text: 'older' },
       { kind: 'user', turn: 5, text: 'newer' }
     ];
@@ -265,7 +266,8 @@ describe("merging a turn's pieces", () => {
         request_id: 'r1',
         tool: 'run_python',
         input: { code: 'rm()' },
-        preview: 'rm()'
+        preview: 'rm()',
+        summary: 'run 1 line'
       }),
       msg(2, { type: 'approval_closed', request_id: 'r1', decision: 'deny', by: 'stdin' })
     ]);

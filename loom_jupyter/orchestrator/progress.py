@@ -3,8 +3,11 @@
 The orchestrator emits a :class:`TaskUpdate` on every change (planned, a
 subtask started, a tool ran, tokens arrived, a verdict, the end). Each update
 carries the whole :class:`TaskSnapshot`, so a front that missed some can
-simply draw the latest; :meth:`TaskSnapshot.to_json` is the sidebar's pinned
-``task`` message (docs/sidebar-protocol.md).
+simply draw the latest. :meth:`TaskSnapshot.to_json` gives the fields of the
+sidebar's ``task`` message, whose one definition is ``TaskView`` / ``SubtaskItem``
+in ``loom_jupyter.jupyter.sidebar.protocol`` (the contract test sends a snapshot
+through it and the generated validator). :class:`SubtaskView` is the only class
+of that name: the orchestrator's row, with what only the orchestrator needs.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ ChangeKind: TypeAlias = Literal[
 
 @dataclass(frozen=True, kw_only=True)
 class SubtaskView:
-    """One row of the live task table."""
+    """One row of the live task table (``reason`` stays in the kernel: cells, panel, recall)."""
 
     id: str
     description: str
@@ -49,7 +52,7 @@ class SubtaskView:
     reason: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        """The sidebar's subtask object (pinned keys)."""
+        """The fields of the sidebar's ``SubtaskItem`` (elapsed rounded to 0.1 s)."""
         return {
             "id": self.id,
             "description": self.description,
@@ -74,7 +77,7 @@ class TaskSnapshot:
     message: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        """The sidebar's pinned ``task`` message (type, task_id, goal, status, subtasks)."""
+        """The fields of the sidebar's ``task`` message (``TaskView`` in the protocol)."""
         return {
             "type": "task",
             "task_id": self.task_id,

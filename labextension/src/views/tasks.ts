@@ -1,11 +1,11 @@
 /** Delegated tasks' progress: one block per task, one row per subtask with its status. */
-import { Subtask, Task } from '../protocol';
+import { SubtaskItem, TaskView } from '../protocol';
 import { h } from './dom';
 
 export class TaskList {
   readonly node = h('div', { className: 'loom-Tasks', loom: 'tasks' });
 
-  show(tasks: Iterable<Task>): void {
+  show(tasks: Iterable<TaskView>): void {
     const blocks = [...tasks].map(task => Private.task(task));
     this.node.hidden = blocks.length === 0;
     this.node.replaceChildren(...blocks);
@@ -13,7 +13,7 @@ export class TaskList {
 }
 
 namespace Private {
-  export function task(task: Task): HTMLElement {
+  export function task(task: TaskView): HTMLElement {
     const node = h('div', {
       className: 'loom-Task',
       loom: 'task',
@@ -31,7 +31,7 @@ namespace Private {
     return node;
   }
 
-  export function subtask(item: Subtask): HTMLElement {
+  export function subtask(item: SubtaskItem): HTMLElement {
     const detail = [
       item.attempt > 1 ? `attempt ${item.attempt}` : '',
       item.elapsed_s > 0 ? `${item.elapsed_s.toFixed(0)} s` : '',

@@ -1,27 +1,50 @@
-"""The sidebar's messages as typed values, and their JSON codec (docs/sidebar-protocol.md).
+"""The sidebar's messages as typed values, and their JSON codec: the protocol written once.
+
+These frozen dataclasses are the single source of the sidebar protocol
+(docs/sidebar-protocol.md). :mod:`loom_jupyter.jupyter.sidebar.contract` derives
+the JSON Schema from them with pydantic; the labextension's build generates the
+TypeScript types and validators from that schema, and the page's message tables
+are generated too (a test fails when any generated file is stale). Class
+docstrings and attribute docstrings are the documentation of each message.
 
 Front -> kernel messages are parsed by :func:`parse_inbound` into frozen values
 (a bad message raises :class:`ProtocolError`, never anything else). Kernel ->
 front messages are frozen values with a ``type`` field; :func:`encode` turns
-one into the JSON object the comm sends, stamped with ``seq``,
-``kernel_session`` and ``turn`` by the outbox.
+one into the JSON object the comm sends, stamped with the :class:`Envelope`.
+Encoding is plain :func:`dataclasses.asdict` (the hot path: many ``text``
+deltas a second); pydantic is imported only when a front's message is first
+parsed, never at ``%load_ext``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import json
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, get_args
 
 from loom_jupyter.errors import LoomError
 
+# pydantic reads the fields' annotations at run time: these names must be importable here
+from loom_jupyter.records import SubtaskStatus, TaskStatus  # noqa: TC001
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+    from pydantic import TypeAdapter, ValidationError
+
 __all__ = [
+    "MAX_MESSAGE_CHARS",
+    "MAX_MESSAGE_ITEMS",
+    "PROTOCOL_VERSION",
     "Approval",
     "ApprovalClosed",
     "Approve",
     "CancelQueued",
     "CellProposal",
     "Decision",
+    "Envelope",
     "Fork",
     "Hello",
     "History",
@@ -36,6 +59,7 @@ __all__ = [
     "Queued",
     "Resume",
     "Search",
+    "SearchHit",
     "SearchResults",
     "Send",
     "SessionChanged",
@@ -47,6 +71,7 @@ __all__ = [
     "StateName",
     "Status",
     "Stop",
+    "SubtaskItem",
     "SubtaskView",
     "TaskView",
     "TextMsg",
@@ -59,12 +84,14 @@ __all__ = [
     "TurnStartedMsg",
     "UsageMsg",
     "Welcome",
+    "decode",
     "encode",
     "parse_inbound",
     "version_notice",
 ]
 
 PROTOCOL_VERSION = 1
+"""The protocol's major version; a front of another one gets a notice and nothing else."""
 MAX_MESSAGE_CHARS = 400_000
 """A front's message holds at most this many characters of text (about 100k tokens:
 more than a prompt can use); a longer one is refused with a notice, never archived."""
@@ -72,7 +99,8 @@ MAX_MESSAGE_ITEMS = 10_000
 """...and at most this many values (keys, list items, nested objects), at any depth."""
 Decision = Literal["allow", "deny", "always"]
 StateName = Literal["idle", "thinking", "waiting-approval", "queued", "waiting-cell"]
-_DECISIONS: tuple[Decision, ...] = ("allow", "deny", "always")
+NoticeLevel = Literal["info", "warning", "error"]
+MatchKind = Literal["phrase", "all_words", "some_words"]
 
 
 class ProtocolError(LoomError):
@@ -84,18 +112,27 @@ class ProtocolError(LoomError):
 
 @dataclass(frozen=True)
 class Hello:
-    """Open or re-sync; ``since_seq`` asks for a replay of what the front missed.
+    """The first message (the `comm_open` data); sent again as a `comm_msg` to re-sync.
 
-    ``notebook_path`` is the notebook's path in the server's contents (relative to
-    ``server_root``, the server's folder when the front knows it).
+    With `since_seq` and the `kernel_session` it saw, a front asks for a replay of what
+    it missed. A `notebook_path` that differs from the kernel's notebook is followed like
+    `set_notebook`. A `protocol` other than the kernel's is answered with an error
+    `notice` naming both versions and what to install, and nothing else: every later
+    message but a new `hello` gets the same notice.
     """
 
     notebook_path: str = ""
+    """The notebook's path, relative to `server_root`."""
     since_seq: int | None = None
+    """The last `seq` this front applied (`null` on a fresh page)."""
     kernel_session: str | None = None
+    """The `kernel_session` of the events this front holds."""
     client: str = "lab"
+    """`"lab"` or `"notebook7"`."""
     server_root: str = ""
-    protocol: int = 1  # the front's protocol version (a front that omits it speaks 1)
+    """The server's folder (the page's `serverRoot`); `""` when unknown."""
+    protocol: int = 1
+    """The front's protocol version (a front that omits it speaks 1)."""
     type: Literal["hello"] = "hello"
 
     @property
@@ -106,16 +143,18 @@ class Hello:
 
 @dataclass(frozen=True)
 class Send:
-    """A person's message; ``client_id`` makes a resend idempotent."""
+    """A person's message. Blank text is refused with a notice, never archived."""
 
     client_id: str
+    """A uuid that makes a resend idempotent: a `client_id` the kernel has seen is not
+    run again."""
     text: str
     type: Literal["send"] = "send"
 
 
 @dataclass(frozen=True)
 class CancelQueued:
-    """Drop a queued message."""
+    """Drop a queued (not yet started) message."""
 
     client_id: str
     type: Literal["cancel_queued"] = "cancel_queued"
@@ -123,14 +162,14 @@ class CancelQueued:
 
 @dataclass(frozen=True)
 class Stop:
-    """Interrupt the running turn."""
+    """Interrupt the running turn, whichever front started it (cell or sidebar)."""
 
     type: Literal["stop"] = "stop"
 
 
 @dataclass(frozen=True)
 class Approve:
-    """The answer to an approval request."""
+    """The answer to an `approval`."""
 
     request_id: str
     decision: Decision
@@ -139,7 +178,7 @@ class Approve:
 
 @dataclass(frozen=True)
 class LoadMore:
-    """Older history: archive turns before ``before_turn``."""
+    """Older history: archive turns numbered below `before_turn`."""
 
     before_turn: int
     type: Literal["load_more"] = "load_more"
@@ -154,30 +193,32 @@ class Sessions:
 
 @dataclass(frozen=True)
 class Resume:
-    """Switch to a session (id, id prefix or list number)."""
+    """Switch to a session."""
 
     session: str
+    """Its id, a 4+ character id prefix, or its list number."""
     type: Literal["resume"] = "resume"
 
 
 @dataclass(frozen=True)
 class New:
-    """Start a new session with the next message."""
+    """Leave the session; the next message starts a new one."""
 
     type: Literal["new"] = "new"
 
 
 @dataclass(frozen=True)
 class Fork:
-    """Copy the session up to ``at_turn`` (all when None) and switch to it."""
+    """Copy the session (up to a turn) and switch to the copy."""
 
     at_turn: int | None = None
+    """The last turn copied; `null` copies all."""
     type: Literal["fork"] = "fork"
 
 
 @dataclass(frozen=True)
 class Search:
-    """Full-text search over the notebook's sessions."""
+    """Full-text search over every session of the notebook."""
 
     query: str
     type: Literal["search"] = "search"
@@ -185,7 +226,14 @@ class Search:
 
 @dataclass(frozen=True)
 class SetNotebook:
-    """The notebook was renamed or saved under another name: its conversation follows it."""
+    """The notebook was renamed or saved under another name: its conversation follows it.
+
+    Once no turn or delegation runs, the kernel copies the archive to the new name and
+    reopens on it (same session; open sidebars stay connected and get a notice). The old
+    archive is removed after a rename and kept after Save As; a new name that already has
+    an archive, or a path that is no notebook file on the kernel's machine, changes nothing
+    (the first with a warning notice).
+    """
 
     path: str
     server_root: str = ""
@@ -208,121 +256,22 @@ Inbound: TypeAlias = (
 )
 
 
-def parse_inbound(data: object) -> Inbound:
-    """The typed message in a comm's ``data``; :class:`ProtocolError` when malformed."""
-    if not isinstance(data, dict):
-        raise ProtocolError("a message must be a JSON object with a 'type'")
-    _check_size(data)
-    kind = data.get("type")
-    parser = _PARSERS.get(kind) if isinstance(kind, str) else None
-    if parser is None:
-        raise ProtocolError(f"unknown message type {kind!r}")
-    message: Inbound = parser(_Fields(data))
-    return message
-
-
-def _check_size(data: dict[str, Any]) -> None:
-    """Refuse a message over :data:`MAX_MESSAGE_CHARS` or :data:`MAX_MESSAGE_ITEMS`;
-    the walk is iterative and stops at the first limit, so its cost is bounded too."""
-    chars, items, stack = 0, 0, [data]
-    while stack:
-        value = stack.pop()
-        items += 1
-        if isinstance(value, str):
-            chars += len(value)
-        elif isinstance(value, dict):
-            stack.extend(value.values())
-            chars += sum(len(str(key)) for key in value)
-        elif isinstance(value, list):
-            stack.extend(value)
-        if chars > MAX_MESSAGE_CHARS:
-            raise ProtocolError(
-                f"the message is longer than {MAX_MESSAGE_CHARS:,} characters; save long "
-                "text to a file in the notebook's folder and ask about the file"
-            )
-        if items > MAX_MESSAGE_ITEMS:
-            raise ProtocolError(f"the message holds more than {MAX_MESSAGE_ITEMS:,} values")
-
-
-def version_notice(front: int) -> str:
-    """What a front speaking another protocol version is told (and nothing else)."""
-    newer = "newer" if front > PROTOCOL_VERSION else "older"
-    return (
-        f"This Loom sidebar speaks protocol {front}, {newer} than the kernel's loom_jupyter "
-        f"(protocol {PROTOCOL_VERSION}). Install the same loom_jupyter version for JupyterLab "
-        "and for this kernel's Python (pip install -U loom_jupyter in both), then restart the "
-        "kernel and reload the page."
-    )
-
-
-class _Fields:
-    """Typed access to one message's fields."""
-
-    def __init__(self, data: dict[str, Any]) -> None:
-        self._data = data
-
-    def text(self, name: str, *, default: str | None = None) -> str:
-        value = self._data.get(name, default)
-        if not isinstance(value, str):
-            raise ProtocolError(f"'{name}' must be a string")
-        return value
-
-    def whole(self, name: str, *, optional: bool = False) -> int | None:
-        value = self._data.get(name)
-        if value is None and optional:
-            return None
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise ProtocolError(f"'{name}' must be an integer")
-        return value
-
-    def decision(self) -> Decision:
-        value = self._data.get("decision")
-        for known in _DECISIONS:
-            if value == known:
-                return known
-        raise ProtocolError("'decision' must be allow, deny or always")
-
-
-def _hello(f: _Fields) -> Hello:
-    session = f._data.get("kernel_session")
-    return Hello(
-        notebook_path=f.text("notebook_path", default=""),
-        since_seq=f.whole("since_seq", optional=True),
-        kernel_session=session if isinstance(session, str) else None,
-        client=f.text("client", default="lab"),
-        server_root=f.text("server_root", default=""),
-        protocol=_version(f),
-    )
-
-
-def _version(f: _Fields) -> int:
-    value = f.whole("protocol", optional=True)
-    return 1 if value is None else value
-
-
-def _required(f: _Fields, name: str) -> int:
-    value = f.whole(name)
-    assert value is not None
-    return value
-
-
-_PARSERS: dict[str, Any] = {
-    "hello": _hello,
-    "send": lambda f: Send(f.text("client_id"), f.text("text")),
-    "cancel_queued": lambda f: CancelQueued(f.text("client_id")),
-    "stop": lambda f: Stop(),
-    "approve": lambda f: Approve(f.text("request_id"), f.decision()),
-    "load_more": lambda f: LoadMore(_required(f, "before_turn")),
-    "sessions": lambda f: Sessions(),
-    "resume": lambda f: Resume(f.text("session")),
-    "new": lambda f: New(),
-    "fork": lambda f: Fork(f.whole("at_turn", optional=True)),
-    "search": lambda f: Search(f.text("query")),
-    "set_notebook": lambda f: SetNotebook(f.text("path"), f.text("server_root", default="")),
-}
-
-
 # -- kernel -> front: values inside messages ------------------------------------
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """What every kernel -> front message carries beside its own fields.
+
+    Broadcast events take the next `seq`; replies to one front carry the current `seq`
+    without advancing it.
+    """
+
+    seq: int
+    kernel_session: str
+    """A new value whenever the kernel (or the extension in it) restarts."""
+    turn: int | None
+    """The user-turn number the message belongs to, or `null`."""
 
 
 @dataclass(frozen=True)
@@ -332,7 +281,9 @@ class SessionSummary:
     id: str
     title: str
     prompts: int
+    """The person's messages."""
     turns: int
+    """Every archived row."""
     model: str
     approval: str
     last_active: str
@@ -344,6 +295,7 @@ class HistoryItem:
 
     kind: Literal["user", "assistant"]
     turn: int
+    """Its own archive turn number."""
     text: str
 
 
@@ -383,26 +335,43 @@ class SessionRow:
 
 
 @dataclass(frozen=True)
-class SubtaskView:
-    """One delegated subtask's progress."""
+class SearchHit:
+    """A turn that contains the words searched for."""
+
+    session_id: str
+    turn: int
+    role: str
+    snippet: str
+    match: MatchKind
+    """How it matched: the exact phrase, all the words, or some of them."""
+
+
+@dataclass(frozen=True)
+class SubtaskItem:
+    """One delegated subtask's progress (a row of the task's table)."""
 
     id: str
     description: str
-    status: str
+    status: SubtaskStatus
     attempt: int = 1
     elapsed_s: float = 0.0
     tokens: int = 0
     last_tool: str | None = None
 
 
+SubtaskView = SubtaskItem
+"""The old name of :class:`SubtaskItem` (kept for callers; the orchestrator's
+``SubtaskView`` is its own table row)."""
+
+
 @dataclass(frozen=True)
 class TaskView:
-    """A delegated task's progress (a full snapshot)."""
+    """Delegation progress: a full snapshot each time (replace by `task_id`)."""
 
     task_id: str
     goal: str
-    status: str
-    subtasks: tuple[SubtaskView, ...] = ()
+    status: TaskStatus
+    subtasks: tuple[SubtaskItem, ...] = ()
     type: Literal["task"] = "task"
 
 
@@ -411,7 +380,11 @@ class TaskView:
 
 @dataclass(frozen=True)
 class Status:
-    """What the coworker is doing."""
+    """What the coworker is doing.
+
+    `waiting-cell`: the agent's code waits for the person's running cell; `queued`: a
+    message waits behind a running turn.
+    """
 
     state: StateName
     detail: str = ""
@@ -420,22 +393,29 @@ class Status:
 
 @dataclass(frozen=True)
 class Welcome:
-    """The reply to a hello that cannot be answered by a replay."""
+    """The reply to a `hello` that cannot be answered by a replay, built from the archive.
+
+    When a turn is running, `history` stops before that turn and the kernel follows the
+    `welcome` with that turn's events so far (its text pieces merged into one `text`
+    event carrying the last piece's `seq`).
+    """
 
     session: SessionSummary | None
     history: tuple[HistoryItem | ToolItem, ...]
     more_before: int | None
+    """The turn number to ask `load_more` for, or `null` when nothing is older."""
     busy: bool
     state: Status
     queue: tuple[Queued, ...]
     subshells: bool
+    """Whether the comm rides a kernel subshell (answers while a cell runs)."""
     tasks: tuple[TaskView, ...]
     type: Literal["welcome"] = "welcome"
 
 
 @dataclass(frozen=True)
 class History:
-    """A page of older history."""
+    """A page of older history (the reply to `load_more`)."""
 
     items: tuple[HistoryItem | ToolItem, ...]
     more_before: int | None
@@ -444,9 +424,10 @@ class History:
 
 @dataclass(frozen=True)
 class TurnStartedMsg:
-    """A turn began (from a cell or the sidebar)."""
+    """A turn began, from a cell or the sidebar."""
 
     turn: int
+    """The archive turn number of the person's message."""
     source: Literal["cell", "sidebar"]
     text: str
     client_id: str | None
@@ -471,12 +452,16 @@ class ToolStartedMsg:
     name: str
     summary: str
     input: dict[str, Any] = field(default_factory=dict)
+    """The call's input, read from the archived assistant turn."""
     type: Literal["tool_started"] = "tool_started"
 
 
 @dataclass(frozen=True)
 class ToolInputMsg:
-    """A new piece of a tool call's JSON input, as the model writes it (append it)."""
+    """The next piece of a tool call's input JSON as the model writes it.
+
+    The front appends the pieces; the first one makes the card, before `tool_started`.
+    """
 
     turn: int
     call_id: str
@@ -496,7 +481,9 @@ class ToolFinishedMsg:
     is_error: bool
     duration_ms: int
     result: str
+    """Capped at 4,000 characters."""
     input: dict[str, Any] = field(default_factory=dict)
+    """From the archive."""
     type: Literal["tool_finished"] = "tool_finished"
 
 
@@ -508,13 +495,14 @@ class Approval:
     tool: str
     input: dict[str, Any]
     preview: str
+    """The code, command or diff."""
     summary: str
     type: Literal["approval"] = "approval"
 
 
 @dataclass(frozen=True)
 class ApprovalClosed:
-    """An approval was answered (here or elsewhere)."""
+    """An approval was answered, here or elsewhere (first answer wins)."""
 
     request_id: str
     decision: Decision
@@ -529,6 +517,7 @@ class UsageMsg:
     input_tokens: int
     output_tokens: int
     cost_usd: float
+    """The session's total."""
     context_tokens: int
     context_budget: int
     type: Literal["usage"] = "usage"
@@ -541,6 +530,7 @@ class TurnDoneMsg:
     turn: int
     stop_reason: str
     text: str
+    """The final answer text."""
     type: Literal["turn_done"] = "turn_done"
 
 
@@ -556,7 +546,7 @@ class TurnErrorMsg:
 
 @dataclass(frozen=True)
 class QueueMsg:
-    """The whole queue."""
+    """The whole queue, after every change."""
 
     items: tuple[Queued, ...]
     type: Literal["queue"] = "queue"
@@ -564,7 +554,7 @@ class QueueMsg:
 
 @dataclass(frozen=True)
 class SessionsMsg:
-    """The notebook's sessions."""
+    """The notebook's sessions (the reply to `sessions`)."""
 
     items: tuple[SessionRow, ...]
     type: Literal["sessions"] = "sessions"
@@ -572,7 +562,7 @@ class SessionsMsg:
 
 @dataclass(frozen=True)
 class SessionChanged:
-    """After resume, new or fork."""
+    """The conversation changed after `resume`, `new` or `fork`."""
 
     session: SessionSummary | None
     history: tuple[HistoryItem | ToolItem, ...]
@@ -580,13 +570,20 @@ class SessionChanged:
     type: Literal["session_changed"] = "session_changed"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class SearchResults:
-    """Archive search hits."""
+    """Turns that contain the words searched for, best first (the reply to `search`)."""
 
     query: str
-    hits: tuple[dict[str, Any], ...]
+    hits: tuple[SearchHit, ...]
     type: Literal["search_results"] = "search_results"
+
+    def __init__(self, query: str, hits: Iterable[SearchHit | Mapping[str, Any]]) -> None:
+        """``hits`` may also be mappings with a :class:`SearchHit`'s fields."""
+        rows = tuple(hit if isinstance(hit, SearchHit) else SearchHit(**hit) for hit in hits)
+        object.__setattr__(self, "query", query)
+        object.__setattr__(self, "hits", rows)
+        object.__setattr__(self, "type", "search_results")
 
 
 @dataclass(frozen=True)
@@ -594,13 +591,13 @@ class NoticeMsg:
     """Something to tell the person."""
 
     message: str
-    level: Literal["info", "warning", "error"] = "info"
+    level: NoticeLevel = "info"
     type: Literal["notice"] = "notice"
 
 
 @dataclass(frozen=True)
 class CellProposal:
-    """A sidebar turn proposes a new code cell."""
+    """A sidebar turn's `insert_cell`: the front inserts a code cell below the active cell."""
 
     source: str
     type: Literal["cell"] = "cell"
@@ -630,7 +627,119 @@ Outbound: TypeAlias = (
 )
 
 
+# -- the codec --------------------------------------------------------------------
+
+_INBOUND_FIELDS: dict[str, frozenset[str]] = {
+    cls.type: frozenset(f.name for f in dataclasses.fields(cls)) for cls in get_args(Inbound)
+}
+
+
 def encode(message: Outbound, *, seq: int, kernel_session: str, turn: int | None) -> dict[str, Any]:
     """The JSON object sent on the comm (``turn`` is overridden by the message's own)."""
     body = dataclasses.asdict(message)
     return {"seq": seq, "kernel_session": kernel_session, "turn": turn, **body}
+
+
+def parse_inbound(data: object) -> Inbound:
+    """The typed message in a comm's ``data``; :class:`ProtocolError` when malformed.
+
+    Fields a message does not have are ignored, however deep; a ``hello``'s
+    ``kernel_session`` that is not a string counts as none (it only asks for a replay).
+    """
+    if not isinstance(data, dict):
+        raise ProtocolError("a message must be a JSON object with a 'type'")
+    _check_size(data)
+    kind = data.get("type")
+    fields = _INBOUND_FIELDS.get(kind) if isinstance(kind, str) else None
+    if fields is None:
+        raise ProtocolError(f"unknown message type {kind!r}")
+    own = {name: value for name, value in data.items() if name in fields}
+    if kind == "hello" and not isinstance(own.get("kernel_session"), str):
+        own.pop("kernel_session", None)
+    message: Inbound = _validated(_adapters().inbound, own)
+    return message
+
+
+def decode(data: object) -> tuple[Envelope, Outbound]:
+    """A kernel message back into its values (tests and Python clients of the comm)."""
+    adapters = _adapters()
+    return _validated(adapters.envelope, data), _validated(adapters.outbound, data)
+
+
+def version_notice(front: int) -> str:
+    """What a front speaking another protocol version is told (and nothing else)."""
+    newer = "newer" if front > PROTOCOL_VERSION else "older"
+    return (
+        f"This Loom sidebar speaks protocol {front}, {newer} than the kernel's loom_jupyter "
+        f"(protocol {PROTOCOL_VERSION}). Install the same loom_jupyter version for JupyterLab "
+        "and for this kernel's Python (pip install -U loom_jupyter in both), then restart the "
+        "kernel and reload the page."
+    )
+
+
+def _check_size(data: dict[str, Any]) -> None:
+    """Refuse a message over :data:`MAX_MESSAGE_CHARS` or :data:`MAX_MESSAGE_ITEMS`;
+    the walk is iterative and stops at the first limit, so its cost is bounded too."""
+    chars, items, stack = 0, 0, [data]
+    while stack:
+        value = stack.pop()
+        items += 1
+        if isinstance(value, str):
+            chars += len(value)
+        elif isinstance(value, dict):
+            stack.extend(value.values())
+            chars += sum(len(str(key)) for key in value)
+        elif isinstance(value, list):
+            stack.extend(value)
+        if chars > MAX_MESSAGE_CHARS:
+            raise ProtocolError(
+                f"the message is longer than {MAX_MESSAGE_CHARS:,} characters; save long "
+                "text to a file in the notebook's folder and ask about the file"
+            )
+        if items > MAX_MESSAGE_ITEMS:
+            raise ProtocolError(f"the message holds more than {MAX_MESSAGE_ITEMS:,} values")
+
+
+@dataclass(frozen=True)
+class _Adapters:
+    inbound: TypeAdapter[Inbound]
+    outbound: TypeAdapter[Outbound]
+    envelope: TypeAdapter[Envelope]
+
+
+@functools.cache
+def _adapters() -> _Adapters:
+    """pydantic validators of both directions, built on first use (pydantic loads ~50 ms)."""
+    from typing import Annotated
+
+    from pydantic import Field, TypeAdapter
+
+    return _Adapters(
+        TypeAdapter(Annotated[Inbound, Field(discriminator="type")]),
+        TypeAdapter(Annotated[Outbound, Field(discriminator="type")]),
+        TypeAdapter(Envelope),
+    )
+
+
+def _validated(adapter: TypeAdapter[Any], data: object) -> Any:
+    """``data`` checked as JSON (strict: no "3" for 3, no true for 1) into its value."""
+    from pydantic import ValidationError
+
+    try:
+        return adapter.validate_json(json.dumps(data), strict=True)
+    except ValidationError as exc:
+        raise ProtocolError(_problem(exc)) from None
+
+
+def _problem(exc: ValidationError) -> str:
+    """The first thing wrong, said the way the page's tables say it."""
+    error = exc.errors(include_url=False)[0]
+    kind, where = error["type"], [str(part) for part in error["loc"]]
+    if kind == "union_tag_not_found" or (kind == "dict_type" and not where):
+        return "a message must be a JSON object with a 'type'"
+    if kind == "union_tag_invalid":
+        return f"unknown message type {error['input'].get('type')!r}"
+    if kind == "json_invalid":
+        return f"the message cannot be read ({error['msg'].lower()})"
+    name = ".".join(where[1:]) or "message"
+    return f"'{name}': {error['msg'][0].lower()}{error['msg'][1:]}"

@@ -1,0 +1,243 @@
+"""The protocol's JSON Schema and the page's message tables, derived from ``protocol.py``.
+
+``protocol.py`` is the one source. From it this module makes (with pydantic):
+
+- ``labextension/src/generated/protocol.schema.json``, which the labextension's
+  build turns into TypeScript types and validators
+  (``labextension/scripts/generate-protocol.mjs``);
+- the tables between the ``GENERATED`` markers of ``docs/sidebar-protocol.md``.
+
+Run ``python -m loom_jupyter.jupyter.sidebar.contract`` after changing a message,
+then ``jlpm build`` in ``labextension/``; ``tests/jupyter/test_protocol_contract.py``
+fails while any generated file is stale.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import operator
+import re
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from loom_jupyter.jupyter.sidebar import protocol as p
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from pydantic import TypeAdapter
+    from pydantic.json_schema import GenerateJsonSchema
+
+__all__ = ["DOC_PATH", "SCHEMA_PATH", "render", "schema", "tables", "write"]
+
+SCHEMA_PATH = Path("labextension/src/generated/protocol.schema.json")
+DOC_PATH = Path("docs/sidebar-protocol.md")
+_VALUES = (
+    p.Envelope,
+    p.SessionSummary,
+    p.HistoryItem,
+    p.ToolItem,
+    p.Queued,
+    p.SessionRow,
+    p.SearchHit,
+    p.SubtaskItem,
+)
+_UNIONS = {
+    "Inbound": (p.Inbound, "A message from the front (`comm_open` data, then `comm_msg` data)."),
+    "Outbound": (p.Outbound, "The fields of a message from the kernel, by `type`."),
+}
+
+
+def schema() -> dict[str, Any]:
+    """The whole protocol as one JSON Schema: every message and value under ``$defs``."""
+    from pydantic import TypeAdapter
+
+    forms = {name: _tagged(union) for name, (union, _) in _UNIONS.items()}
+    forms["values"] = functools.reduce(operator.or_, _VALUES)  # only for their $defs
+    mode: Literal["serialization"] = "serialization"  # the wire as the kernel writes it
+    adapters = [(name, mode, _adapter(form)) for name, form in forms.items()]
+    found, top = TypeAdapter.json_schemas(adapters, schema_generator=_generator())
+    defs: dict[str, Any] = dict(top.get("$defs", {}))
+    for name, (_, about) in _UNIONS.items():
+        defs[name] = {"title": name, "description": about, "type": "object"}
+        defs[name].update(found[(name, mode)])
+    defs.update(_extras())
+    root = {
+        "$comment": "Generated from loom_jupyter/jupyter/sidebar/protocol.py: do not edit.",
+        "title": "LoomMessage",
+        "description": "Any message on the `loom` comm.",
+        "anyOf": [{"$ref": "#/$defs/KernelMessage"}, {"$ref": "#/$defs/Inbound"}],
+        "$defs": dict(sorted(defs.items())),
+    }
+    spec: dict[str, Any] = _wire_only(root)
+    return spec
+
+
+def _tagged(union: Any) -> Any:
+    from typing import Annotated
+
+    from pydantic import Field
+
+    return Annotated[union, Field(discriminator="type")]
+
+
+def _adapter(form: Any) -> TypeAdapter[Any]:
+    """An adapter whose config reaches the dataclasses inside ``form``."""
+    from pydantic import ConfigDict, TypeAdapter
+
+    return TypeAdapter(form, config=ConfigDict(use_attribute_docstrings=True))
+
+
+def _generator() -> type[GenerateJsonSchema]:
+    from pydantic.json_schema import GenerateJsonSchema
+
+    class NoFieldTitles(GenerateJsonSchema):
+        def field_title_should_be_set(self, schema: Any) -> bool:
+            return False  # a field's name is its title; titles would become TS type names
+
+    return NoFieldTitles
+
+
+def _extras() -> dict[str, Any]:
+    """What the classes do not say alone: the stamped kernel message and the version."""
+    return {
+        "KernelMessage": {
+            "title": "KernelMessage",
+            "description": "A message from the kernel: its fields and the envelope.",
+            "allOf": [{"$ref": "#/$defs/Envelope"}, {"$ref": "#/$defs/Outbound"}],
+        },
+        "ProtocolVersion": {
+            "title": "ProtocolVersion",
+            "description": "The protocol's major version, sent in `hello.protocol`.",
+            "const": p.PROTOCOL_VERSION,
+        },
+    }
+
+
+def _wire_only(node: Any) -> Any:
+    """The wire's rules: every field is always sent (so required, and no defaults), and
+    the discriminator has no ``mapping`` (ajv finds the branch by each one's ``const``)."""
+    if isinstance(node, list):
+        return [_wire_only(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    kept = {key: _wire_only(value) for key, value in node.items() if key != "default"}
+    if isinstance(kept.get("properties"), dict):
+        kept["required"] = list(kept["properties"])
+    if isinstance(kept.get("discriminator"), dict):
+        kept["discriminator"] = {"propertyName": kept["discriminator"]["propertyName"]}
+    return kept
+
+
+# -- the page's tables --------------------------------------------------------------
+
+
+def tables(spec: dict[str, Any]) -> dict[str, str]:
+    """The markdown tables of the page, by marker name."""
+    defs = spec["$defs"]
+    return {
+        "front-to-kernel": _message_table(defs, "Inbound"),
+        "kernel-to-front": _message_table(defs, "Outbound"),
+        "types": _value_table(defs),
+    }
+
+
+def _message_table(defs: dict[str, Any], union: str) -> str:
+    rows = ["| message | fields | meaning |", "|---|---|---|"]
+    for ref in defs[union]["oneOf"]:
+        body = defs[_name(ref)]
+        kind = body["properties"]["type"]["const"]
+        fields = {k: v for k, v in body["properties"].items() if k != "type"}
+        rows.append(f"| `{kind}` | {_fields(fields)} | {_meaning(body, fields)} |")
+    return "\n".join(rows)
+
+
+def _value_table(defs: dict[str, Any]) -> str:
+    rows = ["| type | fields | meaning |", "|---|---|---|"]
+    for value in _VALUES:
+        body = defs[value.__name__]
+        fields = body["properties"]
+        rows.append(f"| {value.__name__} | {_fields(fields)} | {_meaning(body, fields)} |")
+    return "\n".join(rows)
+
+
+def _fields(fields: dict[str, Any]) -> str:
+    return ", ".join(f"`{name}`: {_type(rule)}" for name, rule in fields.items()) or "—"
+
+
+def _meaning(body: dict[str, Any], fields: dict[str, Any]) -> str:
+    notes = [
+        f"— `{k}`: {rule['description']}" for k, rule in fields.items() if "description" in rule
+    ]
+    return _cell(" ".join(" ".join([body.get("description", ""), *notes]).split()))
+
+
+def _type(rule: dict[str, Any]) -> str:
+    if "$ref" in rule:
+        return _name(rule)
+    if "const" in rule:
+        return f'`"{rule["const"]}"`'
+    if "enum" in rule:
+        return "\\|".join(f'`"{choice}"`' for choice in rule["enum"])
+    if "anyOf" in rule:
+        return "\\|".join(_type(choice) for choice in rule["anyOf"])
+    if rule.get("type") == "array":
+        return f"[{_type(rule['items'])}]"
+    return _SCALARS.get(rule.get("type", ""), "object")
+
+
+_SCALARS = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "null"}
+
+
+def _name(ref: dict[str, Any]) -> str:
+    return str(ref["$ref"]).rsplit("/", 1)[-1]
+
+
+def _cell(text: str) -> str:
+    return re.sub(r"(?<!\\)\|", r"\\|", text)
+
+
+# -- files ----------------------------------------------------------------------------
+
+_MARKER = re.compile(
+    r"(<!-- GENERATED (?P<name>[a-z-]+): [^>]*-->\n)(?P<body>.*?)(<!-- END GENERATED -->)",
+    re.DOTALL,
+)
+
+
+def render(root: Path) -> dict[Path, str]:
+    """Every generated file's content under the repository ``root``, by path."""
+    spec = schema()
+    page = (root / DOC_PATH).read_text(encoding="utf-8")
+    made = tables(spec)
+    missing = set(made) - {m["name"] for m in _MARKER.finditer(page)}
+    if missing:
+        raise ValueError(f"{DOC_PATH} lacks GENERATED markers for {sorted(missing)}")
+    page = _MARKER.sub(lambda m: m[1] + made[m["name"]] + "\n" + m[4], page)
+    return {SCHEMA_PATH: json.dumps(spec, indent=2, ensure_ascii=False) + "\n", DOC_PATH: page}
+
+
+def write(root: Path) -> Iterator[Path]:
+    """Write the generated files that changed; yields their paths."""
+    for path, content in render(root).items():
+        target = root / path
+        if not target.exists() or target.read_text(encoding="utf-8") != content:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(content, encoding="utf-8")
+            yield path
+
+
+def main() -> None:
+    """``python -m loom_jupyter.jupyter.sidebar.contract [REPO]``: regenerate."""
+    root = Path(sys.argv[1] if len(sys.argv) > 1 else ".").resolve()
+    if not (root / DOC_PATH).is_file():
+        raise SystemExit(f"run this from the loom_jupyter repository (no {DOC_PATH} here)")
+    changed = list(write(root))
+    print("\n".join(f"wrote {path}" for path in changed) or "up to date")
+    print("now run `jlpm build` in labextension/ (it regenerates the TypeScript)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,248 @@
+"""The sidebar protocol written once: generated files are current, and every message type
+round-trips through the Python codec and the generated TypeScript validator."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import subprocess
+import sys
+import typing
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from loom_jupyter.jupyter.delegation.view import to_sidebar
+from loom_jupyter.jupyter.sidebar import contract
+from loom_jupyter.jupyter.sidebar import protocol as p
+from loom_jupyter.orchestrator import SubtaskView, TaskSnapshot
+
+ROOT = Path(__file__).resolve().parents[2]
+FRONT = ROOT / "labextension"
+GENERATED = FRONT / "src" / "generated"
+STALE = (
+    "is stale: run `python -m loom_jupyter.jupyter.sidebar.contract` at the repository root, "
+    "then `jlpm build` in labextension/, and commit the result"
+)
+
+
+def run(*command: str | Path) -> str:
+    proc = subprocess.run(
+        [str(part) for part in command],
+        cwd=FRONT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, f"{command[:2]} failed:\n{proc.stdout[-3000:]}\n{proc.stderr}"
+    return proc.stdout
+
+
+@pytest.fixture(scope="module")
+def front_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The TypeScript generated afresh from the committed schema, and its validators
+    compiled to CommonJS for node."""
+    node = shutil.which("node")
+    assert node is not None, "node is needed (the labextension build needs it too)"
+    assert (FRONT / "node_modules").is_dir(), "run `pip install -e .` (it runs jlpm install)"
+    out = tmp_path_factory.mktemp("generated")
+    run(node, "scripts/generate-protocol.mjs", out)
+    tsc = FRONT / "node_modules" / ".bin" / "tsc"
+    flags = ("--module", "commonjs", "--target", "es2022", "--skipLibCheck")
+    run(tsc, "--outDir", out / "cjs", *flags, out / "validators.ts")
+    return out
+
+
+def ts_verdicts(front_out: Path, samples: list[dict[str, Any]]) -> list[str | None]:
+    """What the generated TypeScript validator says of each sample (None: valid)."""
+    path = front_out / f"samples-{len(samples)}.json"
+    path.write_text(json.dumps(samples))
+    verdicts: list[str | None] = json.loads(
+        run("node", "test/contract.cjs", front_out / "cjs" / "validators.js", path)
+    )
+    return verdicts
+
+
+# -- one sample of every message type -------------------------------------------------
+
+SUMMARY = p.SessionSummary("s1", "Churn", 3, 9, "claude-sonnet-5-5", "ask", "2026-01-02T03:04:05")
+HISTORY = (
+    p.HistoryItem("user", 1, "load the csv"),
+    p.ToolItem(2, "c1", "run_python", {"code": "1 + 1"}, "ran", False, "2"),
+    p.HistoryItem("assistant", 3, "Done."),
+)
+TASK = to_sidebar(
+    TaskSnapshot(
+        task_id="t1",
+        goal="Profile every file",
+        status="running",
+        subtasks=(
+            SubtaskView(
+                id="load",
+                description="Load",
+                status="passed",
+                attempt=1,
+                elapsed_s=2.04,
+                tokens=12,
+                last_tool="run_python",
+                reason="checked",
+            ),
+        ),
+    )
+)
+OUTBOUND: tuple[p.Outbound, ...] = (
+    p.Welcome(SUMMARY, HISTORY, 1, False, p.Status("idle"), (p.Queued("q1", "hi"),), True, (TASK,)),
+    p.History(HISTORY, None),
+    p.TurnStartedMsg(4, "sidebar", "plot it", "q1"),
+    p.TextMsg(4, "Here"),
+    p.ToolInputMsg(4, "c2", "run_python", '{"code": "pl'),
+    p.ToolStartedMsg(4, "c2", "run_python", "plot", {"code": "plot()"}),
+    p.ToolFinishedMsg(4, "c2", "run_python", "plot", False, 31, "ok", {"code": "plot()"}),
+    p.Approval("r1", "write_file", {"path": "a.py"}, "+ a = 1", "write a.py"),
+    p.ApprovalClosed("r1", "always", "stdin"),
+    p.UsageMsg(1200, 80, 0.0123, 1200, 200_000),
+    p.TurnDoneMsg(4, "end_turn", "Here it is."),
+    p.TurnErrorMsg(None, "overloaded", "ModelError"),
+    p.Status("waiting-cell", "waiting for your cell to finish"),
+    p.QueueMsg((p.Queued("q2", "and then?"),)),
+    p.SessionsMsg((p.SessionRow("s1", "Churn", 3, 9, "2026-01-02", "active", True),)),
+    p.SessionChanged(None, (), None),
+    p.SearchResults("churn", [{"session_id": "s1", "turn": 1, "role": "user",
+                               "snippet": "churn", "match": "phrase"}]),
+    TASK,
+    p.NoticeMsg("Kernel restarted — history intact.", "warning"),
+    p.CellProposal("df.describe()"),
+)  # fmt: skip
+INBOUND: tuple[p.Inbound, ...] = (
+    p.Hello("nb.ipynb", 12, "k1", "notebook7", "/srv", p.PROTOCOL_VERSION),
+    p.Send("q1", "hi"),
+    p.CancelQueued("q1"),
+    p.Stop(),
+    p.Approve("r1", "deny"),
+    p.LoadMore(5),
+    p.Sessions(),
+    p.Resume("s1"),
+    p.New(),
+    p.Fork(3),
+    p.Search("churn"),
+    p.SetNotebook("renamed.ipynb", "/srv"),
+)
+
+
+def wire(message: p.Outbound | p.Inbound) -> dict[str, Any]:
+    """The JSON a message travels as: the kernel's encoding, or what a front sends."""
+    if isinstance(message, typing.get_args(p.Inbound)):
+        return dataclasses.asdict(message)
+    return p.encode(message, seq=7, kernel_session="k1", turn=4)  # type: ignore[arg-type]
+
+
+def direction(message: p.Outbound | p.Inbound) -> str:
+    return "front" if isinstance(message, typing.get_args(p.Inbound)) else "kernel"
+
+
+def test_there_is_a_sample_of_every_message_type() -> None:
+    assert {type(m) for m in OUTBOUND} == set(typing.get_args(p.Outbound))
+    assert {type(m) for m in INBOUND} == set(typing.get_args(p.Inbound))
+
+
+# -- the contract -----------------------------------------------------------------------
+
+
+def test_every_message_round_trips_through_the_codec_and_the_ts_validator(
+    front_out: Path,
+) -> None:
+    messages = [*OUTBOUND, *INBOUND]
+    samples = [{"direction": direction(m), "message": wire(m)} for m in messages]
+    verdicts = ts_verdicts(front_out, samples)
+    names = [type(m).__name__ for m in messages]
+    assert dict(zip(names, verdicts, strict=True)) == dict.fromkeys(names)
+    for message in OUTBOUND:
+        envelope, back = p.decode(wire(message))
+        assert back == message
+        assert envelope == p.Envelope(7, "k1", getattr(message, "turn", 4))
+    for inbound in INBOUND:
+        assert p.parse_inbound(wire(inbound)) == inbound
+
+
+def test_the_ts_validator_requires_every_field_the_python_side_sends(front_out: Path) -> None:
+    drifted, names = [], []
+    for message in [*OUTBOUND, *INBOUND]:
+        for field in wire(message):
+            shorter = {k: v for k, v in wire(message).items() if k != field}
+            drifted.append({"direction": direction(message), "message": shorter})
+            names.append(f"{type(message).__name__} without {field}")
+    verdicts = ts_verdicts(front_out, drifted)
+    assert [name for name, verdict in zip(names, verdicts, strict=True) if verdict is None] == []
+
+
+def test_the_ts_validator_refuses_a_wrong_kind_and_a_foreign_value(front_out: Path) -> None:
+    text = wire(p.TextMsg(1, "x"))
+    samples = [
+        {"direction": "kernel", "message": {**text, "delta": 5}},
+        {"direction": "kernel", "message": {**wire(p.Status("idle")), "state": "dreaming"}},
+        {"direction": "kernel", "message": {**text, "type": "dance"}},
+        {"direction": "front", "message": {**wire(p.Approve("r1", "deny")), "decision": "maybe"}},
+    ]
+    verdicts = ts_verdicts(front_out, samples)
+    assert verdicts[0] == "/delta must be string"
+    assert all(verdict is not None for verdict in verdicts)
+
+
+def test_the_kernel_reads_only_a_front_messages_own_fields() -> None:
+    deep: dict[str, Any] = {}
+    for _ in range(600):  # deeper than pydantic's JSON reader goes: ignored, never read
+        deep = {"x": deep}
+    assert p.parse_inbound({"type": "sessions", "extra": deep}) == p.Sessions()
+    assert p.parse_inbound({"type": "hello", "kernel_session": 0}) == p.Hello()  # a hint only
+    with pytest.raises(p.ProtocolError, match="'at_turn': input should be a valid integer"):
+        p.parse_inbound({"type": "fork", "at_turn": "3"})
+
+
+# -- generated files --------------------------------------------------------------------
+
+
+def test_the_schema_and_the_page_tables_are_generated_from_protocol_py() -> None:
+    for path, content in contract.render(ROOT).items():
+        assert (ROOT / path).read_text(encoding="utf-8") == content, f"{path} {STALE}"
+
+
+def test_the_committed_typescript_is_generated_from_the_schema(front_out: Path) -> None:
+    committed = (GENERATED / "protocol.ts").read_text(encoding="utf-8")
+    assert committed == (front_out / "protocol.ts").read_text(encoding="utf-8"), (
+        f"labextension/src/generated/protocol.ts {STALE}"
+    )
+
+
+def test_the_page_tables_name_every_message_and_its_fields() -> None:
+    tables = contract.tables(contract.schema())
+    for table in tables.values():  # one line per row, or the markdown table breaks
+        assert all(line[0] == line[-1] == "|" for line in table.splitlines())
+    for message in [*OUTBOUND, *INBOUND]:
+        table = tables["front-to-kernel" if direction(message) == "front" else "kernel-to-front"]
+        row = next(line for line in table.splitlines() if line.startswith(f"| `{message.type}` |"))
+        fields = [field.name for field in dataclasses.fields(message) if field.name != "type"]
+        assert all(f"`{field}`:" in row for field in fields), row
+
+
+# -- the kernel side stays light and quick ----------------------------------------------
+
+
+def test_pydantic_loads_with_the_first_front_message_not_with_load_ext(tmp_path: Path) -> None:
+    code = """
+import sys
+from IPython.core.interactiveshell import InteractiveShell
+shell = InteractiveShell.instance()
+shell.run_line_magic("load_ext", "loom_jupyter")
+print("pydantic" in sys.modules)
+from loom_jupyter.jupyter.sidebar.protocol import parse_inbound
+parse_inbound({"type": "stop"})
+print("pydantic" in sys.modules)
+"""
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split()[-2:] == ["False", "True"]
