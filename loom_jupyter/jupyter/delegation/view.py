@@ -97,10 +97,10 @@ def progress_line(update: TaskUpdate) -> str | None:
 
 def to_sidebar(snapshot: TaskSnapshot) -> TaskView:
     """The sidebar's pinned ``task`` message value."""
-    from loom_jupyter.jupyter.sidebar.protocol import SubtaskView, TaskView
+    from loom_jupyter.jupyter.sidebar.protocol import SubtaskItem, TaskView
 
     data = snapshot.to_json()
-    subtasks = tuple(SubtaskView(**s) for s in data["subtasks"])
+    subtasks = tuple(SubtaskItem(**s) for s in data["subtasks"])
     return TaskView(data["task_id"], data["goal"], data["status"], subtasks)
 
 

@@ -5,7 +5,8 @@ Nothing is imported here (only :data:`TARGET` is defined); :class:`~.hub.Sidebar
 
 Map:
 
-- ``protocol``   typed messages both ways and their JSON codec
+- ``protocol``   typed messages both ways and their JSON codec: the one source of the protocol
+- ``contract``   from it: the JSON Schema the front's TypeScript is generated from, the doc's tables
 - ``bridge``     the comm: validate, hand to the engine loop, reply on the front's subshell
 - ``hub``        one conversation for cells and sidebars: turns, queue, stop, sessions, search
 - ``events``     engine events -> sidebar messages for the running turn

@@ -72,7 +72,6 @@ __all__ = [
     "Status",
     "Stop",
     "SubtaskItem",
-    "SubtaskView",
     "TaskView",
     "TextMsg",
     "ToolFinishedMsg",
@@ -357,11 +356,6 @@ class SubtaskItem:
     elapsed_s: float = 0.0
     tokens: int = 0
     last_tool: str | None = None
-
-
-SubtaskView = SubtaskItem
-"""The old name of :class:`SubtaskItem` (kept for callers; the orchestrator's
-``SubtaskView`` is its own table row)."""
 
 
 @dataclass(frozen=True)
