@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from loom_jupyter.jupyter.panel.data import PanelData
     from loom_jupyter.jupyter.panel.widget import Panel
     from loom_jupyter.jupyter.sidebar.cellguard import CellGuard
+    from loom_jupyter.jupyter.sidebar.events import Source
     from loom_jupyter.jupyter.sidebar.hub import SidebarHub
     from loom_jupyter.models.base import Model
     from loom_jupyter.session.conversation import CoworkSession
@@ -403,13 +404,13 @@ class KernelCowork:
 
     def send(self, text: str) -> TurnOutcome:
         """Run one turn, rendering it into the cell; returns when the turn ends."""
-        session = self.session  # waits for the end of opening
+        _ = self.session  # waits for the end of opening (and raises if it failed)
         from loom_jupyter.jupyter.cell.render import make_renderer
 
         renderer = make_renderer(self.shell)
         assert self.approver is not None
         self._renderer = self.approver.renderer = renderer
-        future = self.loop_thread.submit(self._drive(session, text, self._sink(renderer)))
+        future = self.loop_thread.submit(self.turn("cell", text, None, self._sink(renderer)))
         try:
             self.main.pump_until(future, tick=renderer.tick)
         except KeyboardInterrupt:
@@ -418,34 +419,40 @@ class KernelCowork:
             renderer.tick()
         return TurnOutcome(interrupted=False, error=_error_of(future))
 
-    async def _drive(
-        self, session: CoworkSession, text: str, sink: Callable[[Event], None]
+    async def turn(
+        self, source: Source, text: str, client_id: str | None, show: Callable[[Event], None]
     ) -> None:
-        self.sidebar.begin("cell", text, None)  # raises while a sidebar turn runs
+        """One turn from any front, the one driver (engine loop): the sidebars mirror it as
+        it streams, ``show`` draws each event where it was asked for (the cell, or only the
+        panel). A cell's turn ends here; a sidebar's is ended by the hub, which then starts
+        the next queued message."""
+        session = await self.session_async()
+        self.sidebar.begin(source, text, client_id)  # raises while another turn runs
         try:
+            if source == "sidebar":
+                self._renderer = None  # figures of a sidebar turn are not drawn into a cell
+            problem = missing_key_message() if session.settings.provider == "anthropic" else None
+            if problem:
+                from loom_jupyter.jupyter.sidebar.protocol import TurnErrorMsg
+
+                self.sidebar.publish_message(TurnErrorMsg(None, problem, "MissingKeyError"))
+                return
             await self._note_activity(session)
             async for event in session.send(text):
-                sink(event)
+                show(event)
                 await self.sidebar.publish(event)
         finally:
-            self.sidebar.end()
+            if source == "cell":
+                self.sidebar.end()
 
-    async def sidebar_turn(self, hub: SidebarHub, text: str, client_id: str | None) -> None:
-        """Run a sidebar message as a turn (engine loop); it renders only in the sidebar."""
-        from loom_jupyter.jupyter.sidebar.protocol import TurnErrorMsg
+    async def sidebar_turn(self, text: str, client_id: str | None) -> None:
+        """Run a sidebar message as a turn (engine loop); it shows in the sidebars and the
+        panel, not in a cell."""
+        await self.turn("sidebar", text, client_id, self._show_in_panel)
 
-        session = await self.session_async()
-        problem = missing_key_message() if session.settings.provider == "anthropic" else None
-        hub.begin("sidebar", text, client_id)
-        self._renderer = None  # figures of a sidebar turn are not drawn into a cell
-        if problem:
-            hub.publish_message(TurnErrorMsg(None, problem, "MissingKeyError"))
-            return
-        await self._note_activity(session)
-        async for event in session.send(text):
-            await hub.publish(event)
-            if self.panel is not None:
-                self.main.post(lambda e=event: self._panel_apply(e))  # type: ignore[misc]
+    def _show_in_panel(self, event: Event) -> None:
+        if self.panel is not None:
+            self.main.post(lambda: self._panel_apply(event))
 
     def _panel_apply(self, event: Event) -> None:
         if self.panel is not None:
@@ -466,6 +473,7 @@ class KernelCowork:
         self, future: concurrent.futures.Future[None], renderer: Renderer
     ) -> TurnOutcome:
         """Stop the turn; the engine archives the partial answer as interrupted."""
+        self.main.interrupt_waiting()  # code queued just before the interrupt never starts
         self.loop_thread.loop.call_soon_threadsafe(self.session.interrupt)
         try:
             self.main.pump_until(future, tick=renderer.tick)

@@ -99,8 +99,8 @@ class HubHost(Protocol):
         """The conversation, once opening is done."""
         ...
 
-    async def sidebar_turn(self, hub: SidebarHub, text: str, client_id: str | None) -> None:
-        """Run a sidebar message as a turn."""
+    async def sidebar_turn(self, text: str, client_id: str | None) -> None:
+        """Run a sidebar message as a turn (the coworker's one turn driver)."""
         ...
 
     async def follow_notebook(self, path: str, server_root: str = "") -> None:
@@ -274,7 +274,7 @@ class SidebarHub:
 
     async def _sidebar_turn(self, item: Queued) -> None:
         try:
-            await self._cw.sidebar_turn(self, item.text, item.client_id)
+            await self._cw.sidebar_turn(item.text, item.client_id)
         except LoomError as exc:
             turn = self.mirror.turn if self.mirror else None
             self._broadcast(TurnErrorMsg(turn, str(exc), type(exc).__name__), turn)
