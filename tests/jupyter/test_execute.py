@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import threading
 from typing import TYPE_CHECKING
@@ -108,3 +109,41 @@ def test_a_keyboard_interrupt_in_user_code_reaches_the_pump(shell: InteractiveSh
         assert "interrupted" in future.result()
     finally:
         loop_thread.stop()
+
+
+def test_code_queued_before_an_interrupt_never_starts_after_it() -> None:
+    """The interrupt can land while more code waits in the queue behind the job it hit:
+    that code is answered "interrupted" and never runs; a display update still runs."""
+    loop_thread = LoopThread()
+    main = MainThreadQueue()
+    ran: list[str] = []
+    behind = threading.Event()  # the code and the display are queued behind the first job
+
+    def interrupted() -> None:
+        assert behind.wait(timeout=30)
+        raise KeyboardInterrupt
+
+    async def agent() -> list[str]:
+        first = asyncio.ensure_future(main.call(interrupted))
+        second = asyncio.ensure_future(main.call(lambda: ran.append("queued code")))
+        await asyncio.sleep(0)  # both calls have queued their jobs
+        main.post(lambda: ran.append("display"))
+        behind.set()
+        answers = []
+        for waiting in (first, second):
+            try:
+                await waiting
+            except ToolError as exc:
+                answers.append(str(exc))
+        return answers
+
+    try:
+        future = loop_thread.submit(agent())
+        with pytest.raises(KeyboardInterrupt):
+            main.pump_until(future)
+        main.interrupt_waiting()  # what the magic does when KeyboardInterrupt reaches the pump
+        main.pump_until(future)
+        assert future.result() == ["interrupted by the user (kernel interrupt)"] * 2
+    finally:
+        loop_thread.stop()
+    assert ran == ["display"]

@@ -47,6 +47,10 @@ class _Job:
         else:
             self._deliver(value, None)
 
+    def refuse(self, error: BaseException) -> None:
+        """Answer the waiter with ``error`` without running the work."""
+        self._deliver(None, error)
+
     def _deliver(self, value: Any, exc: BaseException | None) -> None:
         if self.future is None or self.loop is None or self.loop.is_closed():
             return
@@ -116,6 +120,20 @@ class MainThreadQueue:
             self.drain()
         finally:
             self._pumping -= 1
+
+    def interrupt_waiting(self) -> None:
+        """A kernel interrupt reached the pump: every queued job that someone awaits (code
+        for the namespace) is answered "interrupted" instead of run, so code queued just
+        before the interrupt never starts after it; display updates still run."""
+        while True:
+            try:
+                job = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            if job.future is None:
+                job.run()
+            else:
+                job.refuse(ToolError("interrupted by the user (kernel interrupt)"))
 
     def _wake(self, _: concurrent.futures.Future[Any]) -> None:
         self._queue.put(_Job(_nothing))
