@@ -113,7 +113,8 @@ def test_a_keyboard_interrupt_in_user_code_reaches_the_pump(shell: InteractiveSh
 
 def test_code_queued_before_an_interrupt_never_starts_after_it() -> None:
     """The interrupt can land while more code waits in the queue behind the job it hit:
-    that code is answered "interrupted" and never runs; a display update still runs."""
+    that code, and code queued until the interrupted work ends, is answered "interrupted"
+    and never runs; a display update still runs; the next turn's code runs again."""
     loop_thread = LoopThread()
     main = MainThreadQueue()
     ran: list[str] = []
@@ -144,6 +145,13 @@ def test_code_queued_before_an_interrupt_never_starts_after_it() -> None:
         main.interrupt_waiting()  # what the magic does when KeyboardInterrupt reaches the pump
         main.pump_until(future)
         assert future.result() == ["interrupted by the user (kernel interrupt)"] * 2
+        late = loop_thread.submit(main.call(lambda: ran.append("late code")))
+        main.pump_until(late)  # queued after the interrupt, before the turn ended: refused
+        with pytest.raises(ToolError, match="interrupted"):
+            late.result()
+        main.resume_waiting()  # the interrupted turn ended
+        again = loop_thread.submit(main.call(lambda: ran.append("next turn's code")))
+        main.pump_until(again)
     finally:
         loop_thread.stop()
-    assert ran == ["display"]
+    assert ran == ["display", "next turn's code"]

@@ -473,13 +473,15 @@ class KernelCowork:
         self, future: concurrent.futures.Future[None], renderer: Renderer
     ) -> TurnOutcome:
         """Stop the turn; the engine archives the partial answer as interrupted."""
-        self.main.interrupt_waiting()  # code queued just before the interrupt never starts
+        self.main.interrupt_waiting()  # no namespace code starts after the interrupt
         self.loop_thread.loop.call_soon_threadsafe(self.session.interrupt)
         try:
             self.main.pump_until(future, tick=renderer.tick)
         except KeyboardInterrupt:
             future.cancel()  # a second interrupt: cancel the task outright (still archived)
             self.main.drain()
+        finally:
+            self.main.resume_waiting()
         renderer.message("Interrupted: the partial answer is saved in the archive as interrupted.")
         return TurnOutcome(interrupted=True)
 

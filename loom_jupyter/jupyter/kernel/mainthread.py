@@ -78,6 +78,7 @@ class MainThreadQueue:
         self._kernel_loop = kernel_loop
         self._pumping = 0
         self._main = threading.main_thread()
+        self._refusing = False  # after a kernel interrupt, until the interrupted work ends
 
     @property
     def pumping(self) -> bool:
@@ -122,18 +123,16 @@ class MainThreadQueue:
             self._pumping -= 1
 
     def interrupt_waiting(self) -> None:
-        """A kernel interrupt reached the pump: every queued job that someone awaits (code
-        for the namespace) is answered "interrupted" instead of run, so code queued just
-        before the interrupt never starts after it; display updates still run."""
-        while True:
-            try:
-                job = self._queue.get_nowait()
-            except queue.Empty:
-                return
-            if job.future is None:
-                job.run()
-            else:
-                job.refuse(ToolError("interrupted by the user (kernel interrupt)"))
+        """A kernel interrupt reached the pump: until :meth:`resume_waiting`, every job that
+        someone awaits (code for the namespace), queued now or later, is answered
+        "interrupted" instead of run, so no code starts after the interrupt; display
+        updates still run."""
+        self._refusing = True
+        self.drain()
+
+    def resume_waiting(self) -> None:
+        """The interrupted work has ended: run awaited jobs again."""
+        self._refusing = False
 
     def _wake(self, _: concurrent.futures.Future[Any]) -> None:
         self._queue.put(_Job(_nothing))
@@ -145,14 +144,20 @@ class MainThreadQueue:
                 job = self._queue.get_nowait()
             except queue.Empty:
                 return
-            job.run()
+            self._run(job)
 
     def _run_one(self, timeout: float) -> None:
         try:
             job = self._queue.get(timeout=timeout)
         except queue.Empty:
             return
-        job.run()
+        self._run(job)
+
+    def _run(self, job: _Job) -> None:
+        if self._refusing and job.future is not None:
+            job.refuse(ToolError("interrupted by the user (kernel interrupt)"))
+        else:
+            job.run()
 
     def _enqueue(self, job: _Job) -> None:
         self._queue.put(job)

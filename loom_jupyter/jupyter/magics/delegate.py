@@ -192,7 +192,6 @@ def _finish(
     try:
         cowork.main.pump_until(future, tick=renderer.tick)
     except KeyboardInterrupt:
-        cowork.main.interrupt_waiting()  # queued namespace code never starts after it
         cowork.loop_thread.loop.call_soon_threadsafe(front.delegations.cancel)
         cowork.main.pump_until(future, tick=renderer.tick)
         renderer.message("Interrupted: every running subtask was cancelled (archived as such).")
