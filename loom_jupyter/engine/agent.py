@@ -220,7 +220,7 @@ class AgentLoop:
         if not decision.allowed:
             yield ToolCallDone(call, decision.to_output())
             return
-        yield ToolStarted(call.id, call.name, summarize_input(call))
+        yield ToolStarted(call.id, call.name, summarize_input(call), dict(call.input))
         try:
             output = await self.registry.run(call, ctx)
         except Exception as exc:  # the registry guards tools; this guards the registry

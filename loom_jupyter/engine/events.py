@@ -17,12 +17,14 @@ show: code, command or diff) and answering ``"yes"``/``"allow"``,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from loom_jupyter.tools.approval import ApprovalAnswer, ApprovalRequest, Approver
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from loom_jupyter.messages import Usage
 
 __all__ = [
@@ -85,11 +87,13 @@ class ToolDraft:
 
 @dataclass(frozen=True)
 class ToolStarted:
-    """A tool call is about to run (after approval, when it needed one)."""
+    """A tool call is about to run (after approval, when it needed one); ``input`` is the
+    call's input as archived."""
 
     call_id: str
     name: str
     summary: str
+    input: Mapping[str, Any] = field(default_factory=dict)
     kind: Literal["tool_started"] = "tool_started"
 
 
@@ -109,13 +113,17 @@ class ApprovalNeeded:
 
 @dataclass(frozen=True)
 class ToolFinished:
-    """A tool call ended; its result is archived as ``turn_number``."""
+    """A tool call ended; its result is archived as ``turn_number``. ``input`` and
+    ``result`` are what the archive holds (capped and redacted), so a front needs no
+    read of the archive to show them."""
 
     call_id: str
     name: str
     summary: str
     is_error: bool
     turn_number: int
+    input: Mapping[str, Any] = field(default_factory=dict)
+    result: str = ""
     kind: Literal["tool_finished"] = "tool_finished"
 
 

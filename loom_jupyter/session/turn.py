@@ -155,7 +155,15 @@ class ActiveTurn:
             effects=output.effects,
         )
         summary = output.summary or _first_line(output.text_content)
-        return ToolFinished(call.id, call.name, summary, output.is_error, self.last)
+        return ToolFinished(
+            call.id,
+            call.name,
+            summary,
+            output.is_error,
+            self.last,
+            input=dict(call.input),
+            result=output.text_content,
+        )
 
     async def _keep(self, text: str, status: TurnStatus) -> None:
         blocks = (TextBlock(text),)

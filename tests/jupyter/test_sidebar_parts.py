@@ -167,6 +167,22 @@ def test_engine_events_map_to_sidebar_messages() -> None:
     assert usage_msg.cost_usd == pytest.approx(1.75)  # type: ignore[union-attr]
 
 
+def test_tool_cards_come_from_the_events_alone() -> None:
+    """The engine's tool events carry the call's input and its (capped, redacted) result,
+    so the sidebar's cards need no read of the archive."""
+    mirror = TurnMirror("sidebar", "go", "c1")
+    mirror.messages(TurnStarted("s", 3))
+    (started,) = mirror.messages(ToolStarted("t9", "shell", "ls", {"command": "ls -l"}))
+    assert started.input == {"command": "ls -l"}  # type: ignore[union-attr]
+    finished_event = ToolFinished(
+        "t9", "shell", "2 files", False, 5, input={"command": "ls -l"}, result="a.py\nb.py"
+    )
+    (finished,) = mirror.messages(finished_event)
+    assert finished.result == "a.py\nb.py"  # type: ignore[union-attr]
+    assert finished.input == {"command": "ls -l"}  # type: ignore[union-attr]
+    assert finished.call_id == "t9"  # type: ignore[union-attr]
+
+
 def test_an_interruptible_call_ends_when_cancelled_from_another_thread() -> None:
     pending = Interruptible()
     started = threading.Event()

@@ -26,11 +26,9 @@ from loom_jupyter.jupyter.sidebar.protocol import (
     TurnStartedMsg,
     UsageMsg,
 )
-from loom_jupyter.messages import ToolUseBlock
 
 if TYPE_CHECKING:
-    from loom_jupyter.engine.events import Event
-    from loom_jupyter.messages import Turn
+    from loom_jupyter.engine.events import Event, ToolFinished
 
 __all__ = ["TurnMirror"]
 
@@ -68,12 +66,9 @@ class TurnMirror:
     cost: float = 0.0
     asking: bool = False  # an approval is pending: the next tool event resumes "thinking"
 
-    def messages(self, event: Event, archived: Turn | None = None) -> list[Outbound]:
-        """The messages for ``event``.
-
-        ``archived`` is the row the event refers to: the result turn of a
-        ``tool_finished``, the assistant turn holding the call of a ``tool_started``.
-        """
+    def messages(self, event: Event) -> list[Outbound]:
+        """The messages for ``event`` (tool events carry their input and result: no read
+        of the archive)."""
         turn = self.turn or 0
         if event.kind == "turn_started":
             self.turn = event.turn_number
@@ -87,14 +82,14 @@ class TurnMirror:
             return [ToolInputMsg(turn, event.call_id, event.name, event.piece)]
         if event.kind == "tool_started":
             self.started[event.call_id] = time.monotonic()
-            inputs = self.inputs.get(event.call_id) or _call_input(archived, event.call_id)
+            inputs = self.inputs.get(event.call_id) or event.input
             started = ToolStartedMsg(turn, event.call_id, event.name, event.summary, dict(inputs))
             return [*self._answered(), started]
         if event.kind == "approval_needed":
             self.asking = True
             return [Status("waiting-approval", f"waiting for approval: {event.name}")]
         if event.kind == "tool_finished":
-            finished = self._finished(event.call_id, event.name, event.summary, event, archived)
+            finished = self._finished(event)
             return [*self._answered(), finished]
         if event.kind == "usage":
             return [self._usage(event.usage.total_input_tokens, event.usage.output_tokens, event)]
@@ -129,26 +124,20 @@ class TurnMirror:
         self.asking = False
         return [Status("thinking")]
 
-    def _finished(
-        self, call_id: str, name: str, summary: str, event: Event, archived: Turn | None
-    ) -> ToolFinishedMsg:
-        began = self.started.pop(call_id, time.monotonic())
-        is_error = bool(getattr(event, "is_error", False))
-        result = cap(archived.content) if archived is not None else ""
-        inputs = dict(archived.tool_input or {}) if archived is not None else {}
+    def _finished(self, event: ToolFinished) -> ToolFinishedMsg:
+        began = self.started.pop(event.call_id, time.monotonic())
         ms = int((time.monotonic() - began) * 1000)
         return ToolFinishedMsg(
-            self.turn or 0, call_id, name, summary, is_error, ms, result, inputs or {}
+            self.turn or 0,
+            event.call_id,
+            event.name,
+            event.summary,
+            event.is_error,
+            ms,
+            cap(event.result),
+            dict(event.input),
         )
 
     def _usage(self, context: int, output: int, event: Event) -> UsageMsg:
         self.cost += float(getattr(event, "cost_usd", 0.0))
         return UsageMsg(context, output, self.cost_before + self.cost, context, self.context_budget)
-
-
-def _call_input(turn: Turn | None, call_id: str) -> dict[str, object]:
-    """The input of tool call ``call_id`` in an archived assistant turn ({} when absent)."""
-    for block in turn.blocks if turn is not None else ():
-        if isinstance(block, ToolUseBlock) and block.id == call_id:
-            return dict(block.input)
-    return {}

@@ -55,7 +55,6 @@ if TYPE_CHECKING:
         Resume,
         Send,
     )
-    from loom_jupyter.messages import Turn
     from loom_jupyter.session.conversation import CoworkSession
 
 __all__ = ["Handover", "SidebarHub"]
@@ -222,8 +221,7 @@ class SidebarHub:
         mirror = self.mirror
         if mirror is None:
             return
-        archived = await self._tool_turn(event)
-        for message in mirror.messages(event, archived):
+        for message in mirror.messages(event):
             self._broadcast(message, mirror.turn)
 
     def publish_message(self, message: Outbound) -> None:
@@ -240,28 +238,6 @@ class SidebarHub:
     def sidebar_turn(self) -> bool:
         """Whether the running turn came from the sidebar."""
         return self.mirror is not None and self.mirror.source == "sidebar"
-
-    async def _tool_turn(self, event: Event) -> Turn | None:
-        """The archive row an event refers to: a tool's result, or the call's assistant turn."""
-        sid = self._cw.session_now().session_id
-        try:
-            if event.kind == "tool_finished" and sid is not None:
-                return await self._cw.archive.get_turn(sid, event.turn_number)
-            if event.kind == "tool_started" and sid is not None:
-                return await self._calling_turn(sid, event.call_id)
-        except LoomError:
-            return None
-        return None
-
-    async def _calling_turn(self, sid: str, call_id: str) -> Turn | None:
-        """The assistant turn holding tool call ``call_id`` (archived before its tools run)."""
-        last = await self._cw.archive.last_turn_number(sid)
-        for turn in reversed(await self._cw.archive.get_turns(sid, max(1, last - 10), last)):
-            if turn.role == "assistant" and any(
-                getattr(block, "id", None) == call_id for block in turn.blocks
-            ):
-                return turn
-        return None
 
     def _start_next(self) -> None:
         if self.mirror is not None or (self._running is not None and not self._running.done()):
