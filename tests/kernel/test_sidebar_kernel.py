@@ -438,3 +438,30 @@ def test_a_front_of_another_protocol_version_gets_a_notice_and_nothing_else(wire
     kinds = [e["type"] for e in wire.comm_events(comm)]
     assert kinds.index("welcome") > 1
     assert "sessions" not in kinds[: kinds.index("welcome")]
+
+
+def test_unload_takes_the_comm_target_back_before_any_sidebar_opened(
+    fake: FakeAnthropic, tmp_path: Path
+) -> None:
+    notebook = tmp_path / "quiet.ipynb"
+    own = start_wire(fake, notebook, tmp_path / "config", approval="auto")
+    try:
+        assert own.value("1 + 1") == "2"  # loaded; no sidebar has opened
+        assert own.run("%unload_ext loom_jupyter")["status"] == "ok"
+        targets = "sorted(get_ipython().kernel.comm_manager.targets)"
+        assert "'loom'" not in own.value(targets)  # nothing left that answers for a closed coworker
+        comm = own.open_comm(hello())
+        closed = own.wait(
+            lambda: [
+                msg
+                for channel, msg in own.log
+                if channel == "iopub"
+                and msg["msg_type"] == "comm_close"
+                and msg["content"]["comm_id"] == comm
+            ],
+            "the kernel closing a comm no target takes",
+        )
+        assert closed
+        assert own.comm_events(comm) == []  # no welcome from the unloaded coworker
+    finally:
+        own.shutdown()

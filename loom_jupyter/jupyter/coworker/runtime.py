@@ -262,7 +262,7 @@ class KernelCowork:
         detach_front(self)
         if self._hub is not None:
             self._hub.detach()
-        elif self.in_kernel:  # no sidebar ever opened: only the target to take back
+        if self.in_kernel:  # the light target, when no sidebar opened (the hub may exist)
             manager = self.shell.kernel.comm_manager
             if manager.targets.get(TARGET) == self._first_sidebar:
                 manager.unregister_target(TARGET, self._first_sidebar)
