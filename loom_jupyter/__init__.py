@@ -28,6 +28,11 @@ def unload_ipython_extension(ipython: Any) -> None:
     unload(ipython)
 
 
+def _jupyter_server_extension_points() -> list[dict[str, str]]:
+    """Jupyter Server's entry point: kernel websockets without Nagle's delay."""
+    return [{"module": "loom_jupyter.jupyter.server"}]
+
+
 def _jupyter_labextension_paths() -> list[dict[str, str]]:
     """Where JupyterLab finds the prebuilt sidebar extension."""
     return [{"src": "labextension", "dest": "loom-jupyter"}]

@@ -5,6 +5,8 @@ Nothing is imported here; ``%load_ext loom_jupyter`` imports :mod:`.extension`, 
 pulls in the rest on demand. Sub-packages by job, lowest first (a package imports only
 the ones above it in this list, ``tests/core/test_layering.py`` checks it):
 
+- ``server``      Loom's Jupyter Server extension: kernel websockets with TCP_NODELAY
+                  (loaded by Jupyter Server, never by the kernel)
 - ``cell``        what a turn shows in its cell: markdown rendering, output helpers,
                   the stdin approval question
 - ``notebook``    which notebook (and so which archive) this kernel serves; the rules

@@ -61,6 +61,7 @@ JUPYTER_UNITS = frozenset({"jupyter"})
 # Inside the Jupyter layer, lowest first: a sub-package imports only those before it.
 # Keep in step with loom_jupyter/jupyter/__init__.py and docs/architecture.md.
 JUPYTER_PARTS = (
+    "server",
     "notebook",
     "kernel",
     "cell",
