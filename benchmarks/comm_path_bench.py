@@ -232,8 +232,8 @@ def main(quick: bool) -> None:
     print(
         f"\nAs shipped, Jupyter Server's kernel websocket keeps Nagle's algorithm on: each frame "
         "after a burst's first (status busy → the answer → status idle) waits for the client's "
-        f"delayed ACK (up to 40 ms). Loom's server extension sets TCP_NODELAY and takes {delay:.1f} ms "
-        "off the answer's way back."
+        "delayed ACK (up to 40 ms). Loom's server extension sets TCP_NODELAY and takes "
+        f"{delay:.1f} ms off the answer's way back."
     )
     print(f"(machine load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
 

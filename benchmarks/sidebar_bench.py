@@ -134,7 +134,8 @@ ROUND_TRIPS = """async (app, count) => {
         const start = performance.now(), sent = wall();
         comm.send({ type: 'sessions' });
         const { arrived, stamped } = await next;
-        times.push({ total: performance.now() - start, there: stamped - sent, back: arrived - stamped });
+        const total = performance.now() - start;
+        times.push({ total, there: stamped - sent, back: arrived - stamped });
     }
     comm.close();
     return times;

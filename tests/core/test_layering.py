@@ -53,16 +53,19 @@ LAYERS = (
     layer("engine", "engine", never=frozenset({"archive"})),
     layer("session", "session"),
     layer("orchestrator", "orchestrator"),
+    layer("host", "host"),
     layer("test kit", "testing"),
     layer("fronts", "jupyter", "cli"),
 )
+# Units that may not import a lower unit all the same: the kernel's fronts read the
+# archive only through the host (history, sessions, search: loom_jupyter/host/views.py).
+NEVER_BY_UNIT = {"jupyter": frozenset({"archive"})}
 JUPYTER_STACK = frozenset({"IPython", "ipykernel", "ipywidgets", "comm", "jupyter_server"})
 JUPYTER_UNITS = frozenset({"jupyter"})
 # Inside the Jupyter layer, lowest first: a sub-package imports only those before it.
 # Keep in step with loom_jupyter/jupyter/__init__.py and docs/architecture.md.
 JUPYTER_PARTS = (
     "server",
-    "notebook",
     "kernel",
     "cell",
     "sidebar",
@@ -91,7 +94,7 @@ def may_import(importer: str, imported: str) -> bool:
     if importer == imported:
         return True
     here, there = layer_index(importer), layer_index(imported)
-    if imported in LAYERS[here].never:
+    if imported in LAYERS[here].never | NEVER_BY_UNIT.get(importer, frozenset()):
         return False
     return there < here or (there == here and LAYERS[here].units_share)
 
@@ -219,6 +222,13 @@ def test_every_unit_of_the_package_is_in_a_layer() -> None:
 
 def test_no_import_runs_against_the_layers() -> None:
     assert violations() == []
+
+
+def test_the_kernel_fronts_reach_the_archive_only_through_the_host() -> None:
+    assert not may_import("jupyter", "archive")
+    assert may_import("host", "archive")
+    assert may_import("jupyter", "host")
+    assert may_import("cli", "archive")
 
 
 def test_the_jupyter_layer_imports_only_downwards() -> None:

@@ -31,20 +31,24 @@ JUPYTER_MODULES = {
     "cell": {"approval", "output"},
     "coworker": {"registry", "runtime"},
     "delegation": {"front", "view"},
-    "kernel": {"activity", "bridge", "execute", "fdcapture", "loop_thread", "mainthread"},
+    "kernel": {"activity", "bridge", "execute", "fdcapture", "mainthread"},
     "magics": {"commands", "cowork", "delegate"},
-    "notebook": {"location", "relocate"},
-    "sidebar": {
-        "approvals",
-        "bridge",
-        "cellguard",
-        "events",
-        "history",
-        "hub",
-        "protocol",
-        "queue",
-        "replay",
-    },
+    "sidebar": {"cellguard"},  # the hub and its comm come with the first sidebar
+}
+HOST_MODULES = {
+    "approvals",
+    "floor",
+    "history",
+    "host",
+    "location",
+    "loop_thread",
+    "mirror",
+    "protocol",
+    "queue",
+    "relocate",
+    "replay",
+    "stream",
+    "views",
 }
 NOT_YET = {"anthropic", "pydantic", "ipywidgets", "httpx", "httpx2", "yaml", "matplotlib"}
 
@@ -73,6 +77,10 @@ def test_load_imports_only_what_an_idle_coworker_needs(tmp_path: Path) -> None:
     for part, names in JUPYTER_MODULES.items():
         loaded = {m.split(".")[1] for m in jupyter if m.startswith(f"{part}.")}
         assert loaded == names, part
+    host = {
+        m.removeprefix("loom_jupyter.host.") for m in modules if m.startswith("loom_jupyter.host.")
+    }
+    assert host == HOST_MODULES  # the panel's data: on first use
     assert not any(m.startswith("loom_jupyter.jupyter.panel") for m in modules)
     assert "loom_jupyter.jupyter.magics.reports" not in modules  # handlers load on first run
     assert "loom_jupyter.jupyter.cell.render" not in modules  # on the first turn

@@ -14,16 +14,16 @@ from typing import Any
 
 import pytest
 
+from loom_jupyter.host import contract
+from loom_jupyter.host import protocol as p
 from loom_jupyter.jupyter.delegation.view import to_sidebar
-from loom_jupyter.jupyter.sidebar import contract
-from loom_jupyter.jupyter.sidebar import protocol as p
 from loom_jupyter.orchestrator import SubtaskView, TaskSnapshot
 
 ROOT = Path(__file__).resolve().parents[2]
 FRONT = ROOT / "labextension"
 GENERATED = FRONT / "src" / "generated"
 STALE = (
-    "is stale: run `python -m loom_jupyter.jupyter.sidebar.contract` at the repository root, "
+    "is stale: run `python -m loom_jupyter.host.contract` at the repository root, "
     "then `jlpm build` in labextension/, and commit the result"
 )
 
@@ -237,7 +237,7 @@ from IPython.core.interactiveshell import InteractiveShell
 shell = InteractiveShell.instance()
 shell.run_line_magic("load_ext", "loom_jupyter")
 print("pydantic" in sys.modules)
-from loom_jupyter.jupyter.sidebar.protocol import parse_inbound
+from loom_jupyter.host.protocol import parse_inbound
 parse_inbound({"type": "stop"})
 print("pydantic" in sys.modules)
 """

@@ -22,10 +22,9 @@ from loom_jupyter.engine.events import (
     TurnStarted,
     UsageEvent,
 )
-from loom_jupyter.jupyter.cell.approval import Interruptible
-from loom_jupyter.jupyter.sidebar.events import TurnMirror
-from loom_jupyter.jupyter.sidebar.history import history_page, session_rows
-from loom_jupyter.jupyter.sidebar.protocol import (
+from loom_jupyter.host.history import history_page, session_rows
+from loom_jupyter.host.mirror import TurnMirror
+from loom_jupyter.host.protocol import (
     Approve,
     Fork,
     Hello,
@@ -37,8 +36,9 @@ from loom_jupyter.jupyter.sidebar.protocol import (
     ToolInputMsg,
     parse_inbound,
 )
-from loom_jupyter.jupyter.sidebar.queue import SendQueue
-from loom_jupyter.jupyter.sidebar.replay import EventLog
+from loom_jupyter.host.queue import SendQueue
+from loom_jupyter.host.replay import EventLog
+from loom_jupyter.jupyter.cell.approval import Interruptible
 from loom_jupyter.messages import TurnDraft, Usage
 
 if TYPE_CHECKING:

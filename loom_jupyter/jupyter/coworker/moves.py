@@ -1,15 +1,15 @@
 """``%cowork adopt NAME``: a notebook renamed while no kernel listened takes over the
 conversation its old name left behind (the rules are in
-:mod:`loom_jupyter.jupyter.notebook.relocate`)."""
+:mod:`loom_jupyter.host.relocate`)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from loom_jupyter.errors import LoomError
+from loom_jupyter.host.location import NotebookLocation
+from loom_jupyter.host.relocate import Relocation
 from loom_jupyter.jupyter.coworker.registry import open_coworker
-from loom_jupyter.jupyter.notebook.location import NotebookLocation
-from loom_jupyter.jupyter.notebook.relocate import Relocation, adoption_problem
 
 if TYPE_CHECKING:
     from loom_jupyter.jupyter.coworker.runtime import KernelCowork
@@ -28,7 +28,7 @@ def adopt(cowork: KernelCowork, name: str) -> KernelCowork:
     here = cowork.location
     move = Relocation(NotebookLocation(here.directory / name, here.source), here)
     stale_after = cowork.session.settings.lease_stale_seconds
-    problem = cowork.run(adoption_problem(move, cowork.archive, stale_after))
+    problem = cowork.run(cowork.views.adoption_problem(move, stale_after))
     if problem is not None:
         raise LoomError(problem)
     staged = cowork.run(move.stage_copy())  # a failure here changes nothing
@@ -39,6 +39,6 @@ def adopt(cowork: KernelCowork, name: str) -> KernelCowork:
     move.remove_source()
     successor = open_coworker(shell, here, predecessor=cowork)
     successor.sidebar.take(handover)
-    successor.run(successor.archive.move_notebook(str(move.old.path), str(here.path)))
+    successor.run(successor.views.move_notebook(str(move.old.path), str(here.path)))
     successor.refresh_panel()
     return successor

@@ -6,7 +6,7 @@ notebook changes. When the sidebar says the notebook was renamed,
 :func:`follow_rename` copies the archive under the new name once nothing runs and
 reopens the coworker on it, handing over the open sidebars, the panel and the cells
 not yet reported; the session goes on. The rules (which path, what is removed or
-kept, what is refused) are in :mod:`loom_jupyter.jupyter.notebook.relocate`.
+kept, what is refused) are in :mod:`loom_jupyter.host.relocate`.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 from loom_jupyter.errors import LoomError
 
 if TYPE_CHECKING:
+    from loom_jupyter.host.location import NotebookLocation
+    from loom_jupyter.host.relocate import Relocation
     from loom_jupyter.jupyter.coworker.runtime import KernelCowork
-    from loom_jupyter.jupyter.notebook.location import NotebookLocation
-    from loom_jupyter.jupyter.notebook.relocate import Relocation
 
 __all__ = [
     "busy",
@@ -61,7 +61,7 @@ def current(shell: Any) -> Any:
 
 def cowork_for(shell: Any, notebook: str | None) -> Any:
     """The shell's coworker, opening it (or re-opening for another notebook) on demand."""
-    from loom_jupyter.jupyter.notebook.location import resolve_notebook
+    from loom_jupyter.host.location import resolve_notebook
 
     if id(shell) not in _LOADED:
         raise LoomError("loom is not loaded: run %load_ext loom_jupyter")
@@ -69,7 +69,7 @@ def cowork_for(shell: Any, notebook: str | None) -> Any:
     if existing is not None and not _usable(existing):  # e.g. locked at load: try again
         existing.close()
         existing = _LOADED[id(shell)] = None
-    if existing is not None and not existing.archive.path.exists():
+    if existing is not None and not existing.archive_path.exists():
         existing = _LOADED[id(shell)] = _rescue(shell, existing)
     if existing is not None and notebook is None:
         return existing
@@ -91,17 +91,17 @@ def open_coworker(
     """
     from loom_jupyter.jupyter.coworker.runtime import KernelCowork
 
-    owner = None if predecessor is None else predecessor.owner
+    owner = None if predecessor is None else predecessor.host.owner
     cowork = KernelCowork(shell, location, owner=owner)
     try:
         cowork.open(attach_sidebar=predecessor is None)
     except BaseException:
         cowork.close()
         raise
-    cowork.on_renamed = lambda: follow_rename(shell)
+    cowork.host.on_renamed = lambda: cowork.main.post(lambda: follow_rename(shell))
     _LOADED[id(shell)] = cowork
     atexit.register(cowork.close)
-    if cowork.renamed_to is not None:  # a sidebar said so while the archive was opening
+    if cowork.host.renamed_to is not None:  # a sidebar said so while the archive was opening
         follow_later(shell)
     return cowork
 
@@ -133,12 +133,10 @@ def _rescue(shell: Any, cowork: Any) -> Any:
 
     The lease is released first so the reopened coworker resumes the same session.
     """
-    from loom_jupyter.archive import archive_path_for
-
-    path = cowork.archive.path
-    archive_path_for(cowork.location.path)  # the .loom folder and its .gitignore again
+    path = cowork.archive_path
+    cowork.location.archive_path()  # the .loom folder and its .gitignore again
     cowork.run(cowork.session.close())
-    cowork.run(cowork.archive.save_copy(path))
+    cowork.run(cowork.views.save_copy(path))
     cowork.close()
     print(
         f"loom: the archive {path} was deleted while this kernel was using it; it was written "
@@ -155,29 +153,29 @@ def follow_rename(shell: Any) -> None:
     the session goes on. Until the copy is open the old archive is untouched.
     """
     cowork = current(shell)
-    if cowork is None or cowork.renamed_to is None or not cowork.loop_thread.alive:
+    if cowork is None or cowork.host.renamed_to is None or not cowork.loop_thread.alive:
         return
     if not cowork.idle or cowork.main.pumping:  # a turn, a delegation or a %cowork cell
         follow_later(shell)
         return
-    from loom_jupyter.jupyter.notebook.relocate import Relocation
+    from loom_jupyter.host.relocate import Relocation
 
-    relocation = Relocation(cowork.location, cowork.renamed_to)
-    cowork.renamed_to = None
+    relocation = Relocation(cowork.location, cowork.host.renamed_to)
+    cowork.host.renamed_to = None
     problem = relocation.blocked_by()
     if problem is not None:
-        cowork.sidebar.notice(problem, "warning")
+        cowork.floor.notice(problem, "warning")
         return
     sid = cowork.session.session_id
     try:
         successor = _swapped(shell, cowork, relocation)
     except Exception as exc:  # the old archive still serves; say why it stayed
-        cowork.sidebar.notice(f"The conversation stays in {relocation.source.name}: {exc}", "error")
+        cowork.floor.notice(f"The conversation stays in {relocation.source.name}: {exc}", "error")
         return
     try:
         _settle(successor, relocation, sid)
     except Exception as exc:  # moved, but not tidied: the session is safe in the new archive
-        successor.sidebar.notice(f"The conversation moved, but: {exc}", "warning")
+        successor.floor.notice(f"The conversation moved, but: {exc}", "warning")
 
 
 def _swapped(shell: Any, cowork: KernelCowork, relocation: Relocation) -> KernelCowork:
@@ -187,7 +185,7 @@ def _swapped(shell: Any, cowork: KernelCowork, relocation: Relocation) -> Kernel
     """
     target = relocation.target
     try:
-        cowork.run(cowork.archive.save_copy(target))
+        cowork.run(cowork.views.save_copy(target))
         successor = open_coworker(shell, relocation.new, predecessor=cowork)
     except BaseException:  # the shell keeps ``cowork``: a failed open never replaced it
         target.unlink(missing_ok=True)
@@ -206,13 +204,13 @@ def _settle(successor: KernelCowork, relocation: Relocation, sid: str | None) ->
     """The moved archive names the new notebook; the same session goes on; the fronts know."""
     session = successor.session
     old, new = str(relocation.old.path), str(relocation.new.path)
-    successor.run(successor.archive.move_notebook(old, new))
+    successor.run(successor.views.move_notebook(old, new))
     switched = sid is not None and session.session_id != sid
     if sid is not None and switched:  # the latest active one was another: go on with this one
         successor.run(session.resume(sid))
     successor.refresh_panel(tell_sidebars=False)
     message = relocation.message(conversing=sid is not None)
-    successor.run(successor.sidebar.followed(message, switched=switched))
+    successor.run(successor.host.followed(message, switched=switched))
 
 
 def follow_later(shell: Any) -> None:

@@ -1,52 +1,49 @@
-"""One kernel's coworker: engine thread, archive, session, bridge and approver.
+"""One kernel's coworker: the Jupyter side of a :class:`~loom_jupyter.host.host.Host`.
 
-:class:`KernelCowork` is created by ``%load_ext`` and shared by every front in
-the kernel. All archive and session work runs on the engine loop; the magics
-call the blocking helpers here from the main thread.
+:class:`KernelCowork` is created by ``%load_ext`` and shared by every front in the
+kernel. The host (archive, session, turns, the event stream) runs on its engine
+thread; this class adds what needs the kernel: the main-thread queue the magics pump,
+the live namespace bridge, the stdin approver, the person's cells, the cell renderer
+and the panel (both subscribers of the host's stream) and the sidebar's comm.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import os
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from loom_jupyter.archive.liveness import this_process_owner
-from loom_jupyter.errors import LeaseHeldError, LoomError
-from loom_jupyter.jupyter.kernel.loop_thread import LoopThread
+from typing_extensions import assert_never
+
+from loom_jupyter.errors import LoomError
+from loom_jupyter.host.host import Host, KernelPorts
+from loom_jupyter.host.stream import HostMessage, TurnEvent
 from loom_jupyter.jupyter.kernel.mainthread import MainThreadQueue
 from loom_jupyter.jupyter.sidebar import TARGET
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
+    from pathlib import Path
 
-    from loom_jupyter.archive import Archive, SessionInfo
-    from loom_jupyter.engine.events import Event
+    from loom_jupyter.host.floor import TurnFloor
+    from loom_jupyter.host.location import NotebookLocation
+    from loom_jupyter.host.loop_thread import LoopThread
+    from loom_jupyter.host.panel_data import PanelData
+    from loom_jupyter.host.stream import Published
+    from loom_jupyter.host.views import Views
     from loom_jupyter.jupyter.cell.approval import StdinApprover
     from loom_jupyter.jupyter.cell.render import Renderer
     from loom_jupyter.jupyter.kernel.activity import CellActivity
-    from loom_jupyter.jupyter.notebook.location import NotebookLocation
-    from loom_jupyter.jupyter.notebook.relocate import Orphan
-    from loom_jupyter.jupyter.panel.data import PanelData
     from loom_jupyter.jupyter.panel.widget import Panel
     from loom_jupyter.jupyter.sidebar.cellguard import CellGuard
-    from loom_jupyter.jupyter.sidebar.events import Source
     from loom_jupyter.jupyter.sidebar.hub import SidebarHub
     from loom_jupyter.models.base import Model
     from loom_jupyter.session.conversation import CoworkSession
-    from loom_jupyter.settings import Settings
     from loom_jupyter.tools.base import ExecutionResult
 
-__all__ = ["LEASE_MESSAGE", "KernelCowork", "TurnOutcome", "missing_key_message"]
-
-LEASE_MESSAGE = (
-    "The latest session of this notebook is being written by another live kernel. "
-    "This kernel starts a new session instead; once the other kernel is shut down, "
-    "%cowork resume 1 continues the earlier one."
-)
+__all__ = ["KernelCowork", "TurnOutcome"]
 
 T = TypeVar("T")
 
@@ -57,16 +54,6 @@ class TurnOutcome:
 
     interrupted: bool
     error: str | None = None
-
-
-def missing_key_message() -> str | None:
-    """The message shown when no API key is configured, else None."""
-    if os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"):
-        return None
-    return (
-        "No API key: set ANTHROPIC_API_KEY (for example %env ANTHROPIC_API_KEY=sk-ant-... "
-        "in a cell, or in the environment before starting Jupyter), then run %cowork again."
-    )
 
 
 class KernelCowork:
@@ -81,32 +68,43 @@ class KernelCowork:
         owner: str | None = None,
     ) -> None:
         self.shell = shell
-        self._model = model  # None: the Anthropic adapter built from settings
-        self.location = location
-        self.loop_thread = LoopThread()
+        self.host = Host(location, model=model, owner=owner)
         self.main = MainThreadQueue(_running_loop())
         self.approver: StdinApprover | None = None  # built with the session, off the main thread
-        self.owner = owner or str(this_process_owner())  # a successor keeps its lease owner
-        self.lease_message: str | None = None
-        self.crash_message: str | None = None  # the previous kernel died holding the session
         self.panel: Panel | None = None
-        self._renderer: Renderer | None = None
-        self.resumed: SessionInfo | None = None  # the session resumed at load, if any
-        self.resumed_prompts = 0  # how many messages the person sent in it
-        self._archive: Archive | None = None
-        self._session: CoworkSession | None = None
-        self._opening: concurrent.futures.Future[None] | None = None
-        self._peeked: concurrent.futures.Future[None] = concurrent.futures.Future()
-        # Set when open() returns: the session's heavy imports then run on the engine
-        # thread without slowing the rest of %load_ext on the main thread.
-        self._loaded: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._renderer: Renderer | None = None  # the cell turn's, while its cell pumps
         self._hub: SidebarHub | None = None  # built on first use: %load_ext stays light
         self._hub_lock = threading.Lock()  # the main thread and the engine loop may both ask
         self._guard: CellGuard | None = None
         self.activity: CellActivity | None = None  # the person's cells between turns
-        self.renamed_to: NotebookLocation | None = None  # the notebook's new name, to follow
-        self.orphans: list[Orphan] = []  # conversations of vanished notebooks beside this one
-        self.on_renamed: Callable[[], None] | None = None  # main thread: follow it when idle
+        self.floor.subscribers.append(self._to_panel)
+
+    # the host's parts, by name -------------------------------------------------
+
+    @property
+    def location(self) -> NotebookLocation:
+        """The notebook this kernel serves."""
+        return self.host.location
+
+    @property
+    def loop_thread(self) -> LoopThread:
+        """The host's engine thread."""
+        return self.host.loop_thread
+
+    @property
+    def floor(self) -> TurnFloor:
+        """The host's turn floor (turns, queue, approvals, the stream)."""
+        return self.host.floor
+
+    @property
+    def views(self) -> Views:
+        """History, sessions and search, read through the host."""
+        return self.host.views
+
+    @property
+    def archive_path(self) -> Path:
+        """The notebook's archive file."""
+        return self.host.views.path
 
     # lifecycle -------------------------------------------------------------
     #
@@ -119,40 +117,29 @@ class KernelCowork:
         """Open the archive and start resuming the latest active session.
 
         ``attach_sidebar=False`` leaves the comm target alone: a predecessor hands
-        its open sidebars over (:meth:`SidebarHub.hand_over`).
+        its open sidebars over (:meth:`SidebarHub.take`).
         """
         from loom_jupyter.jupyter.sidebar.cellguard import CellGuard
 
         self._guard = CellGuard(self.shell)  # before the bridge is built on the engine thread
-        self._opening = self.loop_thread.submit(self._open())
+        ports = KernelPorts(self._bridge, self._approver, self._note_activity, self._opened)
+        opening = self.host.start(ports)
         try:
-            self.main.pump_until(_either(self._opening, self._peeked))
-            if self._opening.done():
-                self._opening.result()  # raise a failure to open the archive now
+            self.main.pump_until(_either(opening, self.host.peeked))
+            if opening.done():
+                opening.result()  # raise a failure to open the archive now
             self._watch_cells()
             if self.in_kernel and attach_sidebar:
                 self._attach_sidebar()
         finally:
-            self._loaded.set_result(None)
-
-    async def follow_notebook(self, path: str, server_root: str = "") -> None:
-        """The front says where the notebook is now (engine loop): follow a rename when idle."""
-        from loom_jupyter.jupyter.notebook.relocate import renamed_location
-
-        location = renamed_location(self.location, path, server_root)
-        if location is None:
-            return
-        self.renamed_to = location  # following twice is harmless: the second finds it done
-        if self.on_renamed is not None:
-            self.main.post(self.on_renamed)
+            self.host.loaded.set_result(None)
 
     @property
     def idle(self) -> bool:
         """No turn and no delegation is running (the archive may be swapped)."""
         from loom_jupyter.jupyter.delegation.front import delegations_running
 
-        session = self._session
-        return (session is None or not session.busy) and not delegations_running(self)
+        return self.host.idle and not delegations_running(self)
 
     def _watch_cells(self) -> None:
         """Follow the person's cells; the next turn is told what they ran (main thread)."""
@@ -170,19 +157,25 @@ class KernelCowork:
         if note:
             await session.append_note(note, activity_effects(runs))
 
+    async def _opened(self, session: CoworkSession) -> None:
+        """The session is open (engine loop): %delegate and delegate_task get their fronts."""
+        from loom_jupyter.jupyter.delegation.front import attach_front
+
+        await attach_front(self, session)
+
     @property
     def sidebar(self) -> SidebarHub:
-        """The kernel's sidebars: every open sidebar comm, the running turn's mirror."""
+        """The kernel's sidebars: every open sidebar comm, on the host's stream."""
         with self._hub_lock:
             if self._hub is None:
                 from loom_jupyter.jupyter.sidebar.hub import SidebarHub
 
-                self._hub = SidebarHub(self)
+                self._hub = SidebarHub(self.host)
             return self._hub
 
     def _attach_sidebar(self) -> None:
         """Accept sidebar comms (main thread); the hub takes the comm target over when the
-        first sidebar opens (or when the session is built, whichever comes first)."""
+        first sidebar opens."""
         self.shell.kernel.comm_manager.register_target(TARGET, self._first_sidebar)
 
     def _first_sidebar(self, comm: Any, msg: dict[str, Any]) -> None:
@@ -192,66 +185,22 @@ class KernelCowork:
         assert hub.link is not None
         hub.link.accept(comm, msg)
 
-    async def _open(self) -> None:
-        from loom_jupyter.archive import Archive, archive_path_for
-        from loom_jupyter.settings import Settings
-
-        settings = Settings.load(self.location.directory)
-        path = archive_path_for(self.location.path)
-        self._archive = await Archive.open(path, busy_timeout=settings.busy_timeout_seconds)
-        self.resumed = (
-            await self._archive.latest_active_session()
-        )  # one archive per notebook: a moved notebook keeps its sessions
-        held = self.resumed is not None and await self._archive.lease_is_held(
-            self.resumed.id, self.owner, stale_after=settings.lease_stale_seconds
-        )
-        if held:  # decided before the banner is printed
-            self.lease_message, self.resumed = LEASE_MESSAGE, None
-        elif self.resumed is not None and self.resumed.lease_owner:
-            self.crash_message = await _crash_line(self._archive, self.resumed)
-        if self.resumed is not None:
-            self.resumed_prompts = (await self._archive.prompt_counts([self.resumed.id]))[
-                self.resumed.id
-            ]
-        if self.resumed is None and not held and not await self._archive.list_sessions(limit=1):
-            from loom_jupyter.jupyter.notebook.relocate import find_orphans
-
-            self.orphans = await find_orphans(self.location, settings.lease_stale_seconds)
-        self._peeked.set_result(None)
-        await asyncio.wrap_future(self._loaded)
-        await self._open_session(settings, resume=not held)
-
-    async def _open_session(self, settings: Settings, *, resume: bool) -> None:
+    def _approver(self) -> Any:
+        """The session's approver: stdin, and the sidebar when one is open (engine thread)."""
+        from loom_jupyter.host.approvals import SharedApprover
         from loom_jupyter.jupyter.cell.approval import StdinApprover
-        from loom_jupyter.jupyter.kernel.bridge import LiveKernelBridge
-        from loom_jupyter.jupyter.sidebar.approvals import SharedApprover
-        from loom_jupyter.session.conversation import CoworkSession
 
-        assert self._archive is not None
         self.approver = StdinApprover(self.main)
-        options: dict[str, Any] = {
-            "notebook_path": self.location.path,
-            "settings": settings,
-            "kernel": self._bridge(LiveKernelBridge(self.shell, self.main, on_result=self._shown)),
-            "approver": SharedApprover(self.approver, self.sidebar),
-            "owner": self.owner,
-            "model": self._model,
-        }
-        try:
-            self._session = await CoworkSession.open(self._archive, resume=resume, **options)
-        except LeaseHeldError:  # taken between the peek and now
-            self._session = await CoworkSession.open(self._archive, resume=False, **options)
-            self.lease_message, self.resumed = LEASE_MESSAGE, None
-        from loom_jupyter.jupyter.delegation.front import attach_front
+        return SharedApprover(self.approver, self.floor)
 
-        await attach_front(self, self._session)  # delegate_task and %delegate, live progress
-
-    def _bridge(self, live: Any) -> Any:
-        """The KernelBridge: in a kernel, one that waits for the person's running cell."""
+    def _bridge(self) -> Any:
+        """The KernelBridge over the live namespace; it waits for the person's running cell."""
+        from loom_jupyter.jupyter.kernel.bridge import LiveKernelBridge
         from loom_jupyter.jupyter.sidebar.cellguard import GuardedBridge
 
         assert self._guard is not None  # made by open() before this runs
-        return GuardedBridge(live, self.shell, self.main, self._guard, self.sidebar)
+        live = LiveKernelBridge(self.shell, self.main, on_result=self._shown)
+        return GuardedBridge(live, self.shell, self.main, self._guard, self.floor)
 
     def close(self) -> None:
         """Release the lease and close the archive; safe to call twice (atexit, unload)."""
@@ -270,26 +219,11 @@ class KernelCowork:
             self._guard.close()
         if self.activity is not None:
             self.activity.close()
-        try:
-            if self._opening is not None:
-                self._opening.result(timeout=30.0)
-            self.loop_thread.run(self._close(), timeout=5.0)
-        except (LoomError, concurrent.futures.TimeoutError, RuntimeError):
-            pass  # shutting down: a stale lease expires on its own
-        finally:
-            self.loop_thread.stop()
-
-    async def _close(self) -> None:
-        try:
-            if self._session is not None:
-                await self._session.close()
-        finally:  # a damaged archive refuses the lease release: still close the file
-            if self._archive is not None:
-                await self._archive.close()
+        self.host.close()
 
     def _ready(self) -> None:
         """Wait (pumping) until the session is open; raise if opening failed."""
-        opening = self._opening
+        opening = self.host.opening
         if opening is None:
             raise LoomError("loom is not loaded: run %load_ext loom_jupyter first")
         if not opening.done():
@@ -300,29 +234,17 @@ class KernelCowork:
 
     @property
     def session(self) -> CoworkSession:
-        """The conversation (waits for the end of opening)."""
+        """The conversation (waits, pumping, for the end of opening)."""
         self._ready()
-        assert self._session is not None
-        return self._session
+        return self.host.session_now()
 
     def session_now(self) -> CoworkSession:
         """The conversation, from the engine loop once opening is done."""
-        if self._session is None:
-            raise LoomError("loom is still opening this notebook's archive; try again")
-        return self._session
+        return self.host.session_now()
 
     async def session_async(self) -> CoworkSession:
         """The conversation, awaited on the engine loop (opening may still run)."""
-        if self._opening is not None and not self._opening.done():
-            await asyncio.wrap_future(self._opening)
-        return self.session_now()
-
-    @property
-    def archive(self) -> Archive:
-        """The notebook's archive."""
-        if self._archive is None:
-            raise LoomError("loom is not loaded: run %load_ext loom_jupyter first")
-        return self._archive
+        return await self.host.session_async()
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
         """Run ``coro`` on the engine loop once the session is open, pumping the main thread."""
@@ -341,25 +263,43 @@ class KernelCowork:
         """True inside ipykernel (rich output); False in a terminal shell."""
         return getattr(self.shell, "kernel", None) is not None
 
+    # the panel: a subscriber of the host's stream ---------------------------------
+
     def ensure_panel(self) -> Panel:
         """The kernel's live panel, created on first use."""
         from loom_jupyter.jupyter.panel.widget import Panel
 
         if self.panel is None:
-            self.panel = Panel(self.shell, self.run(self._panel_data()))
+            self.panel = Panel(self.shell, self.run(self.views.panel_data()))
         return self.panel
 
     def refresh_panel(self, *, tell_sidebars: bool = True) -> None:
-        """Reload the panel from the archive (after resume, new, fork, delete); tell sidebars."""
+        """Reload the panel (after resume, new, fork, delete); tell every front."""
         if self.panel is not None:
-            self.panel.reset(self.run(self._panel_data()))
+            self.panel.reset(self.run(self.views.panel_data()))
         if tell_sidebars:
-            self.sidebar.session_switched()
+            self.run(self.host.session_changed())
 
-    def panel_reset_soon(self) -> None:
-        """Reload the panel from the engine loop (a sidebar switched sessions)."""
+    def _to_panel(self, item: Published) -> None:
+        """The host's stream, for the panel (engine loop): each engine event, and a reload
+        when a front switched sessions."""
         if self.panel is None:
             return
+        if isinstance(item, TurnEvent):
+            event = item.event
+            self.main.post(lambda: self._panel_apply(event))
+        elif isinstance(item, HostMessage):
+            if item.message.type == "session_changed":
+                self._panel_reset_soon()
+        else:
+            assert_never(item)
+
+    def _panel_apply(self, event: Any) -> None:
+        if self.panel is not None:
+            self.panel.apply(event)
+
+    def _panel_reset_soon(self) -> None:
+        """Reload the panel from the engine loop (a sidebar switched sessions)."""
 
         def reset(data: PanelData) -> None:
             if self.panel is not None:
@@ -369,38 +309,29 @@ class KernelCowork:
             if future.exception() is None:
                 self.main.post(lambda: reset(future.result()))
 
-        self.loop_thread.submit(self._panel_data()).add_done_callback(settled)
-
-    async def _panel_data(self) -> PanelData:
-        from loom_jupyter.jupyter.panel.data import PanelData
-
-        session = self.session
-        sid = session.session_id
-        info = await self.archive.get_session(sid) if sid else None
-        calls = await self.archive.model_calls(sid) if sid else []
-        tasks = await self.archive.list_tasks(sid) if sid else []
-        prompts = (await self.archive.prompt_counts([sid]))[sid] if sid else 0
-        return PanelData.build(info, calls, tasks, session.state_event().state_yaml, prompts)
+        self.loop_thread.submit(self.views.panel_data()).add_done_callback(settled)
 
     def banner(self) -> str:
         """The notebook, the session resumed (or new), how to switch; wrapped at words."""
         from loom_jupyter.jupyter.cell.output import plural, shorten, wrap_words
 
+        host = self.host
         where = f"loom: {self.location.path.name}"
         if self.location.source == "terminal":
-            where += f" (terminal; archive {self.archive.path})"
-        info = self.resumed
+            where += f" (terminal; archive {self.archive_path})"
+        info = host.resumed
         if info is None:
             head = f"{where} — new session"
         else:
             title = shorten(info.title or "(untitled)", 48)
-            head = f"{where} — resumed “{title}” ({plural(self.resumed_prompts, 'prompt')})"
+            head = f"{where} — resumed “{title}” ({plural(host.resumed_prompts, 'prompt')})"
         hint = "%cowork sessions to switch · %cowork --help for help"
-        offers = [o.hint() for o in self.orphans if not o.writer_alive]
-        notes = [wrap_words(m) for m in (self.crash_message, self.lease_message, *offers) if m]
+        offers = [o.hint() for o in host.orphans if not o.writer_alive]
+        messages = (host.crash_message, host.lease_message, *offers)
+        notes = [wrap_words(m) for m in messages if m]
         return "\n".join([wrap_words(head), hint, *notes])
 
-    # turns -------------------------------------------------------------------
+    # turns: the cell's front -----------------------------------------------------------
 
     def send(self, text: str) -> TurnOutcome:
         """Run one turn, rendering it into the cell; returns when the turn ends."""
@@ -410,64 +341,27 @@ class KernelCowork:
         renderer = make_renderer(self.shell)
         assert self.approver is not None
         self._renderer = self.approver.renderer = renderer
-        future = self.loop_thread.submit(self.turn("cell", text, None, self._sink(renderer)))
+        to_cell = self._to_cell(renderer)
+        self.floor.subscribers.append(to_cell)
+        future = self.loop_thread.submit(self.host.turn("cell", text))
         try:
             self.main.pump_until(future, tick=renderer.tick)
         except KeyboardInterrupt:
             return self._interrupt(future, renderer)
         finally:
             renderer.tick()
+            self.loop_thread.loop.call_soon_threadsafe(_unsubscribe, self.floor, to_cell)
         return TurnOutcome(interrupted=False, error=_error_of(future))
 
-    async def turn(
-        self, source: Source, text: str, client_id: str | None, show: Callable[[Event], None]
-    ) -> None:
-        """One turn from any front, the one driver (engine loop): the sidebars mirror it as
-        it streams, ``show`` draws each event where it was asked for (the cell, or only the
-        panel). A cell's turn ends here; a sidebar's is ended by the hub, which then starts
-        the next queued message."""
-        session = await self.session_async()
-        self.sidebar.begin(source, text, client_id)  # raises while another turn runs
-        try:
-            if source == "sidebar":
-                self._renderer = None  # figures of a sidebar turn are not drawn into a cell
-            problem = missing_key_message() if session.settings.provider == "anthropic" else None
-            if problem:
-                from loom_jupyter.jupyter.sidebar.protocol import TurnErrorMsg
+    def _to_cell(self, renderer: Renderer) -> Callable[[Published], None]:
+        """The host's stream, for this cell (engine loop): its own turn's events."""
 
-                self.sidebar.publish_message(TurnErrorMsg(None, problem, "MissingKeyError"))
-                return
-            await self._note_activity(session)
-            async for event in session.send(text):
-                show(event)
-                await self.sidebar.publish(event)
-        finally:
-            if source == "cell":
-                self.sidebar.end()
-
-    async def sidebar_turn(self, text: str, client_id: str | None) -> None:
-        """Run a sidebar message as a turn (engine loop); it shows in the sidebars and the
-        panel, not in a cell."""
-        await self.turn("sidebar", text, client_id, self._show_in_panel)
-
-    def _show_in_panel(self, event: Event) -> None:
-        if self.panel is not None:
-            self.main.post(lambda: self._panel_apply(event))
-
-    def _panel_apply(self, event: Event) -> None:
-        if self.panel is not None:
-            self.panel.apply(event)
-
-    def _sink(self, renderer: Renderer) -> Callable[[Event], None]:
-        def deliver(event: Event) -> None:
-            self.main.post(lambda: self._render(renderer, event))
+        def deliver(item: Published) -> None:
+            if isinstance(item, TurnEvent) and item.source == "cell":
+                event = item.event
+                self.main.post(lambda: renderer.on_event(event))
 
         return deliver
-
-    def _render(self, renderer: Renderer, event: Event) -> None:
-        renderer.on_event(event)
-        if self.panel is not None:
-            self.panel.apply(event)
 
     def _interrupt(
         self, future: concurrent.futures.Future[None], renderer: Renderer
@@ -486,19 +380,14 @@ class KernelCowork:
         return TurnOutcome(interrupted=True)
 
     def _shown(self, code: str, result: ExecutionResult) -> None:
-        if self._renderer is not None:
+        """Code run for a cell's turn shows in that cell (a sidebar turn's does not)."""
+        if self._renderer is not None and not self.floor.sidebar_turn():
             self._renderer.show_execution(code, result)
 
 
-async def _crash_line(archive: Archive, info: SessionInfo) -> str:
-    """What the dead kernel that still names itself ``info``'s writer left (for the banner)."""
-    from loom_jupyter.records import LeaseTakeover
-    from loom_jupyter.session.recovery import CrashRecovery
-
-    last = info.turn_count
-    tail = await archive.get_turns(info.id, max(1, last - 20), last)
-    takeover = LeaseTakeover(owner=info.lease_owner or "", heartbeat=info.lease_heartbeat)
-    return CrashRecovery.inspect(tail, takeover).banner()
+def _unsubscribe(floor: TurnFloor, subscriber: Callable[[Published], None]) -> None:
+    if subscriber in floor.subscribers:
+        floor.subscribers.remove(subscriber)
 
 
 def _either(

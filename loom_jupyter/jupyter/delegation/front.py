@@ -20,9 +20,9 @@ from loom_jupyter.orchestrator import attach
 if TYPE_CHECKING:
     from collections.abc import Coroutine
 
+    from loom_jupyter.host.floor import TurnFloor
     from loom_jupyter.jupyter.cell.render import Renderer
     from loom_jupyter.jupyter.kernel.mainthread import MainThreadQueue
-    from loom_jupyter.jupyter.sidebar.hub import SidebarHub
     from loom_jupyter.orchestrator import Delegations, TaskSnapshot, TaskUpdate
     from loom_jupyter.session.conversation import CoworkSession
 
@@ -56,8 +56,8 @@ class FrontHost(Protocol):
         ...
 
     @property
-    def sidebar(self) -> SidebarHub:
-        """The kernel's sidebars."""
+    def floor(self) -> TurnFloor:
+        """The host's turn floor: task progress goes out on its stream."""
         ...
 
     @property
@@ -88,12 +88,10 @@ class DelegateFront:
 
     def _on_update(self, update: TaskUpdate) -> None:
         """On the engine loop: the sidebar now, the main thread for displays."""
-        hub = getattr(self.cowork, "sidebar", None)
-        if hub is not None:
-            try:
-                hub.publish_task(to_sidebar(update.snapshot))
-            except RuntimeError:  # the engine loop is shutting down
-                return
+        try:
+            self.cowork.floor.publish_task(to_sidebar(update.snapshot))
+        except RuntimeError:  # the engine loop is shutting down
+            return
         self.cowork.main.post(lambda: self._show(update))
 
     def _show(self, update: TaskUpdate) -> None:
@@ -157,10 +155,8 @@ async def attach_front(cowork: FrontHost, session: CoworkSession | None = None) 
     front = DelegateFront(cowork, attach(session))
     _FRONTS[id(cowork)] = front
     front.interrupted = await front.delegations.mark_interrupted()
-    hub = getattr(cowork, "sidebar", None)
-    if hub is not None:
-        for snapshot in await front.delegations.snapshots():
-            hub.publish_task(to_sidebar(snapshot))
+    for snapshot in await front.delegations.snapshots():
+        cowork.floor.publish_task(to_sidebar(snapshot))
     return front
 
 

@@ -12,7 +12,7 @@ from loom_jupyter.jupyter.cell.output import show_table, show_text
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from loom_jupyter.archive import ModelCallRecord
+    from loom_jupyter.records import ModelCallRecord
 
 __all__ = ["NO_MATPLOTLIB", "cost_plot_png", "show_cost", "show_plot"]
 

@@ -198,7 +198,7 @@ class CoworkMagics(Magics):
                 assert_never(parsed)
 
     def _prompt(self, text: str) -> None:
-        from loom_jupyter.jupyter.coworker.runtime import missing_key_message
+        from loom_jupyter.host.host import missing_key_message
 
         cowork = self._get_cowork(None)
         problem = missing_key_message() if cowork.needs_api_key else None

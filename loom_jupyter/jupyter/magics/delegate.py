@@ -158,7 +158,7 @@ def _front(cowork: KernelCowork) -> DelegateFront:
 
 
 def _missing_key(cowork: KernelCowork) -> bool:
-    from loom_jupyter.jupyter.coworker.runtime import missing_key_message
+    from loom_jupyter.host.host import missing_key_message
 
     problem = missing_key_message() if cowork.needs_api_key else None
     if problem:

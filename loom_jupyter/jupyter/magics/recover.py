@@ -3,7 +3,7 @@
 Runs even when loom could not open the archive (the usual reason to run it).
 An intact archive is left alone and the coworker keeps running. Otherwise the
 coworker steps down (its sidebars and panel are kept for the successor), the
-archive is rebuilt by :func:`~loom_jupyter.archive.salvage.recover_archive`,
+archive is rebuilt (:mod:`loom_jupyter.host.repair`),
 and a new coworker opens on it and resumes the latest session. When recovery
 refuses (a file that is not SQLite without ``--move-aside``, another kernel
 writing the archive), the coworker is reopened as it was and the reason shown.
@@ -14,22 +14,18 @@ from __future__ import annotations
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
-from loom_jupyter.archive import archive_path_for
-from loom_jupyter.archive.salvage import archive_health, recover_archive
 from loom_jupyter.errors import LoomError
+from loom_jupyter.host import repair
 from loom_jupyter.jupyter.cell.output import show_text
 from loom_jupyter.jupyter.coworker.registry import current, open_coworker
-from loom_jupyter.jupyter.kernel.loop_thread import LoopThread
 from loom_jupyter.session.recover_view import render_report
 from loom_jupyter.settings import Settings
 
 if TYPE_CHECKING:
     import argparse
-    from pathlib import Path
 
-    from loom_jupyter.archive.salvage import SalvageReport
+    from loom_jupyter.host.location import NotebookLocation
     from loom_jupyter.jupyter.coworker.runtime import KernelCowork
-    from loom_jupyter.jupyter.notebook.location import NotebookLocation
     from loom_jupyter.jupyter.sidebar.hub import Handover
 
 __all__ = ["recover"]
@@ -37,13 +33,13 @@ __all__ = ["recover"]
 
 def recover(shell: Any, args: argparse.Namespace) -> None:
     """``%cowork recover [--move-aside]`` (main thread)."""
-    from loom_jupyter.jupyter.notebook.location import resolve_notebook
+    from loom_jupyter.host.location import resolve_notebook
 
     cowork: KernelCowork | None = current(shell)
     location = cowork.location if cowork is not None else resolve_notebook(shell.user_ns)
-    path = archive_path_for(location.path)
+    path = location.archive_path()
     settings = Settings.load(location.directory)
-    health = archive_health(path, busy_timeout=settings.busy_timeout_seconds)
+    health = repair.archive_health(location, settings)
     if health == "missing":
         show_text(f"This notebook has no archive yet ({path}): nothing to recover.")
         return
@@ -58,7 +54,7 @@ def recover(shell: Any, args: argparse.Namespace) -> None:
         )
     handover = _step_down(cowork)
     try:
-        report = _salvage(path, settings, move_aside=args.move_aside)
+        report = repair.recover(location, settings, move_aside=args.move_aside)
     except LoomError:
         _reopen_quietly(shell, location, cowork, handover)
         raise
@@ -73,22 +69,6 @@ def _step_down(cowork: KernelCowork | None) -> Handover | None:
     handover = cowork.sidebar.release()
     cowork.close()
     return handover
-
-
-def _salvage(path: Path, settings: Settings, *, move_aside: bool) -> SalvageReport:
-    """Run the recovery on a loop thread of its own (the coworker's is closed)."""
-    loop = LoopThread("loom-recover")
-    try:
-        return loop.run(
-            recover_archive(
-                path,
-                move_aside=move_aside,
-                busy_timeout=settings.busy_timeout_seconds,
-                stale_after=settings.lease_stale_seconds,
-            )
-        )
-    finally:
-        loop.stop()
 
 
 def _reopen(

@@ -9,15 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from loom_jupyter.archive.refs import resolve_session_ref
 from loom_jupyter.errors import LoomError
 from loom_jupyter.jupyter.cell.output import plural, shorten, show_table, show_text
 
 if TYPE_CHECKING:
     import argparse
 
-    from loom_jupyter.archive import SessionInfo
     from loom_jupyter.jupyter.coworker.runtime import KernelCowork
+    from loom_jupyter.records import SessionInfo
 
 __all__ = [
     "adopt",
@@ -38,16 +37,16 @@ __all__ = [
 
 def _list(cw: KernelCowork) -> list[SessionInfo]:
     """The person's sessions (a delegation's sub-agents are under ``%delegate status``)."""
-    return cw.run(cw.archive.list_sessions(delegated=False))
+    return cw.run(cw.views.sessions())
 
 
 def _pick(cw: KernelCowork, target: str) -> SessionInfo:
     """A session by its number in ``%cowork sessions`` or by an id prefix."""
-    return resolve_session_ref(_list(cw), target, hidden=cw.run(cw.archive.list_sessions()))
+    return cw.run(cw.views.pick(target))
 
 
 def _prompts(cw: KernelCowork, listed: list[SessionInfo]) -> dict[str, int]:
-    return cw.run(cw.archive.prompt_counts([s.id for s in listed]))
+    return cw.run(cw.views.prompt_counts([s.id for s in listed]))
 
 
 def sessions(cw: KernelCowork, args: argparse.Namespace) -> None:
@@ -117,7 +116,7 @@ def delete(cw: KernelCowork, args: argparse.Namespace) -> None:
         return
     if target.id == cw.session.session_id:
         cw.run(cw.session.new())
-    cw.run(cw.archive.delete_session(target.id))
+    cw.run(cw.views.delete_session(target.id))
     cw.refresh_panel()
     show_text(f"Deleted session {label}.")
 
@@ -142,14 +141,11 @@ def status(cw: KernelCowork, args: argparse.Namespace) -> None:
 
 def search(cw: KernelCowork, args: argparse.Namespace) -> None:
     """``%cowork search QUERY [--all | --all-notebooks]``: matches first, with context."""
-    from loom_jupyter.archive.project import ProjectArchives, project_root
-    from loom_jupyter.archive.readable import search_for_people
     from loom_jupyter.session.search_view import render_matches
 
     query = " ".join(args.query)
     if args.all_notebooks:
-        root = project_root(cw.location.path)
-        found = cw.run(ProjectArchives(root).search_for_people(query, args.limit))
+        found, root = cw.run(cw.views.project_search(query, args.limit))
         where = f"{found.archives} notebook archive(s) under {root}"
         show_text(render_matches(found.matches, query, where=where, notes=found.skipped))
         return
@@ -157,7 +153,7 @@ def search(cw: KernelCowork, args: argparse.Namespace) -> None:
     if sid is None and not args.all:
         show_text("This session has no turns yet; use --all to search every session.")
         return
-    matches = cw.run(search_for_people(cw.archive, query, session_id=sid, limit=args.limit))
+    matches = cw.run(cw.views.search(query, session_id=sid, limit=args.limit))
     where = "every session of this notebook" if args.all else "this session"
     show_text(render_matches(matches, query, where=where))
 
@@ -170,8 +166,8 @@ def export(cw: KernelCowork, args: argparse.Namespace) -> None:
     if sid is None:
         show_text("Nothing to export yet: this session has no turns.")
         return
-    info = cw.run(cw.archive.get_session(sid))
-    turns = cw.run(cw.archive.get_turns(sid))
+    info = cw.run(cw.views.session_info(sid))
+    turns = cw.run(cw.views.turns(sid))
     default = cw.location.directory / f"{cw.location.path.stem}-cowork-{sid[:8]}.md"
     path = Path(args.path).expanduser() if args.path else default
     try:
@@ -189,7 +185,7 @@ def cost(cw: KernelCowork, args: argparse.Namespace) -> None:
     from loom_jupyter.jupyter.magics.cost import show_cost
 
     sid = cw.session.session_id
-    calls = cw.run(cw.archive.model_calls(sid)) if sid else []
+    calls = cw.run(cw.views.model_calls(sid)) if sid else []
     show_cost(calls, rich=cw.in_kernel)
     if calls:
         show_text(cw.session.cache_note())

@@ -12,7 +12,7 @@ import dataclasses
 import html
 from typing import TYPE_CHECKING, Any
 
-from loom_jupyter.jupyter.panel.data import PanelData, panel_html, panel_text
+from loom_jupyter.host.panel_data import PanelData, panel_html, panel_text
 
 if TYPE_CHECKING:
     from loom_jupyter.engine.events import Event

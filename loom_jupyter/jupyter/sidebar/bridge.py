@@ -23,13 +23,13 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from loom_jupyter.host.protocol import ProtocolError, parse_inbound
 from loom_jupyter.jupyter.sidebar import TARGET
-from loom_jupyter.jupyter.sidebar.protocol import ProtocolError, parse_inbound
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
 
-    from loom_jupyter.jupyter.sidebar.protocol import Inbound
+    from loom_jupyter.host.protocol import Inbound
 
 __all__ = ["TARGET", "CommLink", "Peer"]
 

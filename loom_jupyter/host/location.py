@@ -42,6 +42,12 @@ class NotebookLocation:
         """The folder the archive, settings and file tools are anchored to."""
         return self.path.parent
 
+    def archive_path(self) -> Path:
+        """The notebook's archive file (its ``.loom/`` folder is made when missing)."""
+        from loom_jupyter.archive import archive_path_for
+
+        return archive_path_for(self.path)
+
 
 def resolve_notebook(
     user_ns: Mapping[str, Any],

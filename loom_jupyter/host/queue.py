@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from loom_jupyter.jupyter.sidebar.protocol import Queued
+from loom_jupyter.host.protocol import Queued
 
 __all__ = ["SendQueue"]
 

@@ -10,26 +10,41 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from loom_jupyter.engine.events import ApprovalAnswer, ApprovalRequest
-    from loom_jupyter.jupyter.cell.approval import StdinApprover
-    from loom_jupyter.jupyter.sidebar.hub import SidebarHub
-    from loom_jupyter.jupyter.sidebar.protocol import Decision
+    from loom_jupyter.host.floor import TurnFloor
+    from loom_jupyter.host.protocol import Decision
 
-__all__ = ["SharedApprover"]
+__all__ = ["SharedApprover", "StdinAsker"]
 
 _ANSWERS: dict[Decision, ApprovalAnswer] = {"allow": "yes", "deny": "no", "always": "always"}
 _DECISIONS: dict[ApprovalAnswer, Decision] = {"yes": "allow", "no": "deny", "always": "always"}
 
 
+class StdinAsker(Protocol):
+    """The kernel's stdin question (``jupyter/cell/approval.py`` has the one in a kernel)."""
+
+    async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer:
+        """Ask and wait (the plain approver, when no sidebar is open)."""
+        ...
+
+    async def ask(self, request: ApprovalRequest) -> ApprovalAnswer | None:
+        """Ask; None when stdin cannot ask."""
+        ...
+
+    def cancel(self) -> bool:
+        """End a pending question (another front answered); whether one was pending."""
+        ...
+
+
 class SharedApprover:
     """An ``Approver`` that routes each question by the turn's source."""
 
-    def __init__(self, stdin: StdinApprover, hub: SidebarHub) -> None:
+    def __init__(self, stdin: StdinAsker, floor: TurnFloor) -> None:
         self.stdin = stdin
-        self._hub = hub
+        self._hub = floor
 
     async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer:
         """Ask, and wait for the first answer."""
@@ -40,7 +55,7 @@ class SharedApprover:
                 return "no"  # the sidebar closed: nobody left to ask
             self._hub.close_approval(request_id, decision, "sidebar")
             return _ANSWERS[decision]
-        if not self._hub.has_fronts:
+        if not self._hub.can_ask():
             return await self.stdin(request)
         return await self._race(request_id, request)
 

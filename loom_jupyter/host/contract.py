@@ -7,7 +7,7 @@
   (``labextension/scripts/generate-protocol.mjs``);
 - the tables between the ``GENERATED`` markers of ``docs/sidebar-protocol.md``.
 
-Run ``python -m loom_jupyter.jupyter.sidebar.contract`` after changing a message,
+Run ``python -m loom_jupyter.host.contract`` after changing a message,
 then ``jlpm build`` in ``labextension/``; ``tests/jupyter/test_protocol_contract.py``
 fails while any generated file is stale.
 """
@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from loom_jupyter.jupyter.sidebar import protocol as p
+from loom_jupyter.host import protocol as p
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -65,7 +65,7 @@ def schema() -> dict[str, Any]:
         defs[name].update(found[(name, mode)])
     defs.update(_extras())
     root = {
-        "$comment": "Generated from loom_jupyter/jupyter/sidebar/protocol.py: do not edit.",
+        "$comment": "Generated from loom_jupyter/host/protocol.py: do not edit.",
         "title": "LoomMessage",
         "description": "Any message on the `loom` comm.",
         "anyOf": [{"$ref": "#/$defs/KernelMessage"}, {"$ref": "#/$defs/Inbound"}],
@@ -230,7 +230,7 @@ def write(root: Path) -> Iterator[Path]:
 
 
 def main() -> None:
-    """``python -m loom_jupyter.jupyter.sidebar.contract [REPO]``: regenerate."""
+    """``python -m loom_jupyter.host.contract [REPO]``: regenerate."""
     root = Path(sys.argv[1] if len(sys.argv) > 1 else ".").resolve()
     if not (root / DOC_PATH).is_file():
         raise SystemExit(f"run this from the loom_jupyter repository (no {DOC_PATH} here)")

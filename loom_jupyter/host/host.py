@@ -1,0 +1,319 @@
+"""The host of one kernel's coworker: archive, session, turns and the event stream.
+
+:class:`Host` imports nothing of Jupyter. It opens the notebook's archive and session
+on its own engine thread (:class:`~loom_jupyter.host.loop_thread.LoopThread`), runs
+every turn through one driver (:meth:`Host.turn`) on its :class:`TurnFloor`, routes
+approvals, and publishes one typed stream that the fronts (the cell, the panel, the
+sidebar) subscribe to. Fronts ask it for history, sessions, search and the panel's
+data (:mod:`loom_jupyter.host.views`); none of them opens the archive itself. The
+Jupyter side hands in what only it can build (the kernel bridge, the stdin approver,
+the note of the person's cells) as :class:`KernelPorts`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from typing_extensions import assert_never
+
+from loom_jupyter.archive.liveness import this_process_owner
+from loom_jupyter.errors import LeaseHeldError, LoomError
+from loom_jupyter.host.floor import TurnFloor
+from loom_jupyter.host.loop_thread import LoopThread
+from loom_jupyter.host.protocol import NoticeMsg, SessionChanged, TurnErrorMsg, Welcome
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from loom_jupyter.archive import Archive
+    from loom_jupyter.host.location import NotebookLocation
+    from loom_jupyter.host.mirror import Source
+    from loom_jupyter.host.relocate import Orphan
+    from loom_jupyter.host.views import Views
+    from loom_jupyter.models.base import Model
+    from loom_jupyter.records import SessionInfo
+    from loom_jupyter.session.conversation import CoworkSession
+    from loom_jupyter.settings import Settings
+    from loom_jupyter.tools.approval import Approver
+    from loom_jupyter.tools.base import KernelBridge
+
+__all__ = ["LEASE_MESSAGE", "Host", "KernelPorts", "missing_key_message"]
+
+LEASE_MESSAGE = (
+    "The latest session of this notebook is being written by another live kernel. "
+    "This kernel starts a new session instead; once the other kernel is shut down, "
+    "%cowork resume 1 continues the earlier one."
+)
+
+
+@dataclass(frozen=True)
+class KernelPorts:
+    """What the Jupyter side builds for the session (called on the engine thread)."""
+
+    bridge: Callable[[], KernelBridge]
+    approver: Callable[[], Approver]
+    before_turn: Callable[[CoworkSession], Awaitable[None]] | None = None
+    opened: Callable[[CoworkSession], Awaitable[None]] | None = None  # delegation's hooks
+
+
+def missing_key_message() -> str | None:
+    """The message shown when no API key is configured, else None."""
+    if os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"):
+        return None
+    return (
+        "No API key: set ANTHROPIC_API_KEY (for example %env ANTHROPIC_API_KEY=sk-ant-... "
+        "in a cell, or in the environment before starting Jupyter), then run %cowork again."
+    )
+
+
+class Host:
+    """One kernel's coworker, without Jupyter: open, turns, stream, queries, close."""
+
+    def __init__(
+        self, location: NotebookLocation, *, model: Model | None = None, owner: str | None = None
+    ) -> None:
+        self.location = location
+        self._model = model  # None: the Anthropic adapter built from settings
+        self.owner = owner or str(this_process_owner())  # a successor keeps its lease owner
+        self.loop_thread = LoopThread()
+        self.floor = TurnFloor(self.loop_thread.loop, self.session_now, self._queued_turn)
+        self.lease_message: str | None = None
+        self.crash_message: str | None = None  # the previous kernel died holding the session
+        self.resumed: SessionInfo | None = None  # the session resumed at open, if any
+        self.resumed_prompts = 0  # how many messages the person sent in it
+        self.orphans: list[Orphan] = []  # conversations of vanished notebooks beside this one
+        self.renamed_to: NotebookLocation | None = None  # the notebook's new name, to follow
+        self.on_renamed: Callable[[], None] | None = None  # any thread: follow it when idle
+        self._ports: KernelPorts | None = None
+        self._archive: Archive | None = None
+        self._session: CoworkSession | None = None
+        self._views: Views | None = None
+        self.opening: concurrent.futures.Future[None] | None = None
+        self.peeked: concurrent.futures.Future[None] = concurrent.futures.Future()
+        # Released by the front once its own loading is done: the session's heavy imports
+        # then run on the engine thread without slowing it.
+        self.loaded: concurrent.futures.Future[None] = concurrent.futures.Future()
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def start(self, ports: KernelPorts) -> concurrent.futures.Future[None]:
+        """Open the archive and, once :attr:`loaded` is set, the session (engine thread)."""
+        self._ports = ports
+        self.opening = self.loop_thread.submit(self._open())
+        return self.opening
+
+    async def _open(self) -> None:
+        from loom_jupyter.archive import Archive, archive_path_for
+        from loom_jupyter.settings import Settings
+
+        settings = Settings.load(self.location.directory)
+        path = archive_path_for(self.location.path)
+        self._archive = await Archive.open(path, busy_timeout=settings.busy_timeout_seconds)
+        held = await self._peek(self._archive, settings)
+        self.peeked.set_result(None)
+        await asyncio.wrap_future(self.loaded)
+        await self._open_session(settings, resume=not held)
+
+    async def _peek(self, archive: Archive, settings: Settings) -> bool:
+        """The session to resume, for the banner; True when another live kernel holds it."""
+        self.resumed = await archive.latest_active_session()  # a moved notebook keeps it
+        held = self.resumed is not None and await archive.lease_is_held(
+            self.resumed.id, self.owner, stale_after=settings.lease_stale_seconds
+        )
+        if held:
+            self.lease_message, self.resumed = LEASE_MESSAGE, None
+        elif self.resumed is not None and self.resumed.lease_owner:
+            self.crash_message = await _crash_line(archive, self.resumed)
+        if self.resumed is not None:
+            self.resumed_prompts = (await archive.prompt_counts([self.resumed.id]))[self.resumed.id]
+        if self.resumed is None and not held and not await archive.list_sessions(limit=1):
+            from loom_jupyter.host.relocate import find_orphans
+
+            self.orphans = await find_orphans(self.location, settings.lease_stale_seconds)
+        return held
+
+    async def _open_session(self, settings: Settings, *, resume: bool) -> None:
+        from loom_jupyter.session.conversation import CoworkSession
+
+        assert self._archive is not None
+        assert self._ports is not None
+        options: dict[str, Any] = {
+            "notebook_path": self.location.path,
+            "settings": settings,
+            "kernel": self._ports.bridge(),
+            "approver": self._ports.approver(),
+            "owner": self.owner,
+            "model": self._model,
+        }
+        try:
+            self._session = await CoworkSession.open(self._archive, resume=resume, **options)
+        except LeaseHeldError:  # taken between the peek and now
+            self._session = await CoworkSession.open(self._archive, resume=False, **options)
+            self.lease_message, self.resumed = LEASE_MESSAGE, None
+        if self._ports.opened is not None:
+            await self._ports.opened(self._session)
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Release the lease, close the archive and stop the engine thread (any thread but
+        the engine's); safe to call twice."""
+        if not self.loop_thread.alive:
+            return
+        try:
+            if self.opening is not None:
+                self.opening.result(timeout=30.0)
+            self.loop_thread.run(self._close(), timeout=timeout)
+        except (LoomError, concurrent.futures.TimeoutError, RuntimeError):
+            pass  # shutting down: a stale lease expires on its own
+        finally:
+            self.loop_thread.stop()
+
+    async def _close(self) -> None:
+        try:
+            if self._session is not None:
+                await self._session.close()
+        finally:  # a damaged archive refuses the lease release: still close the file
+            if self._archive is not None:
+                await self._archive.close()
+
+    # -- access -----------------------------------------------------------------------------
+
+    def session_now(self) -> CoworkSession:
+        """The conversation, from the engine loop once opening is done."""
+        if self._session is None:
+            raise LoomError("loom is still opening this notebook's archive; try again")
+        return self._session
+
+    async def session_async(self) -> CoworkSession:
+        """The conversation, awaited on the engine loop (opening may still run)."""
+        if self.opening is not None and not self.opening.done():
+            await asyncio.wrap_future(self.opening)
+        return self.session_now()
+
+    @property
+    def views(self) -> Views:
+        """History, sessions, search, the panel's data and the archive's upkeep."""
+        if self._archive is None:
+            raise LoomError("loom is not loaded: run %load_ext loom_jupyter first")
+        if self._views is None or self._views.archive is not self._archive:
+            from loom_jupyter.host.views import Views
+
+            self._views = Views(self._archive, self)
+        return self._views
+
+    @property
+    def idle(self) -> bool:
+        """No turn is running (delegations are the front's to count)."""
+        session = self._session
+        return session is None or not session.busy
+
+    # -- turns ----------------------------------------------------------------------------
+
+    async def turn(self, source: Source, text: str, client_id: str | None = None) -> None:
+        """One turn from any front, the one driver (engine loop): every subscriber sees it
+        as it streams. A cell's turn ends here; a queued one is ended by the floor, which
+        then starts the next."""
+        session = await self.session_async()
+        self.floor.begin(source, text, client_id)  # raises while another turn runs
+        try:
+            problem = missing_key_message() if session.settings.provider == "anthropic" else None
+            if problem:
+                self.floor.publish_message(TurnErrorMsg(None, problem, "MissingKeyError"))
+                return
+            if self._ports is not None and self._ports.before_turn is not None:
+                await self._ports.before_turn(session)
+            async for event in session.send(text):
+                await self.floor.publish(event)
+        finally:
+            if source == "cell":
+                self.floor.end()
+
+    async def _queued_turn(self, text: str, client_id: str | None) -> None:
+        await self.turn("sidebar", text, client_id)
+
+    async def stop(self) -> None:
+        """Stop the running turn and every delegated subtask."""
+        await self.session_async()
+        self.floor.stop()
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    async def switch(
+        self, kind: Literal["resume", "new", "fork"], ref: str = "", at: int | None = None
+    ) -> None:
+        """Resume the session ``ref`` names, start a new one or fork at turn ``at``; every
+        front is told (:class:`SessionChanged`)."""
+        if self.floor.mirror is not None:
+            raise LoomError("A turn is running: stop it or wait before switching sessions.")
+        session = await self.session_async()
+        if kind == "resume":
+            await session.resume((await self.views.pick(ref)).id)
+        elif kind == "fork":
+            await session.fork(at_turn=at)
+        elif kind == "new":
+            await session.new()
+        else:
+            assert_never(kind)
+        await self.session_changed()
+
+    async def session_changed(self) -> None:
+        """Tell every front which session is current now, with its newest history."""
+        items, more = await self.views.history()
+        self.floor.broadcast(SessionChanged(await self.views.summary(), items, more))
+
+    async def followed(self, message: str, *, switched: bool) -> None:
+        """The conversation followed the notebook's new name: say so (after the session,
+        when it changed, so a front's rebuilt view keeps the notice)."""
+        if switched:
+            await self.session_changed()
+        self.floor.broadcast(NoticeMsg(message, "info"))
+
+    async def welcome(self, subshells: bool) -> tuple[Welcome, list[dict[str, Any]]]:
+        """A front's first view: the session, its newest history, the floor's state, and the
+        running turn's messages so far (to send right after)."""
+        floor = self.floor
+        for _ in range(3):  # a turn that starts or ends while the page is read: read again
+            running = floor.mirror
+            before = running.turn if running is not None and running.turn else None
+            items, more = await self.views.history(before)
+            summary = await self.views.summary()
+            if floor.mirror is running:
+                break
+        welcome = Welcome(
+            session=summary,
+            history=items,
+            more_before=more,
+            busy=running is not None,
+            state=floor.state,
+            queue=floor.queue.items(),
+            subshells=subshells,
+            tasks=tuple(floor.tasks.values()),
+        )
+        return welcome, list(running.sent) if running is not None else []
+
+    # -- the notebook's name ------------------------------------------------------------------
+
+    async def follow_notebook(self, path: str, server_root: str = "") -> None:
+        """A front says where the notebook is now (engine loop): follow a rename when idle."""
+        from loom_jupyter.host.relocate import renamed_location
+
+        location = renamed_location(self.location, path, server_root)
+        if location is None:
+            return
+        self.renamed_to = location  # following twice is harmless: the second finds it done
+        if self.on_renamed is not None:
+            self.on_renamed()
+
+
+async def _crash_line(archive: Archive, info: SessionInfo) -> str:
+    """What the dead kernel that still names itself ``info``'s writer left (for the banner)."""
+    from loom_jupyter.records import LeaseTakeover
+    from loom_jupyter.session.recovery import CrashRecovery
+
+    last = info.turn_count
+    tail = await archive.get_turns(info.id, max(1, last - 20), last)
+    takeover = LeaseTakeover(owner=info.lease_owner or "", heartbeat=info.lease_heartbeat)
+    return CrashRecovery.inspect(tail, takeover).banner()
