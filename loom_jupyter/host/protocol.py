@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, get_args
 from loom_jupyter.errors import LoomError
 
 # pydantic reads the fields' annotations at run time: these names must be importable here
+from loom_jupyter.cells import CellChange, ChangeResult  # noqa: TC001
 from loom_jupyter.records import SubtaskStatus, TaskStatus  # noqa: TC001
 
 if TYPE_CHECKING:
@@ -52,12 +53,15 @@ __all__ = [
     "Inbound",
     "LoadMore",
     "New",
+    "NotebookReply",
+    "NotebookRequest",
     "NoticeMsg",
     "Outbound",
     "ProtocolError",
     "QueueMsg",
     "Queued",
     "Resume",
+    "RevertTurn",
     "Search",
     "SearchHit",
     "SearchResults",
@@ -132,6 +136,8 @@ class Hello:
     """The server's folder (the page's `serverRoot`); `""` when unknown."""
     protocol: int = 1
     """The front's protocol version (a front that omits it speaks 1)."""
+    documents: bool = False
+    """The front holds the open notebook and applies `notebook_request`s to it."""
     type: Literal["hello"] = "hello"
 
     @property
@@ -239,6 +245,24 @@ class SetNotebook:
     type: Literal["set_notebook"] = "set_notebook"
 
 
+@dataclass(frozen=True)
+class NotebookReply:
+    """What the front did with a `notebook_request`."""
+
+    request_id: str
+    result: ChangeResult
+    type: Literal["notebook_reply"] = "notebook_reply"
+
+
+@dataclass(frozen=True)
+class RevertTurn:
+    """Undo one turn's notebook changes (when no changed cell was edited since)."""
+
+    turn: int
+    """The person's message (archive turn number) whose changes are undone."""
+    type: Literal["revert_turn"] = "revert_turn"
+
+
 Inbound: TypeAlias = (
     Hello
     | Send
@@ -252,6 +276,8 @@ Inbound: TypeAlias = (
     | Fork
     | Search
     | SetNotebook
+    | NotebookReply
+    | RevertTurn
 )
 
 
@@ -597,6 +623,17 @@ class CellProposal:
     type: Literal["cell"] = "cell"
 
 
+@dataclass(frozen=True)
+class NotebookRequest:
+    """Read the live notebook or change it (sent to the one front that holds it, which
+    answers with `notebook_reply`). Changes go to the notebook model, undoable with the
+    notebook's own undo; a change the front cannot make exactly is not made at all."""
+
+    request_id: str
+    change: CellChange
+    type: Literal["notebook_request"] = "notebook_request"
+
+
 Outbound: TypeAlias = (
     Welcome
     | History
@@ -618,6 +655,7 @@ Outbound: TypeAlias = (
     | TaskView
     | NoticeMsg
     | CellProposal
+    | NotebookRequest
 )
 
 

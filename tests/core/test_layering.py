@@ -40,6 +40,7 @@ LAYERS = (
     layer(
         "values",
         "_version",
+        "cells",
         "errors",
         "messages",
         "records",

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from loom_jupyter.cells import CellChange, ChangeResult, DocCell, Provenance, RevertStep
 from loom_jupyter.host import contract
 from loom_jupyter.host import protocol as p
 from loom_jupyter.jupyter.delegation.view import to_sidebar
@@ -115,9 +116,15 @@ OUTBOUND: tuple[p.Outbound, ...] = (
     TASK,
     p.NoticeMsg("Kernel restarted — history intact.", "warning"),
     p.CellProposal("df.describe()"),
+    p.NotebookRequest("n1", CellChange(
+        "edit", "c1", None, "x = 2", "code", "x = 1", True,
+        Provenance("s1", 4, "c2", "edited"), ({"output_type": "stream", "name": "stdout",
+                                              "text": "2"},), 3,
+        (RevertStep("c1", "edited", "x = 1", "x = 2", "code", 0, None),), False,
+    )),
 )  # fmt: skip
 INBOUND: tuple[p.Inbound, ...] = (
-    p.Hello("nb.ipynb", 12, "k1", "notebook7", "/srv", p.PROTOCOL_VERSION),
+    p.Hello("nb.ipynb", 12, "k1", "notebook7", "/srv", p.PROTOCOL_VERSION, True),
     p.Send("q1", "hi"),
     p.CancelQueued("q1"),
     p.Stop(),
@@ -129,7 +136,13 @@ INBOUND: tuple[p.Inbound, ...] = (
     p.Fork(3),
     p.Search("churn"),
     p.SetNotebook("renamed.ipynb", "/srv"),
-)
+    p.NotebookReply("n1", ChangeResult(
+        True, "", "", (DocCell("c1", "code", "x = 2", 3, "2", None,
+                               Provenance("s1", 4, "c2", "edited")),),
+        DocCell("c1", "code", "x = 2"), 0, "x = 1", ("c3",),
+    )),
+    p.RevertTurn(4),
+)  # fmt: skip
 
 
 def wire(message: p.Outbound | p.Inbound) -> dict[str, Any]:

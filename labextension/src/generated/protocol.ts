@@ -32,7 +32,8 @@ export type Outbound =
   | SearchResults
   | TaskView
   | NoticeMsg
-  | CellProposal;
+  | CellProposal
+  | NotebookRequest;
 /**
  * A message from the front (`comm_open` data, then `comm_msg` data).
  */
@@ -48,7 +49,9 @@ export type Inbound =
   | New
   | Fork
   | Search
-  | SetNotebook;
+  | SetNotebook
+  | NotebookReply
+  | RevertTurn;
 
 /**
  * What every kernel -> front message carries beside its own fields.
@@ -386,6 +389,83 @@ export interface CellProposal {
   type: 'cell';
 }
 /**
+ * Read the live notebook or change it (sent to the one front that holds it, which
+ * answers with `notebook_reply`). Changes go to the notebook model, undoable with the
+ * notebook's own undo; a change the front cannot make exactly is not made at all.
+ */
+export interface NotebookRequest {
+  request_id: string;
+  change: CellChange;
+  type: 'notebook_request';
+}
+/**
+ * What the agent asks of the notebook: a read, one change, outputs, or a revert.
+ */
+export interface CellChange {
+  op: 'read' | 'insert' | 'edit' | 'delete' | 'move' | 'outputs' | 'revert';
+  cell_id: string | null;
+  /**
+   * Insert or move below this cell; `null` puts the cell at the top.
+   */
+  after_cell_id: string | null;
+  source: string | null;
+  cell_type: 'code' | 'markdown' | 'raw';
+  /**
+   * The source the agent last read: a cell that now holds something else is refused.
+   */
+  base_source: string | null;
+  /**
+   * Keep a diff in the cell after applying, until the person dismisses it.
+   */
+  show_diff: boolean;
+  provenance: Provenance | null;
+  /**
+   * nbformat outputs to put in the cell (`outputs`: a run_cell's result).
+   */
+  outputs: {
+    [k: string]: unknown | undefined;
+  }[];
+  execution_count: number | null;
+  steps: RevertStep[];
+  include_outputs: boolean;
+}
+/**
+ * Who wrote a cell: kept in its ``metadata.loom``.
+ */
+export interface Provenance {
+  session: string;
+  /**
+   * The person's message (archive turn number) the change answered.
+   */
+  turn: number;
+  tool_call: string;
+  action: 'inserted' | 'edited';
+}
+/**
+ * Undo one change of a turn (steps come newest first).
+ */
+export interface RevertStep {
+  cell_id: string;
+  action: 'inserted' | 'edited' | 'deleted' | 'moved';
+  /**
+   * The source before the change (edited, deleted).
+   */
+  before: string | null;
+  /**
+   * The source the change left (inserted, edited): the cell must still hold it.
+   */
+  after: string | null;
+  cell_type: 'code' | 'markdown' | 'raw';
+  /**
+   * Where a deleted cell stood (0-based).
+   */
+  index: number | null;
+  /**
+   * Where a moved cell was before the move (`null`: at the top).
+   */
+  after_cell_id: string | null;
+}
+/**
  * The first message (the `comm_open` data); sent again as a `comm_msg` to re-sync.
  *
  * With `since_seq` and the `kernel_session` it saw, a front asks for a replay of what
@@ -419,6 +499,10 @@ export interface Hello {
    * The front's protocol version (a front that omits it speaks 1).
    */
   protocol: number;
+  /**
+   * The front holds the open notebook and applies `notebook_request`s to it.
+   */
+  documents: boolean;
   type: 'hello';
 }
 /**
@@ -513,6 +597,64 @@ export interface SetNotebook {
   path: string;
   server_root: string;
   type: 'set_notebook';
+}
+/**
+ * What the front did with a `notebook_request`.
+ */
+export interface NotebookReply {
+  request_id: string;
+  result: ChangeResult;
+  type: 'notebook_reply';
+}
+/**
+ * What the front did: the cells read, the cell changed, or why nothing changed.
+ */
+export interface ChangeResult {
+  ok: boolean;
+  /**
+   * When not ok: a sentence for the model (and the person).
+   */
+  error: string;
+  code: '' | 'changed' | 'missing' | 'conflict' | 'failed' | 'no_front' | 'timeout';
+  cells: DocCell[];
+  cell: DocCell | null;
+  index: number | null;
+  /**
+   * The cell's source before an edit or delete.
+   */
+  before: string | null;
+  /**
+   * A refused revert: the cells changed since the turn.
+   */
+  conflicts: string[];
+}
+/**
+ * One cell of the live notebook as the front reports it.
+ */
+export interface DocCell {
+  id: string;
+  cell_type: 'code' | 'markdown' | 'raw';
+  source: string;
+  execution_count: number | null;
+  /**
+   * The outputs as text, each trimmed by the front; images are named, never inlined.
+   */
+  outputs: string;
+  /**
+   * ``ename: evalue`` when the cell's last run raised.
+   */
+  error: string | null;
+  provenance: Provenance | null;
+}
+/**
+ * Undo one turn's notebook changes (when no changed cell was edited since).
+ */
+export interface RevertTurn {
+  /**
+   * The person's message (archive turn number) whose changes are undone.
+   */
+  turn: number;
+  type: 'revert_turn';
 }
 
 /**
