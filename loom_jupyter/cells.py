@@ -20,8 +20,8 @@ __all__ = [
     "DocCell",
     "NotebookOp",
     "Provenance",
-    "RevertStep",
     "ResultCode",
+    "RevertStep",
 ]
 
 CellType = Literal["code", "markdown", "raw"]
