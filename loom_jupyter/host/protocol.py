@@ -24,10 +24,9 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, get_args
 
-from loom_jupyter.errors import LoomError
-
 # pydantic reads the fields' annotations at run time: these names must be importable here
-from loom_jupyter.cells import CellChange, ChangeResult  # noqa: TC001, I001
+from loom_jupyter.cells import CellChange, ChangeResult  # noqa: TC001
+from loom_jupyter.errors import LoomError
 from loom_jupyter.records import SubtaskStatus, TaskStatus  # noqa: TC001
 
 if TYPE_CHECKING:
