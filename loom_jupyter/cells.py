@@ -32,13 +32,15 @@ ResultCode = Literal["", "changed", "missing", "conflict", "failed", "no_front",
 
 @dataclass(frozen=True)
 class Provenance:
-    """Who wrote a cell: kept in its ``metadata.loom``."""
+    """Which call made a change: kept in the cell's ``metadata.loom`` (inserted, edited)
+    and, for every change, in the archive so its turn can be reverted."""
 
     session: str
     turn: int
     """The person's message (archive turn number) the change answered."""
     tool_call: str
-    action: Literal["inserted", "edited"]
+    action: ChangeAction
+    """What the call did; a cell's ``metadata.loom`` only ever says inserted or edited."""
 
 
 @dataclass(frozen=True)

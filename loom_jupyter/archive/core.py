@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from loom_jupyter.archive.cell_changes import CellChangesMixin
 from loom_jupyter.archive.clock import SYSTEM_CLOCK
 from loom_jupyter.archive.db import Db
 from loom_jupyter.archive.failures import map_sqlite_error
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["Archive"]
 
 
-class Archive(SessionsMixin, TurnsMixin, LedgerMixin, LeaseMixin, TasksMixin):
+class Archive(SessionsMixin, TurnsMixin, LedgerMixin, LeaseMixin, TasksMixin, CellChangesMixin):
     """An open archive. Get one with ``async with Archive.open(path) as archive``.
 
     Every write is its own committed transaction before the call returns;

@@ -244,6 +244,30 @@ def add_delegation_details(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX idx_tasks_status ON tasks (status)")
 
 
+def create_cell_changes(db: sqlite3.Connection) -> None:
+    """``cell_changes``: each notebook change the agent made, enough to revert its turn."""
+    db.execute(
+        """
+        CREATE TABLE cell_changes (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES cowork_sessions(id) ON DELETE CASCADE,
+            turn_number INTEGER NOT NULL,
+            tool_call TEXT NOT NULL,
+            cell_id TEXT NOT NULL,
+            action TEXT NOT NULL CHECK (action IN ('inserted', 'edited', 'deleted', 'moved')),
+            before TEXT,
+            after TEXT,
+            cell_type TEXT NOT NULL DEFAULT 'code',
+            cell_index INTEGER,
+            after_cell_id TEXT,
+            reverted_at TEXT,
+            created_at TEXT NOT NULL
+        )
+        """
+    )
+    db.execute("CREATE INDEX idx_cell_changes_turn ON cell_changes (session_id, turn_number)")
+
+
 MIGRATIONS: list[Migration] = [
     Migration("create_sessions_and_turns", create_sessions_and_turns),
     Migration("create_turns_fts", create_turns_fts),
@@ -251,6 +275,7 @@ MIGRATIONS: list[Migration] = [
     Migration("create_tasks", create_tasks),
     Migration("track_turns_by_trigger", track_turns_by_trigger),
     Migration("add_delegation_details", add_delegation_details),
+    Migration("create_cell_changes", create_cell_changes),
 ]
 """Every schema step, oldest first; a file's ``user_version`` counts those applied."""
 

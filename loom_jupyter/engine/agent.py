@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from typing_extensions import assert_never
@@ -209,6 +209,7 @@ class AgentLoop:
     # -- tools ----------------------------------------------------------------
 
     async def _run_tool(self, call: ToolUseBlock, ctx: ToolContext) -> AsyncIterator[AgentEvent]:
+        ctx = replace(ctx, call_id=call.id)
         checked = self.registry.check_call(call)
         if isinstance(checked, ToolOutput):
             yield ToolCallDone(call, checked)

@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from typing_extensions import assert_never
 
 from loom_jupyter.archive.liveness import this_process_owner
+from loom_jupyter.cells import CellChange
 from loom_jupyter.errors import LeaseHeldError, LoomError
+from loom_jupyter.host.document import FrontDocument
 from loom_jupyter.host.floor import TurnFloor
 from loom_jupyter.host.loop_thread import LoopThread
 from loom_jupyter.host.protocol import NoticeMsg, SessionChanged, TurnErrorMsg, Welcome
@@ -81,6 +83,7 @@ class Host:
         self.owner = owner or str(this_process_owner())  # a successor keeps its lease owner
         self.loop_thread = LoopThread()
         self.floor = TurnFloor(self.loop_thread.loop, self.session_now, self._queued_turn)
+        self.document = FrontDocument(self.loop_thread.loop)
         self.lease_message: str | None = None
         self.crash_message: str | None = None  # the previous kernel died holding the session
         self.resumed: SessionInfo | None = None  # the session resumed at open, if any
@@ -113,6 +116,7 @@ class Host:
         settings = Settings.load(self.location.directory)
         path = archive_path_for(self.location.path)
         self._archive = await Archive.open(path, busy_timeout=settings.busy_timeout_seconds)
+        self.document.archive = self._archive
         held = await self._peek(self._archive, settings)
         self.peeked.set_result(None)
         await asyncio.wrap_future(self.loaded)
@@ -154,6 +158,7 @@ class Host:
         except LeaseHeldError:  # taken between the peek and now
             self._session = await CoworkSession.open(self._archive, resume=False, **options)
             self.lease_message, self.resumed = LEASE_MESSAGE, None
+        self._session.document = self.document
         if self._ports.opened is not None:
             await self._ports.opened(self._session)
 
@@ -223,6 +228,9 @@ class Host:
             if problem:
                 self.floor.publish_message(TurnErrorMsg(None, problem, "MissingKeyError"))
                 return
+            note = await self.document.edits_note()
+            if note:
+                await session.append_note(note)
             if self._ports is not None and self._ports.before_turn is not None:
                 await self._ports.before_turn(session)
             async for event in session.send(text):
@@ -293,6 +301,38 @@ class Host:
             tasks=tuple(floor.tasks.values()),
         )
         return welcome, list(running.sent) if running is not None else []
+
+    # -- the notebook's cells -------------------------------------------------------------
+
+    async def revert_turn(self, turn: int) -> None:
+        """Undo turn ``turn``'s notebook changes, or name the cells changed since; every
+        front and the model are told which."""
+        if self.floor.mirror is not None:
+            raise LoomError("A turn is running: stop it or wait before reverting a turn.")
+        session = await self.session_async()
+        sid, archive = session.session_id, self._archive
+        steps = await archive.cell_changes(sid, turn) if sid and archive else []
+        if not steps or sid is None or archive is None:
+            self._notice(f"Turn {turn} left no notebook changes to undo.", "info")
+            return
+        result = await self.document.apply(CellChange("revert", steps=tuple(steps)))
+        if result.ok:
+            await archive.mark_reverted(sid, turn)
+            await session.append_note(f"The person reverted your notebook changes of turn {turn}.")
+            self._notice(f"Reverted turn {turn}: {len(steps)} notebook change(s) undone.", "info")
+        elif result.code == "conflict":
+            cells = ", ".join(result.conflicts)
+            self._notice(
+                f"Turn {turn} was not reverted: cell(s) {cells} changed since; nothing was "
+                "changed.",
+                "warning",
+            )
+        else:
+            why = result.error or "no notebook page answered"
+            self._notice(f"Turn {turn} was not reverted: {why}", "error")
+
+    def _notice(self, text: str, level: Literal["info", "warning", "error"]) -> None:
+        self.floor.broadcast(NoticeMsg(text, level))
 
     # -- the notebook's name ------------------------------------------------------------------
 

@@ -72,7 +72,7 @@ if TYPE_CHECKING:
     from loom_jupyter.models.base import Model, ModelRequest
     from loom_jupyter.readers import ProjectReader
     from loom_jupyter.records import LeaseTakeover
-    from loom_jupyter.tools.base import Delegator, VariableEffect
+    from loom_jupyter.tools.base import Delegator, NotebookDocument, VariableEffect
     from loom_jupyter.tools.registry import ToolRegistry
 
 __all__ = ["CoworkSession"]
@@ -118,6 +118,7 @@ class CoworkSession:
         self._interrupt_requested = False
         self.recovered: CrashRecovery | None = None  # set when resume found a dead writer
         self.delegator: Delegator | None = None  # set by loom_jupyter.orchestrator.attach
+        self.document: NotebookDocument | None = None  # the live notebook (set by the host)
 
     @classmethod
     async def open(
@@ -499,6 +500,8 @@ class CoworkSession:
             delegator=self.delegator,
             project=_project_reader(self.notebook_path, self.settings),
             asked_at=asked_at,
+            document=self.document,
+            approval_mode=self.policy.mode,
         )
 
     async def _summary(self) -> str:

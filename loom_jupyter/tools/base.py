@@ -18,9 +18,10 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping, Sequence
     from pathlib import Path
 
+    from loom_jupyter.cells import CellChange, ChangeResult
     from loom_jupyter.messages import ToolSpec
     from loom_jupyter.readers import ArchiveReader, ProjectReader
-    from loom_jupyter.settings import Settings
+    from loom_jupyter.settings import ApprovalMode, Settings
 
 __all__ = [
     "Delegator",
@@ -28,6 +29,7 @@ __all__ = [
     "ExecutionResult",
     "FileEffect",
     "KernelBridge",
+    "NotebookDocument",
     "Tool",
     "ToolAccess",
     "ToolContext",
@@ -138,6 +140,23 @@ class KernelBridge(Protocol):
         ...
 
 
+class NotebookDocument(Protocol):
+    """The live notebook, through the front that holds it (DESIGN §9): never the file."""
+
+    @property
+    def available(self) -> bool:
+        """Whether a front holds the notebook now."""
+        ...
+
+    async def apply(self, change: CellChange) -> ChangeResult:
+        """Read the notebook or change it; a refused change changed nothing."""
+        ...
+
+    def last_read(self, cell_id: str) -> str | None:
+        """The cell's source as the agent last read (or wrote) it; None if never."""
+        ...
+
+
 class Delegator(Protocol):
     """The orchestrator, as ``delegate_task`` sees it (the tools layer sits below it)."""
 
@@ -160,6 +179,9 @@ class ToolContext:
     project: ProjectReader | None = None  # every notebook archive of the project, read-only
     delegator: Delegator | None = None  # the orchestrator, when the session has one
     asked_at: int | None = None  # the user turn being answered: recall leaves it out
+    document: NotebookDocument | None = None  # the live notebook, when a front holds it
+    call_id: str | None = None  # the tool call being run (a cell's provenance names it)
+    approval_mode: ApprovalMode = "ask"  # the session's mode now (%cowork approval changes it)
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 

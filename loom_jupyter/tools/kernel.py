@@ -1,9 +1,10 @@
-"""Tools over the user's kernel: ``run_python``, ``inspect_variables``, ``insert_cell``.
+"""Tools over the user's kernel: ``run_python`` and ``inspect_variables``.
 
 They talk to the kernel only through :class:`~loom_jupyter.tools.base.KernelBridge`
 (``ctx.kernel``): the live IPython namespace in Jupyter, a
 :class:`~loom_jupyter.tools.local_kernel.LocalKernel` elsewhere.
-``read_notebook`` lives in :mod:`loom_jupyter.tools.notebook` and is re-exported.
+``read_notebook`` lives in :mod:`loom_jupyter.tools.notebook`, the cell tools in
+:mod:`loom_jupyter.tools.cells`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from loom_jupyter.messages import ToolSpec
 from loom_jupyter.tools.approval import ApprovalRequest
 from loom_jupyter.tools.base import ExecutionResult, ToolAccess, ToolContext, ToolOutput
 from loom_jupyter.tools.describe import variables_table
-from loom_jupyter.tools.notebook import ReadNotebook
 from loom_jupyter.tools.schema import object_schema
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from loom_jupyter.messages import ImageBlock, TextBlock
 
-__all__ = ["InsertCell", "InspectVariables", "ReadNotebook", "RunPython", "format_execution"]
+__all__ = ["InspectVariables", "RunPython", "execution_output", "format_execution"]
 
 _MAX_IMAGES = 4  # figures attached per run; more would crowd the context
 
@@ -82,14 +82,19 @@ class RunPython:
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         """Run the code; an exception in it is an ``is_error`` result with its traceback."""
-        result = await ctx.kernel.run_code(args["code"])
-        images = result.images[:_MAX_IMAGES]
-        content: tuple[TextBlock | ImageBlock, ...] = (
-            ToolOutput.text(format_execution(result)).content + images
-        )
-        return ToolOutput(
-            content, is_error=result.error is not None, summary=_run_summary(result)
-        ).with_effects(*result.changed)
+        return execution_output(await ctx.kernel.run_code(args["code"]))
+
+
+def execution_output(result: ExecutionResult, summary: str = "") -> ToolOutput:
+    """A run as a tool result: its text, its first figures, the variables it changed; an
+    exception in the code makes it ``is_error``."""
+    images = result.images[:_MAX_IMAGES]
+    content: tuple[TextBlock | ImageBlock, ...] = (
+        ToolOutput.text(format_execution(result)).content + images
+    )
+    return ToolOutput(
+        content, is_error=result.error is not None, summary=summary or _run_summary(result)
+    ).with_effects(*result.changed)
 
 
 class InspectVariables:
@@ -114,36 +119,6 @@ class InspectVariables:
             return ToolOutput.text(variables_table(infos), summary=f"{len(infos)} variables")
         text = await ctx.kernel.describe_variable(name)
         return ToolOutput.text(text, summary=f"inspected {name}")
-
-
-class InsertCell:
-    """``insert_cell``: propose a new cell in the notebook for the person."""
-
-    access: ClassVar[ToolAccess] = "write"
-    spec: ClassVar[ToolSpec] = ToolSpec(
-        name="insert_cell",
-        description=(
-            "Propose a new code cell in the person's notebook (below the current one), e.g. to "
-            "leave them reusable code. Set run to true to also execute it."
-        ),
-        input_schema=object_schema(
-            {
-                "source": {"type": "string", "minLength": 1},
-                "run": {"type": "boolean", "default": False},
-            },
-            required=("source",),
-        ),
-    )
-
-    def approval_request(self, args: Mapping[str, Any], ctx: ToolContext | None) -> ApprovalRequest:
-        """Shows the cell's source."""
-        verb = "insert and run" if args.get("run") else "insert"
-        return ApprovalRequest("insert_cell", f"{verb} a notebook cell", str(args["source"]))
-
-    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
-        """Hand the cell to the kernel bridge and report what it said."""
-        message = await ctx.kernel.insert_cell(args["source"], run=bool(args.get("run", False)))
-        return ToolOutput.text(message, summary="proposed a cell")
 
 
 def _run_summary(result: ExecutionResult) -> str:

@@ -111,9 +111,11 @@ async def _run_guarded(tool: Tool, call: ToolUseBlock, ctx: ToolContext) -> Tool
 
 def default_tools() -> tuple[Tool, ...]:
     """One instance of every built-in tool, in their fixed order."""
+    from loom_jupyter.tools.cells import DeleteCell, EditCell, InsertCell, MoveCell, RunCell
     from loom_jupyter.tools.delegate import DelegateTask
     from loom_jupyter.tools.files import EditFile, ListFiles, ReadFile, SearchFiles, WriteFile
-    from loom_jupyter.tools.kernel import InsertCell, InspectVariables, ReadNotebook, RunPython
+    from loom_jupyter.tools.kernel import InspectVariables, RunPython
+    from loom_jupyter.tools.notebook import ReadNotebook
     from loom_jupyter.tools.recall import ConversationRecall
     from loom_jupyter.tools.shell import Shell
 
@@ -126,6 +128,10 @@ def default_tools() -> tuple[Tool, ...]:
         SearchFiles(),
         RunPython(),
         InsertCell(),
+        EditCell(),
+        RunCell(),
+        MoveCell(),
+        DeleteCell(),
         WriteFile(),
         EditFile(),
         Shell(),

@@ -37,6 +37,7 @@ JUPYTER_MODULES = {
 }
 HOST_MODULES = {
     "approvals",
+    "document",
     "floor",
     "history",
     "host",

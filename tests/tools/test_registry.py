@@ -28,6 +28,10 @@ PINNED = (
     "search_files",
     "run_python",
     "insert_cell",
+    "edit_cell",
+    "run_cell",
+    "move_cell",
+    "delete_cell",
     "write_file",
     "edit_file",
     "shell",
@@ -89,6 +93,24 @@ def test_pinned_inputs_of_recall_and_run_python() -> None:
     assert {"query", "start_turn", "end_turn", "tool_name", "limit"} <= set(props)
     assert run.spec.input_schema["required"] == ["code"]
     assert set(run.spec.input_schema["properties"]) == {"code"}
+
+
+def test_pinned_inputs_of_the_notebook_tools() -> None:
+    """DESIGN §9: the names and inputs outside checks drive."""
+    registry = default_registry()
+    expected = {
+        "insert_cell": ({"source"}, {"source", "cell_type", "after_cell_id", "run"}),
+        "edit_cell": ({"cell_id", "source"}, {"cell_id", "source"}),
+        "delete_cell": ({"cell_id"}, {"cell_id"}),
+        "move_cell": ({"cell_id", "after_cell_id"}, {"cell_id", "after_cell_id"}),
+        "run_cell": ({"cell_id"}, {"cell_id"}),
+    }
+    for name, (required, properties) in expected.items():
+        tool = registry.get(name)
+        assert tool is not None, name
+        assert tool.access == "write"
+        assert set(tool.spec.input_schema["required"]) == required, name
+        assert set(tool.spec.input_schema["properties"]) == properties, name
 
 
 def test_a_duplicate_name_is_refused() -> None:

@@ -430,7 +430,8 @@ export interface CellChange {
   include_outputs: boolean;
 }
 /**
- * Who wrote a cell: kept in its ``metadata.loom``.
+ * Which call made a change: kept in the cell's ``metadata.loom`` (inserted, edited)
+ * and, for every change, in the archive so its turn can be reverted.
  */
 export interface Provenance {
   session: string;
@@ -439,7 +440,10 @@ export interface Provenance {
    */
   turn: number;
   tool_call: string;
-  action: 'inserted' | 'edited';
+  /**
+   * What the call did; a cell's ``metadata.loom`` only ever says inserted or edited.
+   */
+  action: 'inserted' | 'edited' | 'deleted' | 'moved';
 }
 /**
  * Undo one change of a turn (steps come newest first).

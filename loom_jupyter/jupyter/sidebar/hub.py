@@ -28,7 +28,7 @@ from loom_jupyter.jupyter.sidebar.bridge import CommLink, Peer
 if TYPE_CHECKING:
     from loom_jupyter.host.floor import FloorState
     from loom_jupyter.host.host import Host
-    from loom_jupyter.host.protocol import Hello, Inbound, Outbound
+    from loom_jupyter.host.protocol import Hello, Inbound, NotebookRequest, Outbound
     from loom_jupyter.host.stream import Published
 
 __all__ = ["Handover", "SidebarHub"]
@@ -52,6 +52,7 @@ class SidebarHub:
         self.link: CommLink | None = None
         host.floor.subscribers.append(self._published)
         host.floor.can_ask = lambda: self.has_fronts
+        host.document.front = self
 
     @property
     def _loop(self) -> Any:
@@ -90,6 +91,25 @@ class SidebarHub:
     def has_fronts(self) -> bool:
         """Whether a sidebar is open."""
         return self.link is not None and bool(self.link.peers)
+
+    # -- the notebook's document ---------------------------------------------------------
+
+    def holds_notebook(self) -> bool:
+        """Whether an open page holds the notebook and applies notebook requests."""
+        return self._document_peer() is not None
+
+    def send_request(self, request: NotebookRequest) -> bool:
+        """Send a notebook request to the newest page that holds the notebook."""
+        peer = self._document_peer()
+        if peer is None or self.link is None:
+            return False
+        self._reply(peer, request)
+        return True
+
+    def _document_peer(self) -> Peer | None:
+        peers = self.link.peers if self.link is not None else []
+        holding = [peer for peer in peers if peer.ready and peer.documents]
+        return holding[-1] if holding else None
 
     # -- sending ----------------------------------------------------------------------------
 
@@ -154,12 +174,17 @@ class SidebarHub:
             await self._search(peer, m.query)
         elif m.type == "set_notebook":
             await host.follow_notebook(m.path, m.server_root)
+        elif m.type == "notebook_reply":
+            host.document.settle(m.request_id, m.result)
+        elif m.type == "revert_turn":
+            await host.revert_turn(m.turn)
         else:
             assert_never(m)
 
     async def _hello(self, peer: Peer, hello: Hello) -> None:
         peer.ready = False  # a re-sync: nothing else until it is caught up
         peer.protocol = None if hello.understood else hello.protocol
+        peer.documents = hello.documents
         if peer.protocol is not None:  # never a half-served chat: the notice, nothing else
             self._reply(peer, NoticeMsg(version_notice(peer.protocol), "error"))
             return
