@@ -8,6 +8,7 @@ import { UUID } from '@lumino/coreutils';
 import { Widget } from '@lumino/widgets';
 
 import { LinkState, LoomConnection, serverRoot } from './connection';
+import { NotebookDocument, editProposal } from './document';
 import { RenderContext } from './markdown';
 import { Decision, FrontMessage, Hello, KernelMessage, Queued, SearchHit } from './protocol';
 import { Change, ChatStore } from './store';
@@ -21,6 +22,8 @@ export type ChatOptions = {
   notebook: NotebookPanel;
   client: Hello['client'];
   autoLoad: () => boolean;
+  /** Bring the Loom sidebar into view (a cell's marker or Fix button was clicked). */
+  reveal?: () => void;
 };
 
 export const RESTART_NOTICE = 'kernel restarted — history intact';
@@ -41,6 +44,7 @@ export class ChatView extends Widget {
     super();
     this.addClass('loom-Chat');
     this._notebook = options.notebook;
+    this._reveal = options.reveal ?? (() => undefined);
     this._connection = new LoomConnection({
       sessionContext: options.notebook.sessionContext,
       client: options.client,
@@ -65,7 +69,20 @@ export class ChatView extends Widget {
     this._status = new StatusLine(() => void this._connection.load());
     this._messages = new MessageList(this._store, context, {
       decide: (id, decision) => this._decide(id, decision),
-      loadMore: () => this._loadMore()
+      loadMore: () => this._loadMore(),
+      revert: turn => this._send({ type: 'revert_turn', turn })
+    });
+    this._document = new NotebookDocument(options.notebook, {
+      reply: reply => void this._send(reply),
+      decide: (id, decision) => this._decide(id, decision),
+      jump: ({ session, turn }) => {
+        this._reveal();
+        this._jump({ session_id: session || (this._store.session?.id ?? ''), turn });
+      },
+      fix: text => {
+        this._reveal();
+        this._submit(text);
+      }
     });
     this._composer = new Composer({
       send: text => this._submit(text),
@@ -107,6 +124,7 @@ export class ChatView extends Widget {
       return;
     }
     this._connection.dispose();
+    this._document.dispose();
     super.dispose();
   }
 
@@ -148,7 +166,7 @@ export class ChatView extends Widget {
   }
 
   /** Jump to a search hit: resume its session or page back until the turn is loaded. */
-  private _jump(hit: SearchHit): void {
+  private _jump(hit: Pick<SearchHit, 'session_id' | 'turn'>): void {
     this._jumpTo = { turn: hit.turn, pages: 0 };
     if (hit.session_id !== this._store.session?.id) {
       this._send({ type: 'resume', session: hit.session_id });
@@ -178,6 +196,7 @@ export class ChatView extends Widget {
     if (!this._store.apply(message)) {
       return;
     }
+    this._notebookMessage(message);
     if (message.type === 'welcome') {
       this._resendOutbox();
       if (this._restarted) {
@@ -191,6 +210,20 @@ export class ChatView extends Widget {
     if (message.type === 'turn_started' && message.client_id !== null) {
       this._outbox.delete(message.client_id);
       this._showQueue();
+    }
+  }
+
+  /** Notebook requests, and `edit_cell` approvals shown as a diff in their cell. */
+  private _notebookMessage(message: KernelMessage): void {
+    if (message.type === 'notebook_request') {
+      this._document.handle(message);
+    } else if (message.type === 'approval') {
+      const proposal = editProposal(message.tool, message.input);
+      if (proposal !== null) {
+        this._document.propose(message.request_id, proposal.cellId, proposal.source);
+      }
+    } else if (message.type === 'approval_closed') {
+      this._document.closeProposal(message.request_id);
     }
   }
 
@@ -307,6 +340,8 @@ export class ChatView extends Widget {
   }
 
   private readonly _notebook: NotebookPanel;
+  private readonly _reveal: () => void;
+  private readonly _document: NotebookDocument;
   private readonly _store = new ChatStore();
   private readonly _connection: LoomConnection;
   private readonly _outbox = new Map<string, string>();

@@ -6,6 +6,7 @@
 import { ISessionContext } from '@jupyterlab/apputils';
 import { PageConfig } from '@jupyterlab/coreutils';
 import { CommsOverSubshells, Kernel, KernelMessage as Wire } from '@jupyterlab/services';
+import { JSONObject } from '@lumino/coreutils';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
@@ -77,7 +78,7 @@ export class LoomConnection implements IDisposable {
     if (this._comm === null || this._state !== 'open' || this._comm.isDisposed) {
       return false;
     }
-    this._comm.send({ ...message });
+    this._comm.send({ ...message } as unknown as JSONObject);
     return true;
   }
 
@@ -205,7 +206,7 @@ export class LoomConnection implements IDisposable {
     this._answered = false;
     comm.onMsg = msg => this._onMessage(comm, msg);
     comm.onClose = () => this._onClose(comm);
-    comm.open({ ...this._hello() });
+    comm.open({ ...this._hello() } as unknown as JSONObject);
   }
 
   private _hello(): Hello {
@@ -216,6 +217,7 @@ export class LoomConnection implements IDisposable {
       notebook_path: context.path,
       server_root: serverRoot(),
       client: this._options.client,
+      documents: true, // this front applies notebook_request to its notebook
       ...this._options.resume()
     };
   }

@@ -50,7 +50,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
     const sidebar = new LoomSidebar({
       tracker,
       client: labShell === null ? 'notebook7' : 'lab',
-      autoLoad: autoLoadSetting(registry)
+      autoLoad: autoLoadSetting(registry),
+      reveal: () => app.shell.activateById(SIDEBAR_ID)
     });
     app.shell.add(sidebar, 'right', { rank: SIDEBAR_RANK });
     app.commands.addCommand(OPEN_COMMAND, {

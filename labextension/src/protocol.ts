@@ -17,9 +17,16 @@ import type {
 import { validateKernelMessage } from './generated/validators';
 
 export type {
+  CellChange,
+  ChangeResult,
+  DocCell,
   Hello,
   KernelMessage,
+  NotebookReply,
+  NotebookRequest,
+  Provenance,
   Queued,
+  RevertStep,
   SearchHit,
   SessionRow,
   SessionSummary,

@@ -89,7 +89,8 @@ const REPLIES = new Set<KernelMessage['type']>([
   'history',
   'sessions',
   'search_results',
-  'notice'
+  'notice',
+  'notebook_request' // for the notebook (document.ts), not the conversation
 ]);
 
 /** A tool card's entry before anything but its call is known. */
@@ -434,4 +435,27 @@ export class ChatStore {
 
   private _byKey = new Map<string, Entry>();
   private readonly _changed = new Signal<this, Change>(this);
+}
+
+/** The tools that change the notebook: a turn that ran one offers "revert". */
+export const NOTEBOOK_TOOLS = new Set(['edit_cell', 'insert_cell', 'delete_cell', 'move_cell']);
+
+/**
+ * The person's turns (their message's turn number) whose tool cards changed the
+ * notebook. A tool card belongs to the user message above it (archive rows
+ * number each row, so the card's own turn is not the message's).
+ */
+export function notebookTurns(entries: readonly Entry[]): Set<number> {
+  const turns = new Set<number>();
+  let turn: number | null = null;
+  for (const entry of entries) {
+    if (entry.kind === 'user') {
+      turn = entry.turn;
+    } else if (entry.kind === 'tool' && turn !== null && NOTEBOOK_TOOLS.has(entry.name)) {
+      if (entry.done && !entry.isError) {
+        turns.add(turn);
+      }
+    }
+  }
+  return turns;
 }

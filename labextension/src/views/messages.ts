@@ -1,6 +1,6 @@
 /** The conversation: user and assistant messages, tool cards, approvals and notices, in order. */
 import { Decision } from '../protocol';
-import { AssistantEntry, Change, ChatStore, Entry } from '../store';
+import { AssistantEntry, Change, ChatStore, Entry, notebookTurns } from '../store';
 import { RenderContext, StreamingMarkdown, renderUntrusted } from '../markdown';
 import { ApprovalCard } from './approval';
 import { button, h } from './dom';
@@ -12,6 +12,8 @@ type EntryView = { node: HTMLElement; update: (entry: Entry) => void; dispose?: 
 export type MessageActions = {
   decide: (requestId: string, decision: Decision) => void;
   loadMore: () => void;
+  /** Undo the notebook changes of the person's turn `turn`. */
+  revert: (turn: number) => void;
 };
 
 class AssistantView implements EntryView {
@@ -60,7 +62,11 @@ function textView(entry: Entry, context: RenderContext): EntryView {
   });
   const update = (next: Entry): void => {
     if (next.kind === 'user') {
+      const revert = node.querySelector('[data-loom="revert-turn"]');
       node.replaceChildren(h('div', { className: 'loom-Message-body', text: next.text }));
+      if (revert !== null) {
+        node.append(revert);
+      }
     } else if (next.kind === 'notice') {
       node.dataset.level = next.level;
       node.replaceChildren(h('div', { className: 'loom-Message-body' }));
@@ -69,6 +75,21 @@ function textView(entry: Entry, context: RenderContext): EntryView {
   };
   update(entry);
   return { node, update };
+}
+
+/** Undo a turn's notebook changes (the kernel answers with a notice). */
+function revertButton(turn: number, revert: (turn: number) => void): HTMLElement {
+  const node = button(
+    'Revert notebook changes',
+    {
+      loom: 'revert-turn',
+      className: 'loom-Button loom-RevertTurn',
+      data: { turn: String(turn) },
+      title: 'Undo the changes this turn made to the notebook'
+    },
+    () => revert(turn)
+  );
+  return node;
 }
 
 function entryView(entry: Entry, context: RenderContext, actions: MessageActions): EntryView {
@@ -128,6 +149,7 @@ export class MessageList {
       case 'prepended':
         this._list.prepend(...change.entries.map(entry => this._view(entry).node));
         this._showMore();
+        this._showReverts();
         return;
       case 'updated':
         this._views.get(change.entry.key)?.update(change.entry);
@@ -137,6 +159,9 @@ export class MessageList {
         break;
       default:
         return;
+    }
+    if (change.kind !== 'text') {
+      this._showReverts();
     }
     if (this._stick) {
       this._scrollToEnd();
@@ -148,7 +173,24 @@ export class MessageList {
     this._views.clear();
     this._list.replaceChildren(...this._store.entries.map(entry => this._view(entry).node));
     this._showMore();
+    this._showReverts();
     this._scrollToEnd();
+  }
+
+  /** A revert button on each user message whose turn changed the notebook. */
+  private _showReverts(): void {
+    const turns = notebookTurns(this._store.entries);
+    this._list
+      .querySelectorAll<HTMLElement>('[data-loom="message"][data-role="user"]')
+      .forEach(node => {
+        const turn = Number(node.dataset.turn);
+        const has = node.querySelector('[data-loom="revert-turn"]');
+        if (turns.has(turn) && has === null && node.dataset.turn !== '') {
+          node.append(revertButton(turn, this._actions.revert));
+        } else if (!turns.has(turn)) {
+          has?.remove();
+        }
+      });
   }
 
   private _view(entry: Entry): EntryView {
