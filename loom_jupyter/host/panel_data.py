@@ -26,6 +26,7 @@ from loom_jupyter.engine.events import (
     TurnStarted,
     UsageEvent,
 )
+from loom_jupyter.host.diffs import NOTEBOOK_CHANGES, change_of, diff_html
 from loom_jupyter.records import FINISHED_TASK
 
 if TYPE_CHECKING:
@@ -33,6 +34,10 @@ if TYPE_CHECKING:
     from loom_jupyter.engine.events import Event
 
 __all__ = ["PanelData", "panel_html", "panel_text", "per_turn", "sparkline_svg"]
+
+
+Edits = tuple[tuple[str, str], ...]
+"""Notebook changes shown in the panel: (summary, diff)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,6 +57,7 @@ class PanelData:
     points: tuple[tuple[int, float], ...] = ()  # (tokens, cost) per turn
     task_html: str = ""  # live delegation tables (escaped HTML, see delegate_view)
     task_text: str = ""
+    edits: Edits = ()  # the latest notebook changes
 
     @classmethod
     def build(
@@ -105,7 +111,7 @@ class PanelData:
             case ToolStarted():
                 return replace(self, activity=f"running {event.name}")
             case ToolFinished():
-                return replace(self, activity="thinking")
+                return replace(self, activity="thinking", edits=_with_edit(self.edits, event))
             case TextDelta():
                 return replace(self, activity="answering")
             case TurnDone() | TurnError():
@@ -129,6 +135,18 @@ class PanelData:
             cost_usd=self.cost_usd + event.cost_usd,
             points=(*self.points[:-1], point),
         )
+
+
+_EDITS_SHOWN = 5
+
+
+def _with_edit(
+    edits: tuple[tuple[str, str], ...], event: ToolFinished
+) -> tuple[tuple[str, str], ...]:
+    """The panel's latest notebook changes, with ``event``'s when it changed a cell."""
+    if event.is_error or event.name not in NOTEBOOK_CHANGES:
+        return edits
+    return (*edits, (event.summary, change_of(event.result) or ""))[-_EDITS_SHOWN:]
 
 
 _CONTINUES = {"tool_use", "pause_turn"}
@@ -184,6 +202,7 @@ def panel_text(data: PanelData) -> str:
         lines.append("Delegated tasks: " + "; ".join(data.tasks))
     if data.task_text:
         lines.append(data.task_text)
+    lines += [f"Notebook: {summary}" for summary, _ in data.edits]
     if data.state_yaml.strip():
         lines.append("State:\n" + data.state_yaml.rstrip())
     return "\n".join(lines)
@@ -216,4 +235,7 @@ def panel_html(data: PanelData) -> str:
         rows.append("delegated: " + "; ".join(esc(t) for t in data.tasks))
     if data.task_html:
         rows.append(data.task_html)
+    for summary, diff in data.edits:
+        card = diff_html(diff) if diff else ""
+        rows.append(f'<div data-loom="edit-card">✎ {esc(summary)}{card}</div>')
     return '<div style="line-height:1.6">' + "<br>".join(rows) + "</div>"

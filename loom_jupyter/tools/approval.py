@@ -206,14 +206,22 @@ class ApprovalPolicy:
         if answer == "yes":
             return ApprovalDecision(True, asked=True, answer="yes")
         if answer == "no":
+            what = (
+                f"rejected this {name} change; nothing was changed in the notebook"
+                if name in NOTEBOOK_CHANGES
+                else f"declined this {name} call"
+            )
             reason = (
-                f"The person declined this {name} call. Do not retry it as is; "
-                "ask them what they would like instead."
+                f"The person {what}. Do not retry it as is; ask them what they would like instead."
             )
             return ApprovalDecision(False, reason, asked=True, answer="no")
         return ApprovalDecision(
             False, f"{name} was not run: unexpected approval answer {answer!r}."
         )
+
+
+NOTEBOOK_CHANGES = frozenset({"edit_cell", "insert_cell", "delete_cell", "move_cell"})
+"""Tools whose refusal the person sees as a rejected change of their notebook."""
 
 
 def _read_only_reason(name: str) -> str:

@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from loom_jupyter.tools.base import ExecutionResult, NotebookDocument
 
 __all__ = [
-    "NOTEBOOK_TOOLS",
     "DeleteCell",
     "EditCell",
     "InsertCell",
@@ -44,8 +43,8 @@ NO_FRONT = (
     "its cells cannot be changed from here (this also happens in VS Code, papermill or a "
     "terminal); nothing was changed. Tell the person what to change, or use run_python."
 )
+CHANGE_MARK = "The change:\n"  # before the diff in an edit's result (host/diffs.py finds it)
 DIFF_LINES = 40  # lines of a diff shown in a result (the cell holds the whole change)
-NOTEBOOK_TOOLS = frozenset({"insert_cell", "edit_cell", "delete_cell", "move_cell", "run_cell"})
 
 _CELL_ID = {"type": "string", "minLength": 1, "maxLength": 200}
 _AFTER = {"type": ["string", "null"], "maxLength": 200}
@@ -141,7 +140,7 @@ class EditCell:
         )
         result = await _apply(ctx, change)
         diff = cell_diff(result.before or "", source) or "(the source was already this)"
-        text = f"Edited cell {cell_id} (at {_where(result)}). The change:\n{diff}"
+        text = f"Edited cell {cell_id} (at {_where(result)}). {CHANGE_MARK}{diff}"
         return ToolOutput.text(text, summary=f"edited cell {cell_id}")
 
 

@@ -1,8 +1,9 @@
-"""``read_notebook``: the notebook's cells from disk plus the kernel's recent inputs.
+"""``read_notebook``: the notebook's cells, each with its id, plus the kernel's recent inputs.
 
-The ``.ipynb`` file is plain JSON, read with :mod:`json` (nbformat is not a
-runtime dependency). What is on disk is what was last saved; the kernel's
-history shows what actually ran since.
+When a page holds the notebook (``ctx.document``), the cells are the live document the
+person sees, unsaved edits included. Otherwise the ``.ipynb`` file is read as plain JSON
+with :mod:`json` (nbformat is not a runtime dependency): what was last saved, and the
+kernel's history shows what ran since.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from loom_jupyter.cells import CellChange
 from loom_jupyter.errors import ToolError
 from loom_jupyter.messages import ToolSpec
 from loom_jupyter.tools.base import FileEffect, ToolAccess, ToolContext, ToolOutput
@@ -18,6 +20,8 @@ from loom_jupyter.tools.schema import object_schema
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from pathlib import Path
+
+    from loom_jupyter.cells import DocCell
 
 __all__ = ["ReadNotebook", "render_cells"]
 
@@ -33,9 +37,10 @@ class ReadNotebook:
     spec: ClassVar[ToolSpec] = ToolSpec(
         name="read_notebook",
         description=(
-            "Read the person's notebook as last saved: numbered cells with their source and "
-            "trimmed outputs (start_cell/end_cell for a range, 1-based), plus the code this kernel "
-            "ran most recently (`history` entries), which may be newer than the saved file."
+            "Read the person's notebook as they see it (unsaved edits included when the page is "
+            "open; else as last saved): numbered cells with their id (edit_cell and the other "
+            "cell tools take it), source and trimmed outputs (start_cell/end_cell for a range, "
+            "1-based), plus the code this kernel ran most recently (`history` entries)."
         ),
         input_schema=object_schema(
             {
@@ -49,7 +54,8 @@ class ReadNotebook:
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         """The cells in range, then the kernel's recent inputs."""
-        parts = [_notebook_part(ctx, args)]
+        live = ctx.document is not None and ctx.document.available
+        parts = [await _live_part(ctx, args) if live else _notebook_part(ctx, args)]
         limit = int(args.get("history", 10))
         if limit:
             parts.append(_history_part(await ctx.kernel.input_history(limit)))
@@ -66,6 +72,44 @@ def _shown(ctx: ToolContext, path: Path) -> str:
         return str(path)
 
 
+async def _live_part(ctx: ToolContext, args: Mapping[str, Any]) -> str:
+    """The live notebook's cells, read through the page that holds it."""
+    assert ctx.document is not None
+    outputs = bool(args.get("include_outputs", True))
+    result = await ctx.document.apply(CellChange("read", include_outputs=outputs))
+    if not result.ok:
+        return _notebook_part(ctx, args) + f"\n(The open page did not answer: {result.error})"
+    cells = result.cells
+    start, end = _span(args, len(cells))
+    body = "\n".join(
+        _render_live(i, cell, outputs) for i, cell in enumerate(cells, 1) if start <= i <= end
+    )
+    name = ctx.notebook_path.name if ctx.notebook_path else "the notebook"
+    span = (
+        f"{len(cells)} cells; showing {start}-{min(end, len(cells))}; live, unsaved edits included"
+    )
+    return f"Notebook {name} ({span}):\n{body or '(no cells in that range)'}"
+
+
+def _span(args: Mapping[str, Any], count: int) -> tuple[int, int]:
+    start, end = int(args.get("start_cell", 1)), int(args.get("end_cell", count))
+    if end < start:
+        raise ToolError(f"end_cell ({end}) is before start_cell ({start}).")
+    return start, end
+
+
+def _render_live(number: int, cell: DocCell, outputs: bool) -> str:
+    count = f", In [{cell.execution_count}]" if cell.execution_count is not None else ""
+    mark = cell.provenance
+    wrote = f" (Loom {mark.action} it in turn {mark.turn})" if mark is not None else ""
+    label = f"[cell {number} id={cell.id}] {cell.cell_type}{count}{wrote}"
+    source = _cut(cell.source, _SOURCE_CHARS)
+    lines = [label, source if source.strip() else "(empty)"]
+    if outputs and cell.outputs.strip():
+        lines.append("  -> " + _cut(cell.outputs, _OUTPUT_CHARS * 2).replace("\n", "\n     "))
+    return "\n".join(lines)
+
+
 def _notebook_part(ctx: ToolContext, args: Mapping[str, Any]) -> str:
     path = ctx.notebook_path
     if path is None:
@@ -73,10 +117,7 @@ def _notebook_part(ctx: ToolContext, args: Mapping[str, Any]) -> str:
     if not path.is_file():
         return f"The notebook file {path.name} is not saved on disk yet."
     cells = _load_cells(path)
-    start = int(args.get("start_cell", 1))
-    end = int(args.get("end_cell", len(cells)))
-    if end < start:
-        raise ToolError(f"end_cell ({end}) is before start_cell ({start}).")
+    start, end = _span(args, len(cells))
     body = render_cells(cells, start, end, outputs=bool(args.get("include_outputs", True)))
     span = f"{len(cells)} cells; showing {start}-{min(end, len(cells))}"
     return f"Notebook {path.name} ({span}):\n{body}"
@@ -107,7 +148,8 @@ def render_cells(cells: Sequence[Mapping[str, Any]], start: int, end: int, *, ou
 def _render_cell(number: int, cell: Mapping[str, Any], outputs: bool) -> str:
     kind = str(cell.get("cell_type", "code"))
     count = cell.get("execution_count")
-    label = f"[cell {number}] {kind}" + (f", In [{count}]" if count is not None else "")
+    named = f" id={cell['id']}" if cell.get("id") else ""
+    label = f"[cell {number}{named}] {kind}" + (f", In [{count}]" if count is not None else "")
     source = _cut(_joined(cell.get("source", "")), _SOURCE_CHARS)
     lines = [label, source if source.strip() else "(empty)"]
     if outputs and kind == "code":

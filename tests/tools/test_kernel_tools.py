@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import json
 from typing import TYPE_CHECKING, Any
 
 import nbformat
@@ -184,17 +185,18 @@ async def test_read_notebook_cells_outputs_and_history(notebook_dir: Path, call:
     out = await call("read_notebook")
     assert not out.is_error
     text = out.text_content
+    ids = [cell["id"] for cell in json.loads(path.read_text())["cells"]]
     assert "Notebook sales.ipynb (4 cells; showing 1-4)" in text
-    assert "[cell 1] markdown\n# Sales analysis" in text
-    assert "[cell 2] code, In [1]\nimport pandas as pd" in text
+    assert f"[cell 1 id={ids[0]}] markdown\n# Sales analysis" in text  # ids for the cell tools
+    assert f"[cell 2 id={ids[1]}] code, In [1]\nimport pandas as pd" in text
     assert "  -> stdout: loaded" in text
     assert "chars cut]" in text  # the long output is trimmed
     assert "  -> error: ZeroDivisionError: division by zero" in text
     assert "  -> <Figure> [+ image]" in text
     assert "Kernel history (last 1 runs, oldest first):\nIn [1]: value = 42" in text
     ranged = await call("read_notebook", start_cell=3, end_cell=3, include_outputs=False, history=0)
-    assert "[cell 3] code, In [2]\n1/0" in ranged.text_content
-    assert "[cell 2]" not in ranged.text_content
+    assert f"[cell 3 id={ids[2]}] code, In [2]\n1/0" in ranged.text_content
+    assert "[cell 2 " not in ranged.text_content
     assert "-> error" not in ranged.text_content
     assert "Kernel history" not in ranged.text_content
 

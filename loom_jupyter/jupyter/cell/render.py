@@ -31,6 +31,7 @@ from loom_jupyter.engine.events import (
     TurnStarted,
     UsageEvent,
 )
+from loom_jupyter.host.diffs import NOTEBOOK_CHANGES, change_of, diff_html
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -178,9 +179,20 @@ def _card_bundle(event: Any, summary: str) -> dict[str, str]:
     tail = f'<span style="color:{color}">{html.escape(status)}</span>'
     if result:
         tail += f" — {html.escape(result)}"
-    body = f'<div style="{_CARD_STYLE.format(color=color)}">{head}<br>{tail}</div>'
+    change = _change(event)
+    card = diff_html(change) if change else ""
+    body = f'<div style="{_CARD_STYLE.format(color=color)}">{head}<br>{tail}{card}</div>'
     plain = f"[{event.name}] {summary} — {status}" + (f": {result}" if result else "")
+    if change:
+        plain += "\n" + change
     return {"text/html": body, "text/plain": plain}
+
+
+def _change(event: Any) -> str | None:
+    """The diff of a finished notebook edit (a compact card under the tool's line)."""
+    if event.kind != "tool_finished" or event.is_error or event.name not in NOTEBOOK_CHANGES:
+        return None
+    return change_of(event.result)
 
 
 def _decode(data: str) -> bytes:
