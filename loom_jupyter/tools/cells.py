@@ -97,8 +97,10 @@ async def _apply(ctx: ToolContext, change: CellChange) -> ChangeResult:
     return result
 
 
-def _where(result: ChangeResult) -> str:
-    return f"position {result.index + 1}" if result.index is not None else "the notebook"
+def _where(result: ChangeResult, ctx: ToolContext) -> str:
+    """Where the cell is now, and the turn that changed it (what its marker says)."""
+    at = f"position {result.index + 1}" if result.index is not None else "the notebook"
+    return f"{at}, in turn {ctx.asked_at}" if ctx.asked_at is not None else at
 
 
 class EditCell:
@@ -140,7 +142,7 @@ class EditCell:
         )
         result = await _apply(ctx, change)
         diff = cell_diff(result.before or "", source) or "(the source was already this)"
-        text = f"Edited cell {cell_id} (at {_where(result)}). {CHANGE_MARK}{diff}"
+        text = f"Edited cell {cell_id} (at {_where(result, ctx)}). {CHANGE_MARK}{diff}"
         return ToolOutput.text(text, summary=f"edited cell {cell_id}")
 
 
@@ -169,7 +171,7 @@ class DeleteCell:
         )
         result = await _apply(ctx, change)
         lines = (result.before or "").count("\n") + 1
-        text = f"Deleted cell {cell_id} ({lines} line(s)) from {_where(result)}."
+        text = f"Deleted cell {cell_id} ({lines} line(s)) from {_where(result, ctx)}."
         return ToolOutput.text(text, summary=f"deleted cell {cell_id}")
 
 
@@ -197,7 +199,7 @@ class MoveCell:
         result = await _apply(ctx, change)
         below = f"below cell {after}" if after else "to the top"
         return ToolOutput.text(
-            f"Moved cell {cell_id} {below} (now at {_where(result)}).",
+            f"Moved cell {cell_id} {below} (now at {_where(result, ctx)}).",
             summary=f"moved cell {cell_id}",
         )
 
@@ -316,7 +318,7 @@ class InsertCell:
         )
         result = await _apply(ctx, change)
         cell_id = result.cell.id if result.cell is not None else "?"
-        text = f"Inserted {change.cell_type} cell {cell_id} at {_where(result)}."
+        text = f"Inserted {change.cell_type} cell {cell_id} at {_where(result, ctx)}."
         if run and change.cell_type == "code":
             ran = await RunCell().run({"cell_id": cell_id}, ctx)
             summary = f"inserted and ran cell {cell_id}"
