@@ -95,6 +95,8 @@ class CellChange:
     execution_count: int | None = None
     steps: tuple[RevertStep, ...] = ()
     include_outputs: bool = True
+    below_active: bool = False
+    """Insert below the person's active cell (``after_cell_id`` is then ignored)."""
 
 
 @dataclass(frozen=True)

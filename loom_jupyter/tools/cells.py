@@ -312,6 +312,7 @@ class InsertCell:
         change = CellChange(
             "insert",
             after_cell_id=args.get("after_cell_id"),
+            below_active="after_cell_id" not in args,
             source=source,
             cell_type="markdown" if args.get("cell_type") == "markdown" else "code",
             provenance=_provenance(ctx, "inserted"),

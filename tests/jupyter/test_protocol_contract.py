@@ -120,7 +120,7 @@ OUTBOUND: tuple[p.Outbound, ...] = (
         "edit", "c1", None, "x = 2", "code", "x = 1", True,
         Provenance("s1", 4, "c2", "edited"), ({"output_type": "stream", "name": "stdout",
                                               "text": "2"},), 3,
-        (RevertStep("c1", "edited", "x = 1", "x = 2", "code", 0, None),), False,
+        (RevertStep("c1", "edited", "x = 1", "x = 2", "code", 0, None),), False, True,
     )),
 )  # fmt: skip
 INBOUND: tuple[p.Inbound, ...] = (

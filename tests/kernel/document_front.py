@@ -101,7 +101,8 @@ class DocumentFront:
     def _insert(self, change: Json) -> Json:
         cell = Cell(uuid.uuid4().hex[:8], change["source"], change["cell_type"])
         self._mark(cell, change)
-        to = self._after(change["after_cell_id"])
+        active = len(self.cells)  # the person's active cell: the last one here
+        to = active if change["below_active"] else self._after(change["after_cell_id"])
         self.cells.insert(to, cell)
         return ok(cell=self._doc(cell, False), index=to)
 

@@ -428,6 +428,10 @@ export interface CellChange {
   execution_count: number | null;
   steps: RevertStep[];
   include_outputs: boolean;
+  /**
+   * Insert below the person's active cell (``after_cell_id`` is then ignored).
+   */
+  below_active: boolean;
 }
 /**
  * Which call made a change: kept in the cell's ``metadata.loom`` (inserted, edited)
