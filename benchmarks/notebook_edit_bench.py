@@ -1,0 +1,156 @@
+"""How fast an agent's edit shows in the cell, and what reading a big notebook costs.
+
+    python benchmarks/notebook_edit_bench.py           # 30 edits, a 300-cell notebook
+    python benchmarks/notebook_edit_bench.py --quick   # 8 edits
+
+A real JupyterLab + Debian chromium with the installed extension, against the fake
+Messages API on 127.0.0.1 (no network), approval mode ``auto``.
+
+- **tool call complete -> diff painted**: for each ``edit_cell``, the kernel's stamp on
+  the ``tool_started`` event (the call is complete and the tool starts) to the first frame
+  after which ``[data-loom="cell-diff"]`` shows in that cell (a ``requestAnimationFrame``
+  then a ``MessageChannel`` task: after the paint). Goal: median <= 100 ms.
+- **read_notebook, 300 cells with outputs**: the tool's own duration as the sidebar's
+  ``tool_finished`` reports it (the read goes to the page and back). Goal: <= 40 ms median.
+  Also the size of what the model gets, against the tool output budget (outputs trimmed,
+  images named, never inlined).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "browser"))
+
+from lab_harness import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    LabPage,
+    start_lab_server,
+    stop_lab_server,
+    write_notebook,
+)
+from playwright.sync_api import sync_playwright
+from sidebar_page import env_cell, open_chat, send, wait_answer
+
+from loom_jupyter.settings import Settings
+from loom_jupyter.testing import FakeAnthropic
+
+CELLS = 300
+FIGURE = (
+    "import base64, IPython.display as d\n"
+    "png = base64.b64decode('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8Bw"
+    "HwAFgwJ/lQ0A3QAAAABJRU5ErkJggg==')\n"
+    "d.display(d.Image(png))"
+)
+# The kernel's tool_started stamps, and when each cell's diff was first painted.
+PAGE_PROBE = """(app) => {
+    const kernel = app.shell.currentWidget.sessionContext.session.kernel;
+    const B = window.__edits = { started: {}, painted: {}, reads: [] };
+    const now = () => performance.timeOrigin + performance.now();
+    kernel.iopubMessage.connect((_, msg) => {
+        const data = msg.header.msg_type === 'comm_msg' ? msg.content.data : null;
+        if (data?.type === 'tool_started' && data.name === 'edit_cell') {
+            B.started[data.input.cell_id] = Date.parse(msg.header.date);
+        }
+        if (data?.type === 'tool_finished' && data.name === 'read_notebook') {
+            B.reads.push({ ms: data.duration_ms, chars: data.result.length });
+        }
+    });
+    const channel = new MessageChannel();
+    const pending = new Set();
+    channel.port1.onmessage = () => {
+        for (const id of pending) { B.painted[id] ??= now(); }
+        pending.clear();
+    };
+    new MutationObserver(() => {
+        for (const node of document.querySelectorAll('[data-loom="cell-diff"]')) {
+            const id = node.dataset.cellId;
+            if (!(id in B.painted)) { pending.add(id); }
+        }
+        if (pending.size) { requestAnimationFrame(() => channel.port2.postMessage(0)); }
+    }).observe(document.body, { subtree: true, childList: true });
+}"""
+
+
+def tool(name: str, **input: Any) -> dict[str, Any]:
+    return {"content": [{"type": "tool_use", "name": name, "input": input}]}
+
+
+def cell_source(n: int) -> str:
+    """A cell with text output, every tenth with a small figure too."""
+    body = f"values_{n} = list(range({n % 50}))\nprint('row', {n}, values_{n})"
+    return body + ("\n" + FIGURE if n % 10 == 0 else "")
+
+
+def measure(lab: LabPage, folder: Path, fake: FakeAnthropic, edits: int) -> dict[str, Any]:
+    sources = [env_cell(fake.base_url), "%cowork approval auto"]
+    path = write_notebook(folder, "big.ipynb", [*sources, *(cell_source(n) for n in range(CELLS))])
+    panel = open_chat(lab, path.relative_to(lab.server.root_dir).as_posix())
+    ids: list[str] = lab.app_eval(
+        "(app) => app.shell.currentWidget.content.model.sharedModel.cells.map(c => c.getId())"
+    )
+    lab.app_eval(PAGE_PROBE)
+    targets = ids[2 : 2 + CELLS : max(1, CELLS // edits)][:edits]
+    reads = [tool("read_notebook", include_outputs=True, history=0) for _ in range(5)]
+    changes = [tool("edit_cell", cell_id=t, source=f"edited = {i}") for i, t in enumerate(targets)]
+    fake.add(*reads, *changes, "BENCH-END")
+    send(panel, "read the notebook, then edit some cells")
+    wait_answer(panel, "BENCH-END", timeout=600_000)
+    probe: dict[str, Any] = lab.page.evaluate("JSON.parse(JSON.stringify(window.__edits))")
+    return probe
+
+
+def report(probe: dict[str, Any], edits: int) -> None:
+    started, painted = probe["started"], probe["painted"]
+    delays = [painted[i] - started[i] for i in started if i in painted]
+    reads = probe["reads"]
+    budget = Settings().tool_output_max_chars
+    med = statistics.median
+    print(f"\nNotebook edit benchmark: {CELLS}-cell notebook with outputs, {edits} edits\n")
+    print("| measure | median | max | n | goal |")
+    print("|---|---|---|---|---|")
+    print(
+        f"| tool call complete -> diff painted (ms) | {med(delays):.1f} | {max(delays):.1f} "
+        f"| {len(delays)} | median <= 100 |"
+    )
+    ms = [r["ms"] for r in reads]
+    print(
+        f"| read_notebook, {CELLS} cells (ms) | {med(ms):.1f} | {max(ms):.1f} | {len(ms)} | <= 40 |"
+    )
+    chars = max(r["chars"] for r in reads)
+    print(
+        f"| read_notebook result (chars) | {chars:,} | | | within the tool output budget "
+        f"({budget:,} chars, ~{budget // 4:,} tokens) |"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="8 edits instead of 30")
+    edits = 8 if parser.parse_args(argv).quick else 30
+    with tempfile.TemporaryDirectory() as tmp, FakeAnthropic() as fake:
+        server = start_lab_server(Path(tmp) / "lab")
+        try:
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(
+                    executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+                )
+                context = browser.new_context(viewport={"width": 1400, "height": 900})
+                context.set_default_timeout(120_000)
+                lab = LabPage(page=context.new_page(), server=server)
+                probe = measure(lab, server.root_dir, fake, edits)
+                browser.close()
+        finally:
+            stop_lab_server(server)
+    report(probe, edits)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
