@@ -66,6 +66,7 @@ class Settings:
     partial_save_seconds: float = 1.0
     busy_timeout_seconds: float = 5.0
     notebook_activity: bool = True  # tell the model which cells the person ran between turns
+    instructions_max_chars: int = 20_000  # AGENTS.md, CLAUDE.md... in the system prompt, at most
 
     def __post_init__(self) -> None:
         _check_literal("approval", self.approval, ApprovalMode, "settings")

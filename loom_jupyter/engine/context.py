@@ -3,6 +3,7 @@
 Request layout (so the cacheable prefix stays byte-identical across turns)::
 
     tools + static system prompt            <- breakpoint, 1 h TTL (ModelRequest.cache_prefix)
+      + project instructions                   (the same text while the files are unchanged)
     history: whole turns, oldest first      <- breakpoint on the last history message,
                                                5 min or 1 h by the session's rhythm
                                                (engine/cache_policy.py), plus one at the
@@ -175,6 +176,19 @@ class ContextWindow:
         """Add a newly archived turn at the end."""
         self._turns.append(turn)
         self._account(turn)
+
+    def set_system(self, system: str) -> bool:
+        """Use another system prompt from the next request on (the static prompt plus the
+        project instructions); returns whether it changed. Unchanged text keeps the
+        cached prefix byte for byte; a change starts a new one."""
+        if system == self.system:
+            return False
+        self.system = system
+        self._fixed = estimate_request_tokens(
+            ModelRequest(model="", system=system, messages=(), tools=self.tools)
+        )
+        self._mark = None  # the cache behind the last breakpoint is gone with the prefix
+        return True
 
     def dangling_tool_calls(self) -> list[ToolUseBlock]:
         """Tool calls of the last assistant turn that have no result turn after it."""

@@ -55,6 +55,7 @@ from loom_jupyter.messages import (
     TurnDraft,
 )
 from loom_jupyter.records import FINISHED_TASK
+from loom_jupyter.session.instructions import Instructions, ProjectInstructions
 from loom_jupyter.session.lease import SessionLease
 from loom_jupyter.session.recovery import KERNEL_DIED_RESULT, CrashRecovery
 from loom_jupyter.session.turn import ActiveTurn
@@ -119,6 +120,9 @@ class CoworkSession:
         self.recovered: CrashRecovery | None = None  # set when resume found a dead writer
         self.delegator: Delegator | None = None  # set by loom_jupyter.orchestrator.attach
         self.document: NotebookDocument | None = None  # the live notebook (set by the host)
+        self._instructions = ProjectInstructions(
+            notebook_path, max_chars=settings.instructions_max_chars
+        )
 
     @classmethod
     async def open(
@@ -258,6 +262,8 @@ class CoworkSession:
             return
         self._state = self._state.with_user_message(first, text)
         yield TurnStarted(sid, first)
+        for notice in self._load_instructions():  # edits are picked up here, once a turn
+            yield Notice(notice, "warning")
         turn = ActiveTurn(
             self._writer, self._state, first=first, save_every=self.settings.partial_save_seconds
         )
@@ -467,6 +473,18 @@ class CoworkSession:
         self._state = SessionState(notebook=str(self.notebook_path), model=self.model.name)
         self._info, self._writer.session_id = None, None
         self._window.reset([])
+
+    # -- project instructions -------------------------------------------------
+
+    async def project_instructions(self) -> Instructions:
+        """The project instructions as the next turn sends them (``%cowork instructions``)."""
+        return self._instructions.current()
+
+    def _load_instructions(self) -> list[str]:
+        """The system prompt with the project instructions as they are now; new notices."""
+        loaded = self._instructions.current()
+        self._window.set_system(SYSTEM_PROMPT + loaded.text)
+        return self._instructions.take_notices()
 
     # -- helpers --------------------------------------------------------------
 

@@ -27,7 +27,7 @@ class Handler:
     stays light): ``module.name`` in this package, called with the coworker (or the
     shell) and the parsed arguments."""
 
-    module: Literal["reports", "recover"]
+    module: Literal["reports", "recover", "instructions"]
     name: str
 
     def resolve(self) -> Callable[[Any, argparse.Namespace], None]:
@@ -195,6 +195,17 @@ SUBCOMMANDS: dict[str, Subcommand] = {
             ),
             Handler("reports", "model"),
             required=True,
+        ),
+        Subcommand(
+            "instructions",
+            _parser(
+                "instructions",
+                "Show the project instructions in the system prompt: AGENTS.md, CLAUDE.md and "
+                ".loom/instructions.md from the project root (the folder holding .git) down to "
+                "the notebook's folder, outermost first, with their size and whether they were "
+                "cut (instructions_max_chars).",
+            ),
+            Handler("instructions", "instructions"),
         ),
         Subcommand(
             "approval",
