@@ -116,7 +116,9 @@ export function readProvenance(value: unknown): Provenance | null {
     session: String(loom.session ?? ''),
     turn: loom.turn,
     tool_call: String(loom.tool_call ?? ''),
-    action: loom.action === 'inserted' ? 'inserted' : 'edited'
+    action: Private.ACTIONS.has(String(loom.action))
+      ? (loom.action as Provenance['action'])
+      : 'edited'
   };
 }
 
@@ -170,4 +172,8 @@ export function fitBudget(cells: DocCell[], budget = REPLY_BUDGET, overhead = 50
     excess -= before - jsonSize(cell.source);
   }
   return fitted;
+}
+
+namespace Private {
+  export const ACTIONS = new Set(['inserted', 'edited', 'deleted', 'moved']);
 }

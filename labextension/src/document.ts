@@ -125,7 +125,8 @@ export class NotebookDocument implements IDisposable {
       return failed('failed', 'The notebook is not loaded in the page yet; nothing was changed.');
     }
     try {
-      const result = applyChange(model.sharedModel, change);
+      const active = this._panel.content.activeCell?.model.id ?? null;
+      const result = applyChange(model.sharedModel, change, active);
       if (change.op === 'edit' && change.show_diff && result.ok) {
         this._showApplied(change.cell_id as string, result.before ?? '', change.source ?? '');
       }

@@ -66,25 +66,41 @@ export function docCell(cell: ISharedCell, withOutputs = true): DocCell {
   };
 }
 
-/** The cell ids of a revert that no longer hold what the turn left. */
+/**
+ * The cell ids of a revert that no longer hold what the turn left, checked
+ * step by step as the revert would go (a cell the turn inserted, then edited,
+ * is checked against its edit first).
+ */
 export function revertConflicts(
   cells: readonly { id: string; source: string }[],
   steps: readonly RevertStep[]
 ): string[] {
   const sources = new Map(cells.map(cell => [cell.id, cell.source]));
-  return steps
-    .filter(step => {
-      const now = sources.get(step.cell_id);
-      if (step.action === 'inserted' || step.action === 'edited') {
-        return now === undefined || now !== step.after;
-      }
-      return step.action === 'moved' && now === undefined;
-    })
-    .map(step => step.cell_id);
+  const conflicts: string[] = [];
+  for (const step of steps) {
+    const now = sources.get(step.cell_id);
+    const written = step.action === 'inserted' || step.action === 'edited';
+    if ((written && now !== step.after) || (step.action === 'moved' && now === undefined)) {
+      conflicts.push(step.cell_id);
+    }
+    if (step.action === 'inserted') {
+      sources.delete(step.cell_id);
+    } else if (step.action === 'edited' || step.action === 'deleted') {
+      sources.set(step.cell_id, step.before ?? '');
+    }
+  }
+  return [...new Set(conflicts)];
 }
 
-/** Apply one request to the notebook; throws `Refused` (nothing changed) or any error. */
-export function applyChange(notebook: ISharedNotebook, change: CellChange): ChangeResult {
+/**
+ * Apply one request to the notebook; throws `Refused` (nothing changed) or any
+ * error. `activeCellId`: the person's active cell (`below_active` inserts).
+ */
+export function applyChange(
+  notebook: ISharedNotebook,
+  change: CellChange,
+  activeCellId: string | null = null
+): ChangeResult {
   if (change.op === 'read') {
     const cells = notebook.cells.map(cell => docCell(cell, change.include_outputs));
     return { ...okResult(), cells: fitBudget(cells) };
@@ -97,7 +113,16 @@ export function applyChange(notebook: ISharedNotebook, change: CellChange): Chan
   }
   Private.check(notebook, change);
   const op = Private.OPS[change.op];
-  Private.inOneStep(notebook, change.op !== 'outputs', () => op(notebook, change, result));
+  const live = new Private.Live(notebook, activeCellId);
+  let shown: string | null = null;
+  Private.inOneStep(notebook, change.op !== 'outputs', () => {
+    shown = op(live, change, result);
+  });
+  if (shown !== null) {
+    const index = indexOf(notebook, shown);
+    result.index = index;
+    result.cell = index < 0 ? null : docCell(notebook.cells[index]);
+  }
   return result;
 }
 
@@ -111,7 +136,71 @@ export function indexOf(notebook: ISharedNotebook, id: string | null): number {
 }
 
 namespace Private {
-  type Op = (notebook: ISharedNotebook, change: CellChange, result: ChangeResult) => void;
+  /**
+   * The notebook during one transaction. `notebook.cells` is refreshed only
+   * when the transaction ends, so positions are tracked here, and a move is a
+   * delete and an insert of the cell's JSON (what YNotebook.moveCell does).
+   */
+  export class Live {
+    constructor(
+      readonly notebook: ISharedNotebook,
+      readonly activeCellId: string | null
+    ) {
+      this._ids = notebook.cells.map(cell => cell.id);
+      this._cells = new Map(notebook.cells.map(cell => [cell.id, cell]));
+    }
+
+    get length(): number {
+      return this._ids.length;
+    }
+
+    index(id: string | null): number {
+      return id === null ? -1 : this._ids.indexOf(id);
+    }
+
+    cell(id: string | null): ISharedCell {
+      const cell = id === null ? undefined : this._cells.get(id);
+      if (cell === undefined) {
+        throw new Error(`cell ${id} is not in the notebook`);
+      }
+      return cell;
+    }
+
+    insert(at: number, json: Parameters<ISharedNotebook['insertCell']>[1]): ISharedCell {
+      const cell = this.notebook.insertCell(at, json);
+      this._ids.splice(at, 0, cell.id);
+      this._cells.set(cell.id, cell);
+      return cell;
+    }
+
+    delete(id: string): void {
+      const at = this.index(id);
+      if (at < 0) {
+        throw new Error(`cell ${id} is not in the notebook`);
+      }
+      this.notebook.deleteCell(at);
+      this._ids.splice(at, 1);
+      this._cells.delete(id);
+    }
+
+    /** Put a cell after `afterId` (null: at the top). */
+    move(id: string, afterId: string | null): void {
+      const from = this.index(id);
+      const after = this.index(afterId);
+      const to = after < 0 ? 0 : from < after ? after : after + 1;
+      if (to !== from) {
+        const json = this.cell(id).toJSON();
+        this.delete(id);
+        this.insert(to, json as Parameters<ISharedNotebook['insertCell']>[1]);
+      }
+    }
+
+    private readonly _ids: string[];
+    private readonly _cells: Map<string, ISharedCell>;
+  }
+
+  /** Apply a change; returns the id of the cell the reply shows, if any. */
+  type Op = (live: Live, change: CellChange, result: ChangeResult) => string | null;
 
   export function conflictText(ids: string[]): string {
     return `Nothing was reverted: these cells changed since the turn (or are gone): ${ids.join(', ')}.`;
@@ -149,17 +238,18 @@ namespace Private {
   export function check(notebook: ISharedNotebook, change: CellChange): void {
     const needsCell = ['edit', 'delete', 'move', 'outputs'].includes(change.op);
     const index = indexOf(notebook, change.cell_id);
+    const quoted = (id: string | null): string => JSON.stringify(id);
     if (needsCell && index < 0) {
       throw new Refused(
         'missing',
-        `There is no cell with id ${JSON.stringify(change.cell_id)} in the notebook.`
+        `There is no cell with id ${quoted(change.cell_id)} in the notebook.`
       );
     }
-    const anchored = change.op === 'insert' || change.op === 'move';
+    const anchored = (change.op === 'insert' && !change.below_active) || change.op === 'move';
     if (anchored && change.after_cell_id !== null && indexOf(notebook, change.after_cell_id) < 0) {
       throw new Refused(
         'missing',
-        `There is no cell with id ${JSON.stringify(change.after_cell_id)} to put the cell after.`
+        `There is no cell with id ${quoted(change.after_cell_id)} to put the cell after.`
       );
     }
     const base = change.base_source;
@@ -178,99 +268,78 @@ namespace Private {
     }
   }
 
-  /** Where a cell lands when put after `afterId` (null: the top), once `moving` is out. */
-  export function targetIndex(
-    notebook: ISharedNotebook,
-    afterId: string | null,
-    moving = -1
-  ): number {
-    const after = indexOf(notebook, afterId);
-    if (after < 0) {
-      return 0;
-    }
-    return moving >= 0 && moving < after ? after : after + 1;
-  }
-
-  export function finish(notebook: ISharedNotebook, id: string, result: ChangeResult): void {
-    const index = indexOf(notebook, id);
-    result.index = index;
-    result.cell = docCell(notebook.cells[index]);
-  }
-
-  const insert: Op = (notebook, change, result) => {
-    const at = targetIndex(notebook, change.after_cell_id);
+  /** Below the active cell (at the end without one), or after `after_cell_id`. */
+  const insert: Op = (live, change) => {
+    const active = live.index(live.activeCellId);
+    const below = active < 0 ? live.length - 1 : active;
+    const after = change.below_active ? below : live.index(change.after_cell_id);
     const metadata = change.provenance === null ? {} : { loom: { ...change.provenance } };
-    const cell = notebook.insertCell(at, {
+    const cell = live.insert(after + 1, {
       cell_type: change.cell_type,
       source: change.source ?? '',
       metadata
     });
-    finish(notebook, cell.id, result);
+    return cell.id;
   };
 
-  const edit: Op = (notebook, change, result) => {
-    const cell = notebook.cells[indexOf(notebook, change.cell_id)];
+  const edit: Op = (live, change, result) => {
+    const cell = live.cell(change.cell_id);
     result.before = cell.getSource();
     cell.setSource(change.source ?? '');
     if (change.provenance !== null) {
       cell.setMetadata('loom', { ...change.provenance });
     }
-    finish(notebook, cell.id, result);
+    return cell.id;
   };
 
-  const remove: Op = (notebook, change, result) => {
-    const index = indexOf(notebook, change.cell_id);
-    result.before = notebook.cells[index].getSource();
-    result.index = index;
-    notebook.deleteCell(index);
+  const remove: Op = (live, change, result) => {
+    const id = change.cell_id as string;
+    result.before = live.cell(id).getSource();
+    result.index = live.index(id);
+    live.delete(id);
+    return null;
   };
 
-  const move: Op = (notebook, change, result) => {
-    const from = indexOf(notebook, change.cell_id);
-    const to = targetIndex(notebook, change.after_cell_id, from);
-    if (to !== from) {
-      notebook.moveCell(from, to);
-    }
-    finish(notebook, change.cell_id as string, result);
+  const move: Op = (live, change) => {
+    live.move(change.cell_id as string, change.after_cell_id);
+    return change.cell_id;
   };
 
-  const outputs: Op = (notebook, change, result) => {
-    const cell = notebook.cells[indexOf(notebook, change.cell_id)] as ISharedCodeCell;
+  const outputs: Op = (live, change) => {
+    const cell = live.cell(change.cell_id) as ISharedCodeCell;
     cell.setOutputs(change.outputs as unknown as Parameters<ISharedCodeCell['setOutputs']>[0]);
     cell.execution_count = change.execution_count;
-    finish(notebook, cell.id, result);
+    return cell.id;
   };
 
-  const revert: Op = (notebook, change) => {
-    change.steps.forEach(step => STEPS[step.action](notebook, step));
+  const revert: Op = (live, change) => {
+    change.steps.forEach(step => STEPS[step.action](live, step));
+    return null;
   };
 
-  const STEPS: Record<RevertStep['action'], (notebook: ISharedNotebook, step: RevertStep) => void> =
-    {
-      inserted: (notebook, step) => notebook.deleteCell(indexOf(notebook, step.cell_id)),
-      edited: (notebook, step) => {
-        const cell = notebook.cells[indexOf(notebook, step.cell_id)];
-        cell.setSource(step.before ?? '');
-        cell.deleteMetadata('loom');
-      },
-      deleted: (notebook, step) => {
-        const taken = indexOf(notebook, step.cell_id) >= 0;
-        const at = Math.min(Math.max(step.index ?? 0, 0), notebook.cells.length);
-        notebook.insertCell(at, {
-          cell_type: step.cell_type,
-          source: step.before ?? '',
-          ...(taken ? {} : { id: step.cell_id })
-        });
-      },
-      moved: (notebook, step) => {
-        const from = indexOf(notebook, step.cell_id);
-        const anchor = step.after_cell_id === null || indexOf(notebook, step.after_cell_id) >= 0;
-        const to = anchor ? targetIndex(notebook, step.after_cell_id, from) : from;
-        if (to !== from) {
-          notebook.moveCell(from, to);
-        }
+  const STEPS: Record<RevertStep['action'], (live: Live, step: RevertStep) => void> = {
+    inserted: (live, step) => live.delete(step.cell_id),
+    edited: (live, step) => {
+      const cell = live.cell(step.cell_id);
+      cell.setSource(step.before ?? '');
+      cell.deleteMetadata('loom');
+    },
+    deleted: (live, step) => {
+      const taken = live.index(step.cell_id) >= 0;
+      const at = Math.min(Math.max(step.index ?? 0, 0), live.length);
+      live.insert(at, {
+        cell_type: step.cell_type,
+        source: step.before ?? '',
+        ...(taken ? {} : { id: step.cell_id })
+      });
+    },
+    moved: (live, step) => {
+      const anchored = step.after_cell_id === null || live.index(step.after_cell_id) >= 0;
+      if (anchored) {
+        live.move(step.cell_id, step.after_cell_id);
       }
-    };
+    }
+  };
 
   export const OPS: Record<Exclude<CellChange['op'], 'read'>, Op> = {
     insert,
