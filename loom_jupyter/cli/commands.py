@@ -10,8 +10,8 @@ from loom_jupyter.archive.project import ProjectArchives
 from loom_jupyter.archive.readable import search_for_people
 from loom_jupyter.archive.salvage import recover_archive
 from loom_jupyter.cli.locate import UsageError, find_archive, find_folder, pick_session
-from loom_jupyter.cli.render import session_header, table, turn_text
-from loom_jupyter.session.export import clock, export_session, money
+from loom_jupyter.cli.render import session_cost, session_header, table, turn_text
+from loom_jupyter.session.export import clock, export_session
 from loom_jupyter.session.recover_view import render_report
 from loom_jupyter.session.search_view import render_matches
 from loom_jupyter.settings import Settings
@@ -62,7 +62,7 @@ def _session_row(number: int, info: SessionInfo) -> list[str]:
         info.status,
         str(info.turn_count),
         f"{tokens:,}",
-        money(info.cost_usd),
+        session_cost(info),
         clock(info.last_active_at),
         info.title or "(untitled)",
     ]

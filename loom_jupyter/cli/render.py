@@ -8,7 +8,8 @@ import shutil
 from typing import TYPE_CHECKING, Literal
 
 from loom_jupyter.messages import ToolUseBlock
-from loom_jupyter.session.export import clock, money
+from loom_jupyter.models.pricing import cost_text, unpriced_usage
+from loom_jupyter.session.export import clock
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
     from loom_jupyter.archive import SessionInfo
     from loom_jupyter.messages import Turn
 
-__all__ = ["session_header", "snippet", "table", "turn_text"]
+__all__ = ["session_cost", "session_header", "snippet", "table", "turn_text"]
 
 Align = Literal["<", ">"]
 
@@ -49,6 +50,13 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def session_cost(info: SessionInfo) -> str:
+    """A session's cost, or "price unknown" when its model has no known price."""
+    tokens = info.input_tokens + info.output_tokens + info.cache_creation_tokens
+    unknown = unpriced_usage([(info.model, tokens + info.cache_read_tokens)])
+    return cost_text(info.cost_usd, unknown=unknown)
+
+
 def session_header(info: SessionInfo) -> str:
     """A few lines naming a session and its usage."""
     tokens = info.input_tokens + info.output_tokens + info.cache_creation_tokens
@@ -62,7 +70,7 @@ def session_header(info: SessionInfo) -> str:
         f"Session {info.id}  [{info.status}]{fork}\n"
         f"Title:   {info.title or '(untitled)'}\n"
         f"Model:   {info.model}   Turns: {info.turn_count}   Tokens: {tokens:,}   "
-        f"Cost: {money(info.cost_usd)}\n"
+        f"Cost: {session_cost(info)}\n"
         f"Started: {clock(info.created_at)} UTC   Last active: {clock(info.last_active_at)} UTC"
     )
 

@@ -27,6 +27,7 @@ from loom_jupyter.engine.events import (
     UsageEvent,
 )
 from loom_jupyter.host.diffs import NOTEBOOK_CHANGES, change_of, diff_html
+from loom_jupyter.models.pricing import cost_text, unpriced_usage
 from loom_jupyter.records import FINISHED_TASK
 
 if TYPE_CHECKING:
@@ -50,7 +51,8 @@ class PanelData:
     input_tokens: int = 0
     output_tokens: int = 0
     cache_tokens: int = 0
-    cost_usd: float = 0.0
+    cost_usd: float = 0.0  # of the calls whose model has a known price
+    unpriced: bool = False  # some calls used a model without a known price
     activity: str = "idle"
     state_yaml: str = ""
     tasks: tuple[str, ...] = ()
@@ -73,8 +75,9 @@ class PanelData:
             f"{t.goal[:60]} ({t.status})" for t in tasks if t.status not in FINISHED_TASK
         )
         points = per_turn(calls)
+        unpriced = unpriced_usage((c.model, _call_tokens(c)) for c in calls)
         if info is None:
-            return cls(state_yaml=state_yaml, tasks=running, points=points)
+            return cls(state_yaml=state_yaml, tasks=running, points=points, unpriced=unpriced)
         return cls(
             title=info.title or "(untitled)",
             prompts=prompts,
@@ -83,6 +86,7 @@ class PanelData:
             output_tokens=info.output_tokens,
             cache_tokens=info.cache_creation_tokens + info.cache_read_tokens,
             cost_usd=info.cost_usd,
+            unpriced=unpriced,
             state_yaml=state_yaml,
             tasks=running,
             points=points,
@@ -133,6 +137,8 @@ class PanelData:
             + u.cache_creation_input_tokens
             + u.cache_read_input_tokens,
             cost_usd=self.cost_usd + event.cost_usd,
+            unpriced=self.unpriced
+            or unpriced_usage([(event.model, u.total_input_tokens + u.output_tokens)]),
             points=(*self.points[:-1], point),
         )
 
@@ -194,7 +200,7 @@ def panel_text(data: PanelData) -> str:
         f"Session: {data.title or '(none yet)'}  [{data.activity}]",
         f"Prompts: {data.prompts:,} ({data.turns:,} archive rows)   Tokens in/out/cache: "
         f"{data.input_tokens:,}/{data.output_tokens:,}/{data.cache_tokens:,}   "
-        f"Cost: ${data.cost_usd:.4f}",
+        f"Cost: {cost_text(data.cost_usd, unknown=data.unpriced)}",
     ]
     if data.points:
         lines.append("Tokens per prompt: " + ", ".join(f"{t:,}" for t, _ in data.points[-12:]))
@@ -227,7 +233,7 @@ def panel_html(data: PanelData) -> str:
         f"prompts <b>{data.prompts:,}</b> <span style='color:#666'>({data.turns:,} rows)</span>"
         f" · tokens in <b>{data.input_tokens:,}</b> / out "
         f"<b>{data.output_tokens:,}</b> / cache <b>{data.cache_tokens:,}</b> · "
-        f"cost <b>${data.cost_usd:.4f}</b>",
+        f"cost <b>{html.escape(cost_text(data.cost_usd, unknown=data.unpriced))}</b>",
     ]
     if tokens:
         rows.append(_labelled("tokens/prompt", tokens) + _labelled("cost/prompt", costs))

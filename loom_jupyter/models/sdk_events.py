@@ -35,12 +35,19 @@ class IncompleteStreamError(Exception):
 
 
 def usage_from_sdk(usage: Any) -> Usage:
-    """Our :class:`Usage` from the SDK's usage object (missing cache counts are 0)."""
+    """Our :class:`Usage` from the SDK's usage object (missing cache counts are 0).
+
+    The totals are the SDK's; from its ``cache_creation`` breakdown we keep the 1-hour
+    writes (``ephemeral_1h_input_tokens``), which cost more than the 5-minute ones. Without
+    a breakdown every write counts as a 5-minute one, the API's default TTL.
+    """
+    breakdown = getattr(usage, "cache_creation", None)
     return Usage(
         int(usage.input_tokens or 0),
         int(usage.output_tokens or 0),
         int(getattr(usage, "cache_creation_input_tokens", None) or 0),
         int(getattr(usage, "cache_read_input_tokens", None) or 0),
+        int(getattr(breakdown, "ephemeral_1h_input_tokens", None) or 0),
     )
 
 

@@ -32,12 +32,11 @@ from loom_jupyter.testing.fake_script import cache_control_problem
 @pytest.mark.parametrize(
     ("model", "expected"),
     [
-        ("claude-sonnet-5-5", 3 + 15 + 3.75 + 0.3),
-        ("claude-opus-5-5", 5 + 25 + 6.25 + 0.5),
-        ("claude-haiku-5-5", 1 + 5 + 1.25 + 0.1),
+        ("claude-sonnet-5-5", 2 + 10 + 2.5 + 0.1),
+        ("claude-opus-5-5", 4 + 20 + 5 + 0.2),
+        ("claude-opus-4-8", 5 + 25 + 6.25 + 0.5),
         ("claude-opus-4-1-20250805", 15 + 75 + 18.75 + 1.5),
         ("anthropic.claude-sonnet-4-5-20250929-v1:0", 3 + 15 + 3.75 + 0.3),
-        ("claude-sonnet-9", 3 + 15 + 3.75 + 0.3),
     ],
 )
 def test_cost_of_a_million_of_each_kind(model: str, expected: float) -> None:
@@ -45,15 +44,15 @@ def test_cost_of_a_million_of_each_kind(model: str, expected: float) -> None:
     assert cost_usd(model, usage) == pytest.approx(expected)
 
 
-@pytest.mark.parametrize("model", ["scripted", "gpt-4o", "", "fake-model"])
-def test_unknown_models_cost_nothing(model: str) -> None:
+@pytest.mark.parametrize("model", ["scripted", "gpt-4o", "", "fake-model", "claude-sonnet-9"])
+def test_unknown_models_have_no_price(model: str) -> None:
     assert price_for(model) is None
     assert cost_usd(model, Usage(10, 10, 10, 10)) == 0.0
 
 
 def test_a_typical_turn_costs_cents() -> None:
     usage = Usage(input_tokens=2_000, output_tokens=500, cache_read_input_tokens=20_000)
-    assert cost_usd("claude-sonnet-5-5", usage) == pytest.approx(0.006 + 0.0075 + 0.006)
+    assert cost_usd("claude-sonnet-5-5", usage) == pytest.approx(0.004 + 0.005 + 0.002)
 
 
 def _request(**options: object) -> ModelRequest:

@@ -8,6 +8,7 @@ import io
 from typing import TYPE_CHECKING
 
 from loom_jupyter.jupyter.cell.output import show_table, show_text
+from loom_jupyter.models.pricing import PRICE_UNKNOWN, cost_text, priced
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -35,12 +36,13 @@ def show_cost(calls: Sequence[ModelCallRecord], *, rich: bool) -> None:
             c.input_tokens,
             c.output_tokens,
             c.cache_creation_tokens + c.cache_read_tokens,
-            f"${c.cost_usd:.4f}",
+            PRICE_UNKNOWN if _unpriced(c) else cost_text(c.cost_usd),
             c.stop_reason or c.error or "",
         )
         for n, c in enumerate(calls, 1)
     ]
-    total = sum(c.cost_usd for c in calls)
+    known = sum(c.cost_usd for c in calls if not _unpriced(c))
+    total = cost_text(known, unknown=any(map(_unpriced, calls)))
     rows.append(
         (
             "total",
@@ -49,7 +51,7 @@ def show_cost(calls: Sequence[ModelCallRecord], *, rich: bool) -> None:
             sum(c.input_tokens for c in calls),
             sum(c.output_tokens for c in calls),
             sum(c.cache_creation_tokens + c.cache_read_tokens for c in calls),
-            f"${total:.4f}",
+            total,
             "",
         )
     )
@@ -80,9 +82,16 @@ def cost_plot_png(calls: Sequence[ModelCallRecord]) -> str:
     axes.set_xlabel("model call")
     axes.set_ylabel("tokens")
     twin = axes.twinx()
-    twin.plot(xs, [c.cost_usd for c in calls], color="#c62828", marker="o", label="cost $")
+    costs = [float("nan") if _unpriced(c) else c.cost_usd for c in calls]  # a gap, not $0
+    twin.plot(xs, costs, color="#c62828", marker="o", label="cost $")
     twin.set_ylabel("cost (USD)")
     figure.tight_layout()
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png")
     return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _unpriced(call: ModelCallRecord) -> bool:
+    """A call that used tokens on a model without a known price (its stored 0.0 is no cost)."""
+    tokens = call.input_tokens + call.output_tokens + call.cache_creation_tokens
+    return tokens + call.cache_read_tokens > 0 and not priced(call.model)
