@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
@@ -19,7 +20,14 @@ from loom_jupyter.errors import LoomConfigError
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["DEFAULT_MODEL", "ApprovalMode", "Provider", "Settings", "user_config_path"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "ApprovalMode",
+    "McpServerConfig",
+    "Provider",
+    "Settings",
+    "user_config_path",
+]
 
 ApprovalMode = Literal["ask", "auto", "read-only"]
 Provider = Literal["anthropic", "bedrock", "vertex"]
@@ -66,12 +74,14 @@ class Settings:
     partial_save_seconds: float = 1.0
     busy_timeout_seconds: float = 5.0
     notebook_activity: bool = True  # tell the model which cells the person ran between turns
+    mcp_servers: tuple[McpServerConfig, ...] = ()  # loom.yaml `mcp_servers` (DESIGN §10)
     instructions_max_chars: int = 20_000  # AGENTS.md, CLAUDE.md... in the system prompt, at most
 
     def __post_init__(self) -> None:
         _check_literal("approval", self.approval, ApprovalMode, "settings")
         _check_literal("provider", self.provider, Provider, "settings")
         object.__setattr__(self, "model", MODEL_ALIASES.get(self.model, self.model))
+        object.__setattr__(self, "mcp_servers", _mcp_servers(self.mcp_servers, "settings"))
 
     @classmethod
     def load(
@@ -145,6 +155,8 @@ def _coerce(key: Any, value: Any, source: str) -> Any:
     if not isinstance(key, str) or key not in _field_names():
         known = ", ".join(sorted(_field_names()))
         raise LoomConfigError(f"{source}: unknown setting {key!r} (known: {known})")
+    if key == "mcp_servers":
+        return _mcp_servers(value, source)
     default = getattr(Settings(), key)
     try:
         if isinstance(default, bool):
@@ -186,3 +198,120 @@ def _check_literal(key: str, value: str, literal: Any, source: str) -> str:
     if value not in allowed:
         raise LoomConfigError(f"{source}: {key} must be one of {', '.join(allowed)}; got {value!r}")
     return value
+
+
+# -- mcp_servers (DESIGN §10) ---------------------------------------------------------------
+
+_MCP_NAME = re.compile(r"[A-Za-z0-9_-]{1,40}")
+_MCP_KEYS = ("command", "args", "env", "url", "headers", "approval", "timeout")
+_MIN_SECRET_CHARS = 6  # shorter env/header values are too likely to be ordinary words
+
+
+@dataclass(frozen=True)
+class McpServerConfig:
+    """One entry of ``mcp_servers``: a stdio server (``command``) or a streamable HTTP one
+    (``url``); its tools reach the model as ``mcp__NAME__TOOL``. ``timeout`` bounds each
+    call and the start, in seconds; ``approval`` applies to this server's tools."""
+
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    url: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    approval: ApprovalMode = "ask"
+    timeout: float = 120.0
+
+    @property
+    def transport(self) -> Literal["stdio", "http"]:
+        """``stdio`` (a command) or ``http`` (a URL)."""
+        return "stdio" if self.command is not None else "http"
+
+    def secrets(self) -> tuple[str, ...]:
+        """The values of ``env`` and ``headers`` (and a header's token after its scheme):
+        never shown to the model, archived or printed."""
+        found: set[str] = set()
+        for _, value in (*self.env, *self.headers):
+            found.add(value)
+            found.update(value.split()[1:])  # "Bearer abc..." -> also "abc..."
+        return tuple(v for v in found if len(v) >= _MIN_SECRET_CHARS)
+
+
+def _mcp_servers(value: Any, source: str) -> tuple[McpServerConfig, ...]:
+    """``mcp_servers`` from loom.yaml (a mapping NAME: options), ``LOOM_MCP_SERVERS`` (the same
+    as YAML or JSON text) or already typed; errors name the file, the server and the key."""
+    if isinstance(value, tuple) and all(isinstance(v, McpServerConfig) for v in value):
+        return value
+    if isinstance(value, str):
+        import yaml  # lazily, as in _read_yaml
+
+        try:
+            value = yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            raise LoomConfigError(f"{source}: mcp_servers is not valid YAML ({exc})") from exc
+    if value is None:
+        return ()
+    if not isinstance(value, dict):
+        raise LoomConfigError(f"{source}: mcp_servers must be a mapping of NAME: options")
+    return tuple(_mcp_server(name, options, source) for name, options in value.items())
+
+
+def _mcp_server(name: Any, options: Any, source: str) -> McpServerConfig:
+    where = f"{source}: mcp_servers.{name}"
+    if not isinstance(name, str) or not _MCP_NAME.fullmatch(name) or "__" in name:
+        raise LoomConfigError(
+            f"{where}: a server name is 1-40 letters, digits, - or _ (no double _), "
+            f"since tools are named mcp__NAME__TOOL"
+        )
+    if not isinstance(options, dict):
+        raise LoomConfigError(f"{where}: expected a mapping (command/args/env or url/headers)")
+    unknown = sorted(str(k) for k in options if k not in _MCP_KEYS)
+    if unknown:
+        raise LoomConfigError(
+            f"{where}: unknown key(s) {', '.join(unknown)} (known: {', '.join(_MCP_KEYS)})"
+        )
+    command, url = options.get("command"), options.get("url")
+    if (command is None) == (url is None):
+        raise LoomConfigError(
+            f"{where}: give either command (a stdio server) or url (streamable HTTP)"
+        )
+    if command is not None and (not isinstance(command, str) or not command.strip()):
+        raise LoomConfigError(f"{where}: command must be a non-empty string")
+    if url is not None and (
+        not isinstance(url, str) or not url.startswith(("http://", "https://"))
+    ):
+        raise LoomConfigError(f"{where}: url must start with http:// or https://")
+    if url is not None and ("args" in options or "env" in options):
+        raise LoomConfigError(f"{where}: args and env belong to a stdio server (command)")
+    if command is not None and "headers" in options:
+        raise LoomConfigError(f"{where}: headers belong to an HTTP server (url)")
+    args = options.get("args") or []
+    if not isinstance(args, list) or not all(isinstance(a, str | int | float) for a in args):
+        raise LoomConfigError(f"{where}: args must be a list of strings")
+    approval = _check_literal("approval", str(options.get("approval", "ask")), ApprovalMode, where)
+    try:
+        timeout = float(options.get("timeout", 120.0))
+    except (TypeError, ValueError) as exc:
+        raise LoomConfigError(f"{where}: timeout must be a number of seconds") from exc
+    if timeout <= 0:
+        raise LoomConfigError(f"{where}: timeout must be positive, got {timeout!r}")
+    return McpServerConfig(
+        name=name,
+        command=command,
+        args=tuple(str(a) for a in args),
+        env=_string_pairs(options.get("env"), f"{where}.env"),
+        url=url,
+        headers=_string_pairs(options.get("headers"), f"{where}.headers"),
+        approval=approval,  # type: ignore[arg-type]  # checked against ApprovalMode above
+        timeout=timeout,
+    )
+
+
+def _string_pairs(value: Any, where: str) -> tuple[tuple[str, str], ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        raise LoomConfigError(f"{where}: expected a mapping of NAME: value")
+    if not all(isinstance(v, str | int | float | bool) for v in value.values()):
+        raise LoomConfigError(f"{where}: values must be strings")
+    return tuple((k, str(v)) for k, v in value.items())

@@ -70,6 +70,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 
     from loom_jupyter.archive import Archive, SessionInfo
+    from loom_jupyter.mcp.servers import McpServers, ServerStatus
     from loom_jupyter.models.base import Model, ModelRequest
     from loom_jupyter.readers import ProjectReader
     from loom_jupyter.records import LeaseTakeover
@@ -123,6 +124,7 @@ class CoworkSession:
         self._instructions = ProjectInstructions(
             notebook_path, max_chars=settings.instructions_max_chars
         )
+        self.mcp: McpServers | None = None  # loom.yaml's mcp_servers, started on first use
 
     @classmethod
     async def open(
@@ -155,6 +157,10 @@ class CoworkSession:
             policy=ApprovalPolicy.from_settings(settings, approver=approver),
             owner=owner or str(this_process_owner()),
         )
+        if settings.mcp_servers:
+            from loom_jupyter.mcp.servers import McpServers
+
+            session.mcp = McpServers(settings.mcp_servers, cwd=path.parent)
         if resume:
             latest = await archive.latest_active_session()  # the archive is this notebook's alone
             if latest is not None:
@@ -263,6 +269,8 @@ class CoworkSession:
         self._state = self._state.with_user_message(first, text)
         yield TurnStarted(sid, first)
         for notice in self._load_instructions():  # edits are picked up here, once a turn
+            yield Notice(notice, "warning")
+        for notice in await self._start_mcp():  # the first turn starts the MCP servers
             yield Notice(notice, "warning")
         turn = ActiveTurn(
             self._writer, self._state, first=first, save_every=self.settings.partial_save_seconds
@@ -421,8 +429,13 @@ class CoworkSession:
         await self.new()
 
     async def close(self) -> None:
-        """Stop the heartbeat and release the lease (the session stays active in the archive)."""
-        await self._release()
+        """Stop the heartbeat and release the lease (the session stays active in the archive);
+        stop the MCP servers."""
+        try:
+            await self._release()
+        finally:
+            if self.mcp is not None:
+                await self.mcp.close()
 
     async def ensure_session_id(self) -> str:
         """The archived session's id, creating the session row if it is still lazy."""
@@ -485,6 +498,39 @@ class CoworkSession:
         loaded = self._instructions.current()
         self._window.set_system(SYSTEM_PROMPT + loaded.text)
         return self._instructions.take_notices()
+
+    # -- MCP servers ----------------------------------------------------------
+
+    async def mcp_status(self, *, restart: str | None = None) -> tuple[ServerStatus, ...]:
+        """The MCP servers, started first if they were not (``%cowork mcp``); ``restart``
+        starts that one again. Between turns their tools join the next request."""
+        if self.mcp is None:
+            return ()
+        if restart is not None:
+            await self.mcp.restart(restart)
+        await self.mcp.start()
+        if not self._running:
+            self._attach_mcp()
+        return self.mcp.status()
+
+    async def _start_mcp(self) -> list[str]:
+        """Start the servers not started yet and add their tools; a notice per failure."""
+        if self.mcp is None:
+            return []
+        notices = await self.mcp.start()
+        self._attach_mcp()
+        return notices
+
+    def _attach_mcp(self) -> None:
+        """Append the tools of newly running servers (the tool list is part of the cached
+        prefix: it stays unchanged while the servers do)."""
+        assert self.mcp is not None
+        if not self.mcp.attach(self.tools):
+            return
+        window, system = self._window, self._window.system
+        window.tools = self.tools.specs()
+        window.system = ""  # set_system then re-sizes the prefix with the new tools and
+        window.set_system(system)  # forgets the cache mark, as for a new system prompt
 
     # -- helpers --------------------------------------------------------------
 

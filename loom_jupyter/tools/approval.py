@@ -29,6 +29,7 @@ __all__ = [
     "ApprovalPolicy",
     "ApprovalRequest",
     "Approver",
+    "ServerApproval",
 ]
 
 ApprovalAnswer = Literal["yes", "no", "always"]
@@ -71,6 +72,18 @@ class ApprovalDescriber(Protocol):
 
     def approval_request(self, args: Mapping[str, Any], ctx: ToolContext | None) -> ApprovalRequest:
         """The request to show for a call with ``args`` (a diff needs ``ctx``'s folder)."""
+        ...
+
+
+@runtime_checkable
+class ServerApproval(Protocol):
+    """A tool whose server sets its approval (an MCP server's ``approval`` in loom.yaml):
+    ``auto`` runs without asking, ``read-only`` refuses, ``ask`` follows the session's mode;
+    a read-only session refuses it whatever its server says."""
+
+    @property
+    def server_approval(self) -> ApprovalMode:
+        """The server's approval."""
         ...
 
 
@@ -148,6 +161,12 @@ class ApprovalPolicy:
         ``ctx`` lets file tools show a diff against the file on disk.
         """
         name = tool.spec.name
+        server = tool.server_approval if isinstance(tool, ServerApproval) else None
+        if server is not None and self.mode != "read-only":
+            if server == "read-only":
+                return ApprovalDecision(False, _server_read_only_reason(name))
+            if server == "auto":
+                return ApprovalDecision(True)
         if tool.access == "read" or self.mode == "auto":
             return ApprovalDecision(True)
         if self.mode == "read-only":
@@ -158,8 +177,10 @@ class ApprovalPolicy:
 
     def will_ask(self, tool: Tool) -> bool:
         """Whether :meth:`check` would ask the approver about ``tool`` right now."""
+        server = tool.server_approval if isinstance(tool, ServerApproval) else "ask"
         return (
             tool.access == "write"
+            and server == "ask"
             and self.mode == "ask"
             and self.approver is not None
             and tool.spec.name not in self._always
@@ -222,6 +243,13 @@ class ApprovalPolicy:
 
 NOTEBOOK_CHANGES = frozenset({"edit_cell", "insert_cell", "delete_cell", "move_cell"})
 """Tools whose refusal the person sees as a rejected change of their notebook."""
+
+
+def _server_read_only_reason(name: str) -> str:
+    return (
+        f"{name} was not run: its MCP server is read-only (`approval: read-only` in loom.yaml), "
+        "so none of its tools run. Tell the person if you need it."
+    )
 
 
 def _read_only_reason(name: str) -> str:

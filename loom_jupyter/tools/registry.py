@@ -94,7 +94,9 @@ class ToolRegistry:
                 return decision.to_output()
         output = await _run_guarded(checked, call, ctx)
         output = cap_output(output, ctx.settings.tool_output_max_chars)
-        return redact_output(output, secret_values())
+        mcp_secrets = (s for server in ctx.settings.mcp_servers for s in server.secrets())
+        secrets = sorted({*secret_values(), *mcp_secrets}, key=len, reverse=True)
+        return redact_output(output, secrets)
 
 
 async def _run_guarded(tool: Tool, call: ToolUseBlock, ctx: ToolContext) -> ToolOutput:

@@ -50,6 +50,8 @@ LAYERS = (
         units_share=True,
     ),
     layer("storage, model seam, tools", "archive", "models", "tools"),
+    # MCP servers' tools: built on tools/ (Tool, approval, output), below everything that runs them.
+    layer("tool sources", "mcp"),
     # The engine reads the archive through loom_jupyter.readers protocols only.
     layer("engine", "engine", never=frozenset({"archive"})),
     layer("session", "session"),

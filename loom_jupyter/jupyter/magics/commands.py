@@ -27,7 +27,7 @@ class Handler:
     stays light): ``module.name`` in this package, called with the coworker (or the
     shell) and the parsed arguments."""
 
-    module: Literal["reports", "recover", "instructions"]
+    module: Literal["reports", "recover", "instructions", "mcp_servers"]
     name: str
 
     def resolve(self) -> Callable[[Any, argparse.Namespace], None]:
@@ -206,6 +206,16 @@ SUBCOMMANDS: dict[str, Subcommand] = {
                 "cut (instructions_max_chars).",
             ),
             Handler("instructions", "instructions"),
+        ),
+        Subcommand(
+            "mcp",
+            _parser(
+                "mcp",
+                "List the MCP servers of loom.yaml (mcp_servers): transport, state, approval "
+                "and tools (mcp__NAME__TOOL). Starts the servers not started yet.",
+                _arg("--restart", metavar="NAME", default=None, help="start this server again"),
+            ),
+            Handler("mcp_servers", "mcp"),
         ),
         Subcommand(
             "approval",
