@@ -12,6 +12,7 @@ import { NotebookDocument, editProposal } from './document';
 import { RenderContext } from './markdown';
 import { Decision, FrontMessage, Hello, KernelMessage, Queued, SearchHit } from './protocol';
 import { Change, ChatStore } from './store';
+import { parseSlash } from './views/completion';
 import { Composer } from './views/composer';
 import { MessageList } from './views/messages';
 import { SessionBar } from './views/sessions';
@@ -85,9 +86,10 @@ export class ChatView extends Widget {
       }
     });
     this._composer = new Composer({
-      send: text => this._submit(text),
+      send: text => this._submitOrCommand(text),
       stop: () => this._send({ type: 'stop' }),
-      cancel: id => this._cancel(id)
+      cancel: id => this._cancel(id),
+      complete: query => this._send({ type: 'complete', query, kind: 'all' })
     });
     this.node.append(
       this._sessions.node,
@@ -130,6 +132,25 @@ export class ChatView extends Widget {
 
   private _send(message: FrontMessage): boolean {
     return this._connection.send(message);
+  }
+
+  /** A slash command runs without the model; anything else is a message. */
+  private _submitOrCommand(text: string): void {
+    const command = parseSlash(text);
+    if (command === null) {
+      this._submit(text);
+      return;
+    }
+    const { name, args } = command;
+    if (name === 'new' || name === 'fork') {
+      this._send(name === 'new' ? { type: 'new' } : { type: 'fork', at_turn: null });
+    } else if (name === 'sessions') {
+      this._sessions.open();
+    } else if (name === 'search' && args !== '') {
+      this._sessions.search(args);
+    } else if (!this._send({ type: 'command', name, args })) {
+      this._store.notice('warning', `/${name} needs Loom running in this kernel.`);
+    }
   }
 
   /** A message goes to the outbox first: shown as queued until the kernel has it. */
@@ -189,6 +210,10 @@ export class ChatView extends Widget {
   }
 
   private _onMessage(message: KernelMessage): void {
+    if (message.type === 'completions') {
+      this._composer.showMentions(message.query, message.items);
+      return; // an answer to this box only, not part of the conversation
+    }
     const previous = this._store.kernelSession;
     // A new kernel session (restart) may show in a broadcast before its welcome.
     this._restarted ||=

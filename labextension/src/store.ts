@@ -50,7 +50,14 @@ export type ApprovalEntry = {
   decision: Decision | null;
   by: string | null;
 };
-export type NoticeEntry = { kind: 'notice'; key: string; level: NoticeLevel; message: string };
+export type NoticeEntry = {
+  kind: 'notice';
+  key: string;
+  level: NoticeLevel;
+  message: string;
+  /** The slash command this answers (a `command_result` card), if any. */
+  command?: string;
+};
 export type Entry = UserEntry | AssistantEntry | ToolEntry | ApprovalEntry | NoticeEntry;
 
 export type Usage = {
@@ -90,6 +97,7 @@ const REPLIES = new Set<KernelMessage['type']>([
   'sessions',
   'search_results',
   'notice',
+  'command_result',
   'notebook_request' // for the notebook (document.ts), not the conversation
 ]);
 
@@ -284,6 +292,15 @@ export class ChatStore {
         return;
       case 'notice':
         this.notice(message.level, message.message);
+        return;
+      case 'command_result':
+        this._add({
+          kind: 'notice',
+          key: `n${noticeCounter++}`,
+          level: message.ok ? 'info' : 'warning',
+          message: message.text,
+          command: message.name
+        });
         return;
       case 'cell':
         this._changed.emit({ kind: 'cell', source: message.source });

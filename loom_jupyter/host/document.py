@@ -77,6 +77,11 @@ class FrontDocument:
             await self._record(change, result, before)
         return result
 
+    async def peek(self, change: CellChange) -> ChangeResult:
+        """Ask the front (a read) without changing what the agent is known to have read:
+        the sidebar's ``@`` completions and mentions look at the cells this way."""
+        return await self._ask(change)
+
     async def _ask(self, change: CellChange) -> ChangeResult:
         front = self.front
         if front is None:

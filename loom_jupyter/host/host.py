@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
     from loom_jupyter.archive import Archive
     from loom_jupyter.host.location import NotebookLocation
+    from loom_jupyter.host.mentions import MentionSources
     from loom_jupyter.host.mirror import Source
     from loom_jupyter.host.relocate import Orphan
     from loom_jupyter.host.views import Views
@@ -233,11 +234,27 @@ class Host:
                 await session.append_note(note)
             if self._ports is not None and self._ports.before_turn is not None:
                 await self._ports.before_turn(session)
+            if source == "sidebar":  # @-mentions add their objects' summaries, marked
+                from loom_jupyter.host.mentions import expand_mentions
+
+                text = await expand_mentions(self.mention_sources(session), text)
             async for event in session.send(text):
                 await self.floor.publish(event)
         finally:
             if source == "cell":
                 self.floor.end()
+
+    def mention_sources(self, session: CoworkSession) -> MentionSources:
+        """Where the sidebar's ``@``-mentions are looked up (completion and sending)."""
+        from loom_jupyter.host.mentions import MentionSources
+
+        return MentionSources(
+            kernel=session.kernel,
+            folder=self.location.directory,
+            notebook=self.location.path,
+            document=self.document,
+            settings=session.settings,
+        )
 
     async def _queued_turn(self, text: str, client_id: str | None) -> None:
         await self.turn("sidebar", text, client_id)

@@ -43,6 +43,11 @@ __all__ = [
     "Approve",
     "CancelQueued",
     "CellProposal",
+    "Command",
+    "CommandResult",
+    "Complete",
+    "CompletionItem",
+    "Completions",
     "Decision",
     "Envelope",
     "Fork",
@@ -103,6 +108,7 @@ Decision = Literal["allow", "deny", "always"]
 StateName = Literal["idle", "thinking", "waiting-approval", "queued", "waiting-cell"]
 NoticeLevel = Literal["info", "warning", "error"]
 MatchKind = Literal["phrase", "all_words", "some_words"]
+CompletionKind = Literal["command", "variable", "cell", "file"]
 
 
 class ProtocolError(LoomError):
@@ -262,6 +268,37 @@ class RevertTurn:
     type: Literal["revert_turn"] = "revert_turn"
 
 
+@dataclass(frozen=True)
+class Complete:
+    """Ask for completions of an `@`-mention the person is typing in the message box.
+
+    Answered with `completions`: variables of the live namespace, the notebook's cells
+    (by id and first line) and files in the notebook's folder whose name starts with (or
+    holds) `query`.
+    """
+
+    query: str
+    """What follows the `@` so far (may be empty)."""
+    kind: CompletionKind | Literal["all"] = "all"
+    """Only this kind of object, or `"all"`."""
+    type: Literal["complete"] = "complete"
+
+
+@dataclass(frozen=True)
+class Command:
+    """A sidebar slash command that the kernel answers without the model.
+
+    `cost`, `model [NAME]`, `effort [LEVEL]`, `mcp [--restart NAME]`, `export [PATH]`,
+    `delegate GOAL` and `help`; answered with `command_result` (or an error `notice`).
+    """
+
+    name: str
+    """The command without its slash, e.g. `"mcp"`."""
+    args: str = ""
+    """The rest of the line after the command's name."""
+    type: Literal["command"] = "command"
+
+
 Inbound: TypeAlias = (
     Hello
     | Send
@@ -277,6 +314,8 @@ Inbound: TypeAlias = (
     | SetNotebook
     | NotebookReply
     | RevertTurn
+    | Complete
+    | Command
 )
 
 
@@ -633,6 +672,40 @@ class NotebookRequest:
     type: Literal["notebook_request"] = "notebook_request"
 
 
+@dataclass(frozen=True)
+class CompletionItem:
+    """One thing the person may mention (or one slash command)."""
+
+    kind: CompletionKind
+    label: str
+    """What is inserted after the `@` (a variable's name, `cell:ID`, a file's path)."""
+    detail: str = ""
+    """One line shown beside it: a variable's type and shape, a cell's first line."""
+
+
+@dataclass(frozen=True)
+class Completions:
+    """The answer to `complete` (at most 50 items, best first)."""
+
+    query: str
+    items: tuple[CompletionItem, ...]
+    type: Literal["completions"] = "completions"
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """The answer to a `command`, shown in the chat as a small card.
+
+    `text` is markdown, rendered sanitized like the model's text (never raw HTML).
+    """
+
+    name: str
+    text: str
+    ok: bool = True
+    """False when the command could not do what was asked (the text says why)."""
+    type: Literal["command_result"] = "command_result"
+
+
 Outbound: TypeAlias = (
     Welcome
     | History
@@ -655,6 +728,8 @@ Outbound: TypeAlias = (
     | NoticeMsg
     | CellProposal
     | NotebookRequest
+    | Completions
+    | CommandResult
 )
 
 

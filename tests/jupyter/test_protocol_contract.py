@@ -122,6 +122,10 @@ OUTBOUND: tuple[p.Outbound, ...] = (
                                               "text": "2"},), 3,
         (RevertStep("c1", "edited", "x = 1", "x = 2", "code", 0, None),), False, True,
     )),
+    p.Completions("d", (p.CompletionItem("variable", "df", "DataFrame (3, 2)"),
+                        p.CompletionItem("cell", "cell:c1", "x = 1"),
+                        p.CompletionItem("file", "data/", "folder"))),
+    p.CommandResult("mcp", "**MCP servers**\n\n| server |\n|---|\n| toolbox |"),
 )  # fmt: skip
 INBOUND: tuple[p.Inbound, ...] = (
     p.Hello("nb.ipynb", 12, "k1", "notebook7", "/srv", p.PROTOCOL_VERSION, True),
@@ -142,6 +146,8 @@ INBOUND: tuple[p.Inbound, ...] = (
         DocCell("c1", "code", "x = 2"), 0, "x = 1", ("c3",),
     )),
     p.RevertTurn(4),
+    p.Complete("df", "variable"),
+    p.Command("delegate", "clean the data"),
 )  # fmt: skip
 
 

@@ -33,7 +33,9 @@ export type Outbound =
   | TaskView
   | NoticeMsg
   | CellProposal
-  | NotebookRequest;
+  | NotebookRequest
+  | Completions
+  | CommandResult;
 /**
  * A message from the front (`comm_open` data, then `comm_msg` data).
  */
@@ -51,7 +53,9 @@ export type Inbound =
   | Search
   | SetNotebook
   | NotebookReply
-  | RevertTurn;
+  | RevertTurn
+  | Complete
+  | Command;
 
 /**
  * What every kernel -> front message carries beside its own fields.
@@ -474,6 +478,42 @@ export interface RevertStep {
   after_cell_id: string | null;
 }
 /**
+ * The answer to `complete` (at most 50 items, best first).
+ */
+export interface Completions {
+  query: string;
+  items: CompletionItem[];
+  type: 'completions';
+}
+/**
+ * One thing the person may mention (or one slash command).
+ */
+export interface CompletionItem {
+  kind: 'command' | 'variable' | 'cell' | 'file';
+  /**
+   * What is inserted after the `@` (a variable's name, `cell:ID`, a file's path).
+   */
+  label: string;
+  /**
+   * One line shown beside it: a variable's type and shape, a cell's first line.
+   */
+  detail: string;
+}
+/**
+ * The answer to a `command`, shown in the chat as a small card.
+ *
+ * `text` is markdown, rendered sanitized like the model's text (never raw HTML).
+ */
+export interface CommandResult {
+  name: string;
+  text: string;
+  /**
+   * False when the command could not do what was asked (the text says why).
+   */
+  ok: boolean;
+  type: 'command_result';
+}
+/**
  * The first message (the `comm_open` data); sent again as a `comm_msg` to re-sync.
  *
  * With `since_seq` and the `kernel_session` it saw, a front asks for a replay of what
@@ -663,6 +703,41 @@ export interface RevertTurn {
    */
   turn: number;
   type: 'revert_turn';
+}
+/**
+ * Ask for completions of an `@`-mention the person is typing in the message box.
+ *
+ * Answered with `completions`: variables of the live namespace, the notebook's cells
+ * (by id and first line) and files in the notebook's folder whose name starts with (or
+ * holds) `query`.
+ */
+export interface Complete {
+  /**
+   * What follows the `@` so far (may be empty).
+   */
+  query: string;
+  /**
+   * Only this kind of object, or `"all"`.
+   */
+  kind: ('command' | 'variable' | 'cell' | 'file') | 'all';
+  type: 'complete';
+}
+/**
+ * A sidebar slash command that the kernel answers without the model.
+ *
+ * `cost`, `model [NAME]`, `effort [LEVEL]`, `mcp [--restart NAME]`, `export [PATH]`,
+ * `delegate GOAL` and `help`; answered with `command_result` (or an error `notice`).
+ */
+export interface Command {
+  /**
+   * The command without its slash, e.g. `"mcp"`.
+   */
+  name: string;
+  /**
+   * The rest of the line after the command's name.
+   */
+  args: string;
+  type: 'command';
 }
 
 /**

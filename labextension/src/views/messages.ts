@@ -55,10 +55,16 @@ class AssistantView implements EntryView {
 
 function textView(entry: Entry, context: RenderContext): EntryView {
   const role = entry.kind === 'user' ? 'user' : 'notice';
+  const command = entry.kind === 'notice' ? entry.command : undefined;
   const node = h('div', {
-    className: `loom-Message loom-mod-${role}`,
-    loom: entry.kind === 'user' ? 'message' : 'notice',
-    data: entry.kind === 'user' ? { role, turn: String(entry.turn ?? '') } : {}
+    className: `loom-Message loom-mod-${command === undefined ? role : 'command'}`,
+    loom: entry.kind === 'user' ? 'message' : command === undefined ? 'notice' : 'command-result',
+    data:
+      entry.kind === 'user'
+        ? { role, turn: String(entry.turn ?? '') }
+        : command === undefined
+          ? {}
+          : { command }
   });
   const update = (next: Entry): void => {
     if (next.kind === 'user') {

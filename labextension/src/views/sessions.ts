@@ -83,6 +83,17 @@ export class SessionBar {
     this._picker.open = false;
   }
 
+  /** Open the picker (it asks for the list), as `/sessions` does. */
+  open(): void {
+    this._picker.open = true;
+  }
+
+  /** Search as if typed in the search box (`/search WORDS`). */
+  search(query: string): void {
+    this._search.value = query;
+    this._actions.search(query);
+  }
+
   private _closeThen(action: () => void): void {
     this.close();
     action();

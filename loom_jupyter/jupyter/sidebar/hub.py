@@ -16,6 +16,7 @@ from typing_extensions import assert_never
 
 from loom_jupyter.errors import LoomError
 from loom_jupyter.host.protocol import (
+    Completions,
     History,
     NoticeMsg,
     SearchResults,
@@ -178,6 +179,10 @@ class SidebarHub:
             host.document.settle(m.request_id, m.result)
         elif m.type == "revert_turn":
             await host.revert_turn(m.turn)
+        elif m.type == "complete":
+            await self._complete(peer, m.query, m.kind)
+        elif m.type == "command":
+            await self._command(peer, m.name, m.args)
         else:
             assert_never(m)
 
@@ -213,6 +218,20 @@ class SidebarHub:
                 if not orphan.writer_alive:
                     self._reply(peer, NoticeMsg(f"{orphan.hint()} (Run it in a cell.)", "info"))
         peer.ready = True  # no await since the snapshot: nothing was missed in between
+
+    async def _complete(self, peer: Peer, query: str, kind: str) -> None:
+        """What an ``@``-mention being typed may name (variables, cells, files)."""
+        from loom_jupyter.host.mentions import complete
+
+        session = await self._host.session_async()
+        items = await complete(self._host.mention_sources(session), query, kind)
+        self._reply(peer, Completions(query, items))
+
+    async def _command(self, peer: Peer, name: str, args: str) -> None:
+        """A slash command the kernel answers without the model (``/mcp``, ``/cost``...)."""
+        from loom_jupyter.host.commands import run_command
+
+        self._reply(peer, await run_command(self._host, name, args))
 
     async def _search(self, peer: Peer, query: str) -> None:
         page = await self._host.views.search_page(query)

@@ -1,0 +1,203 @@
+/**
+ * Slash commands and @-mentions in the message box: what the text at the caret
+ * asks to complete, the commands' table, and the completion list
+ * (`[data-loom="completions"]` holding `[data-loom="completion"]`, DESIGN §9).
+ * The kernel answers mention completions (variables, cells, files); commands
+ * are completed here.
+ */
+import type { CompletionItem } from '../generated/protocol';
+import { h } from './dom';
+
+export type { CompletionItem };
+
+/** A slash command and its one-line description (the kernel's `/help` has the same). */
+export type SlashCommand = { name: string; description: string; takesArgs: boolean };
+
+export const COMMANDS: SlashCommand[] = [
+  { name: 'new', description: 'start a new conversation', takesArgs: false },
+  {
+    name: 'fork',
+    description: 'copy this conversation and continue in the copy',
+    takesArgs: false
+  },
+  { name: 'sessions', description: 'list this notebook’s conversations', takesArgs: false },
+  {
+    name: 'search',
+    description: 'search this notebook’s conversations: /search WORDS',
+    takesArgs: true
+  },
+  { name: 'cost', description: 'tokens and cost of this conversation', takesArgs: false },
+  { name: 'model', description: 'show the model, or use another: /model NAME', takesArgs: true },
+  {
+    name: 'effort',
+    description: 'show or set the thinking effort: /effort LEVEL',
+    takesArgs: true
+  },
+  {
+    name: 'delegate',
+    description: 'hand a big goal to parallel sub-agents: /delegate GOAL',
+    takesArgs: true
+  },
+  {
+    name: 'export',
+    description: 'write this conversation as Markdown: /export [PATH]',
+    takesArgs: true
+  },
+  { name: 'mcp', description: 'MCP servers, their state and tools', takesArgs: true },
+  { name: 'help', description: 'the commands, and @-mentions', takesArgs: false }
+];
+
+/** What the text at the caret completes: a command name or a mention. */
+export type CompletionContext = {
+  kind: 'command' | 'mention';
+  /** What is typed so far (without the `/` or `@`). */
+  query: string;
+  /** Where the `/` or `@` is, and where the typed token ends (the caret). */
+  start: number;
+  end: number;
+};
+
+const MENTION_CHARS = /[\w.\-/:]/;
+
+/** The completion the caret asks for in `text`, or null. */
+export function completionContext(text: string, caret: number): CompletionContext | null {
+  if (text.startsWith('/')) {
+    const word = text.slice(1, caret);
+    if (/^[a-z]*$/i.test(word) && !/\S/.test(text.slice(caret, caret + 1))) {
+      return { kind: 'command', query: word.toLowerCase(), start: 0, end: caret };
+    }
+  }
+  let at = caret;
+  while (at > 0 && MENTION_CHARS.test(text[at - 1])) {
+    at -= 1;
+  }
+  if (at === 0 || text[at - 1] !== '@') {
+    return null;
+  }
+  const before = at >= 2 ? text[at - 2] : '';
+  if (before !== '' && !/[\s([{,;"']/.test(before)) {
+    return null; // an e-mail address, not a mention
+  }
+  return { kind: 'mention', query: text.slice(at, caret), start: at - 1, end: caret };
+}
+
+/** Commands whose name starts with `query`, as completion items. */
+export function commandItems(query: string): CompletionItem[] {
+  return COMMANDS.filter(c => c.name.startsWith(query.toLowerCase())).map(c => ({
+    kind: 'command',
+    label: c.name,
+    detail: c.description
+  }));
+}
+
+/** `text` with the context's token replaced by `item`; the new text and caret. */
+export function applyCompletion(
+  text: string,
+  context: CompletionContext,
+  item: CompletionItem
+): { text: string; caret: number } {
+  const folder = item.kind === 'file' && item.label.endsWith('/');
+  const inserted =
+    item.kind === 'command' ? `/${item.label} ` : `@${item.label}${folder ? '' : ' '}`;
+  const rest = text.slice(context.end).replace(/^[\w.\-/:]*/, '');
+  const after = rest.startsWith(' ') && inserted.endsWith(' ') ? rest.slice(1) : rest;
+  const head = text.slice(0, context.start) + inserted;
+  return { text: head + after, caret: head.length };
+}
+
+/** A sent message that is a slash command: its name and arguments, else null. */
+export function parseSlash(text: string): { name: string; args: string } | null {
+  const match = /^\/([a-z]+)(?:\s+([\s\S]*))?$/i.exec(text.trim());
+  if (match === null) {
+    return null;
+  }
+  const name = match[1].toLowerCase();
+  if (!COMMANDS.some(c => c.name === name)) {
+    return null;
+  }
+  return { name, args: (match[2] ?? '').trim() };
+}
+
+/** The list under the message box: pick with Up/Down and Tab/Enter, or the mouse. */
+export class CompletionList {
+  readonly node = h('div', { className: 'loom-Completions', loom: 'completions' });
+
+  constructor(pick: (item: CompletionItem) => void) {
+    this._pick = pick;
+    this.node.setAttribute('role', 'listbox');
+    this.hide();
+  }
+
+  get visible(): boolean {
+    return !this.node.hidden;
+  }
+
+  show(items: CompletionItem[]): void {
+    this._items = items;
+    this._active = 0;
+    this.node.hidden = items.length === 0;
+    this.node.replaceChildren(...items.map((item, index) => this._row(item, index)));
+    this._mark();
+  }
+
+  hide(): void {
+    this._items = [];
+    this.node.hidden = true;
+    this.node.replaceChildren();
+  }
+
+  /** Move the highlight (wraps around). */
+  move(delta: number): void {
+    const count = this._items.length;
+    if (count > 0) {
+      this._active = (this._active + delta + count) % count;
+      this._mark();
+    }
+  }
+
+  /** The highlighted item, or null. */
+  get selected(): CompletionItem | null {
+    return this._items[this._active] ?? null;
+  }
+
+  private _row(item: CompletionItem, index: number): HTMLElement {
+    const row = h(
+      'div',
+      {
+        className: 'loom-Completion',
+        loom: 'completion',
+        data: { kind: item.kind, label: item.label }
+      },
+      h('span', {
+        className: 'loom-Completion-label',
+        text: item.kind === 'command' ? `/${item.label}` : `@${item.label}`
+      }),
+      h('span', { className: 'loom-Completion-detail', text: item.detail })
+    );
+    row.setAttribute('role', 'option');
+    // mousedown, not click: the message box keeps its focus and caret
+    row.addEventListener('mousedown', event => {
+      event.preventDefault();
+      this._pick(item);
+    });
+    row.addEventListener('mousemove', () => {
+      if (this._active !== index) {
+        this._active = index;
+        this._mark();
+      }
+    });
+    return row;
+  }
+
+  private _mark(): void {
+    this.node.querySelectorAll('[data-loom="completion"]').forEach((row, index) => {
+      row.classList.toggle('loom-mod-active', index === this._active);
+      row.setAttribute('aria-selected', String(index === this._active));
+    });
+    this.node.children[this._active]?.scrollIntoView?.({ block: 'nearest' });
+  }
+
+  private readonly _pick: (item: CompletionItem) => void;
+  private _items: CompletionItem[] = [];
+  private _active = 0;
+}
