@@ -7,6 +7,7 @@ can be archived verbatim (``blocks_to_json``) and replayed exactly
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ __all__ = [
     "Message",
     "MessageRole",
     "ResultBlock",
+    "ServerBlock",
     "TextBlock",
     "ToolResultBlock",
     "ToolSpec",
@@ -36,6 +38,8 @@ __all__ = [
     "blocks_from_json",
     "blocks_text",
     "blocks_to_json",
+    "cited_sources",
+    "sources_markdown",
 ]
 
 ApiDict: TypeAlias = dict[str, Any]
@@ -48,10 +52,32 @@ TurnStatus = Literal["complete", "partial", "interrupted"]
 
 @dataclass(frozen=True)
 class TextBlock:
-    """Plain text."""
+    """Plain text; an answer written from web search or fetch results carries ``citations``
+    (the API's citation objects, kept verbatim: they go back to the API as they came)."""
 
     text: str
+    citations: tuple[Mapping[str, Any], ...] = ()
     type: Literal["text"] = "text"
+
+
+SERVER_BLOCK_TYPES: frozenset[str] = frozenset(
+    {"server_tool_use", "web_search_tool_result", "web_fetch_tool_result"}
+)
+"""Blocks of the tools the API runs itself (``web_search``, ``web_fetch``)."""
+
+
+@dataclass(frozen=True)
+class ServerBlock:
+    """A server tool's block (``server_tool_use``, ``web_search_tool_result``,
+    ``web_fetch_tool_result``) exactly as the API sent it: archived and sent back verbatim
+    (a ``pause_turn`` is continued with it, and later requests repeat it unchanged)."""
+
+    data: Mapping[str, Any]
+
+    @property
+    def type(self) -> str:
+        """The API block type."""
+        return str(self.data.get("type", ""))
 
 
 @dataclass(frozen=True)
@@ -91,7 +117,7 @@ class ToolResultBlock:
         return blocks_text(self.content)
 
 
-ContentBlock: TypeAlias = "TextBlock | ImageBlock | ToolUseBlock | ToolResultBlock"
+ContentBlock: TypeAlias = "TextBlock | ImageBlock | ToolUseBlock | ToolResultBlock | ServerBlock"
 
 
 @dataclass(frozen=True)
@@ -182,7 +208,12 @@ def blocks_text(blocks: Iterable[ContentBlock]) -> str:
 def block_to_api(block: ContentBlock) -> ApiDict:
     """The Messages API form of one block."""
     if isinstance(block, TextBlock):
+        if block.citations:
+            citations = [copy.deepcopy(dict(c)) for c in block.citations]
+            return {"type": "text", "text": block.text, "citations": citations}
         return {"type": "text", "text": block.text}
+    if isinstance(block, ServerBlock):
+        return copy.deepcopy(dict(block.data))  # a copy: the wire adds cache_control to it
     if isinstance(block, ImageBlock):
         source = {"type": "base64", "media_type": block.media_type, "data": block.data}
         return {"type": "image", "source": source}
@@ -200,7 +231,10 @@ def block_from_api(data: Mapping[str, Any]) -> ContentBlock:
     """Parse one Messages API block; raises ``ValueError`` on an unknown type."""
     kind = data.get("type")
     if kind == "text":
-        return TextBlock(str(data.get("text", "")))
+        citations = tuple(dict(c) for c in data.get("citations") or () if isinstance(c, dict))
+        return TextBlock(str(data.get("text", "")), citations)
+    if kind in SERVER_BLOCK_TYPES:
+        return ServerBlock({k: v for k, v in data.items() if k != "cache_control"})
     if kind == "image":
         source = data.get("source") or {}
         return ImageBlock(str(source.get("data", "")), str(source.get("media_type", "image/png")))
@@ -232,6 +266,40 @@ def blocks_from_json(text: str | None) -> tuple[ContentBlock, ...]:
     if not text:
         return ()
     return tuple(block_from_api(item) for item in json.loads(text))
+
+
+def cited_sources(blocks: Iterable[ContentBlock]) -> list[tuple[str, str]]:
+    """The (title, url) of every web page the text blocks cite, first citation first, once
+    each (citations without a URL, such as a fetched document's character ranges, are
+    left out)."""
+    seen: dict[str, str] = {}
+    for block in blocks:
+        if not isinstance(block, TextBlock):
+            continue
+        for citation in block.citations:
+            url = citation.get("url")
+            if isinstance(url, str) and url and url not in seen:
+                seen[url] = str(citation.get("title") or url)
+    return [(title, url) for url, title in seen.items()]
+
+
+def sources_markdown(blocks: Iterable[ContentBlock]) -> str:
+    """A compact Markdown sources list for the cited pages (empty when nothing is cited)."""
+    sources = cited_sources(blocks)
+    if not sources:
+        return ""
+    links = " · ".join(f"[{_link_text(title)}]({_link_url(url)})" for title, url in sources)
+    return f"\n\n**Sources:** {links}\n"
+
+
+def _link_text(title: str) -> str:
+    text = " ".join(title.split())
+    text = text if len(text) <= 80 else text[:79] + "…"
+    return text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+
+
+def _link_url(url: str) -> str:
+    return url.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
 
 
 @dataclass(frozen=True)

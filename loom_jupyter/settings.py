@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
@@ -76,6 +76,13 @@ class Settings:
     notebook_activity: bool = True  # tell the model which cells the person ran between turns
     mcp_servers: tuple[McpServerConfig, ...] = ()  # loom.yaml `mcp_servers` (DESIGN §10)
     instructions_max_chars: int = 20_000  # AGENTS.md, CLAUDE.md... in the system prompt, at most
+    web_search: bool = False  # the API's web_search tool (web_search_20250305), results cited
+    web_search_max_uses: int = 5  # searches per request at most
+    web_fetch: bool = False  # the API's web_fetch tool (web_fetch_20250910), citations on
+    web_fetch_max_uses: int = 5  # fetches per request at most
+    explicit: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
+    """The settings given by loom.yaml, a ``LOOM_*`` variable or a keyword (not defaults):
+    those win over a model's own limits (``models/catalog.py``)."""
 
     def __post_init__(self) -> None:
         _check_literal("approval", self.approval, ApprovalMode, "settings")
@@ -101,7 +108,7 @@ class Settings:
         unknown = sorted(set(overrides) - _field_names())
         if unknown:
             raise LoomConfigError(f"unknown setting(s): {', '.join(unknown)}")
-        return cls(**values)
+        return cls(**values, explicit=frozenset(values))
 
     def replace(self, **changes: Any) -> Settings:
         """A copy with some fields changed (validated like a fresh load)."""
@@ -115,7 +122,7 @@ def user_config_path() -> Path:
 
 
 def _field_names() -> set[str]:
-    return {f.name for f in fields(Settings)}
+    return {f.name for f in fields(Settings)} - {"explicit"}
 
 
 def _config_files(notebook_dir: str | os.PathLike[str] | None, user: Path | None) -> list[Path]:

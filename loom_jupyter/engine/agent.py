@@ -33,7 +33,7 @@ from loom_jupyter.engine.events import (
     TurnEndReason,
 )
 from loom_jupyter.errors import LoomError, ModelAPIError, ModelError, StreamInterruptedError
-from loom_jupyter.messages import TextBlock, ToolUseBlock
+from loom_jupyter.messages import ServerBlock, TextBlock, ToolUseBlock, sources_markdown
 from loom_jupyter.models import base as model_events
 from loom_jupyter.tools.base import ToolOutput
 
@@ -63,7 +63,7 @@ _CONTINUE: frozenset[str] = frozenset({"tool_use", "pause_turn"})
 class ModelCallDone:
     """A model request finished with a whole assistant message."""
 
-    blocks: tuple[TextBlock | ToolUseBlock, ...]
+    blocks: tuple[TextBlock | ToolUseBlock | ServerBlock, ...]
     stop_reason: StopReason
     usage: Usage
     model: str
@@ -179,6 +179,9 @@ class AgentLoop:
                         case model_events.RetryNotice():
                             yield Notice(_retry_line(event), "warning")
                         case model_events.MessageDone():
+                            sources = sources_markdown(event.content)
+                            if sources:  # cited web pages, as a compact list after the text
+                                yield TextDelta(sources)
                             yield _done(event, request, _ms(started))
                             return
                         case model_events.ToolUseStarted():

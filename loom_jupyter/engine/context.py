@@ -39,6 +39,7 @@ from loom_jupyter.messages import (
     ImageBlock,
     Message,
     MessageRole,
+    ServerBlock,
     TextBlock,
     ToolResultBlock,
     ToolSpec,
@@ -46,10 +47,12 @@ from loom_jupyter.messages import (
     Turn,
 )
 from loom_jupyter.models.base import ModelRequest
+from loom_jupyter.models.catalog import context_budget
 from loom_jupyter.models.estimate import estimate_request_tokens
 
 if TYPE_CHECKING:
     from loom_jupyter.models.base import CacheTtl
+    from loom_jupyter.models.catalog import ModelInfo
     from loom_jupyter.readers import TurnReader
     from loom_jupyter.settings import Settings
 
@@ -96,10 +99,11 @@ class WindowConfig:
     preview_tail_chars: int = 500
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> WindowConfig:
-        """The budget is ``context_budget_tokens`` minus ``output_reserve_tokens``."""
-        budget = settings.context_budget_tokens - settings.output_reserve_tokens
-        return cls(budget_tokens=max(budget, 1))
+    def from_settings(cls, settings: Settings, model: ModelInfo | None = None) -> WindowConfig:
+        """The budget is ``context_budget_tokens`` minus ``output_reserve_tokens``; with the
+        model's limits known, its context window instead, unless loom.yaml (or ``LOOM_*``,
+        or a keyword) sets ``context_budget_tokens``."""
+        return cls(budget_tokens=context_budget(settings, model))
 
 
 class ContextWindow:
@@ -225,11 +229,17 @@ class ContextWindow:
             self._new_turn(tail.turn_number)
         self._last_request_at = self._clock()  # each use restarts the entry's TTL
         messages = _render(history, self._blocks)
+        paused = _paused_answer(history, messages) if tail is None else None
+        if paused is not None:
+            # A paused answer (stop reason pause_turn: a server tool still working) is
+            # continued by sending it back exactly as it came, as the last message, with
+            # the per-turn tail before it as in the request that paused.
+            messages = messages[:-1]
         breakpoint_index = len(messages) - 1 if messages else None
         return ModelRequest(
             model=model,
             system=self.system,
-            messages=(*messages, Message("user", tuple(final))),
+            messages=(*messages, Message("user", tuple(final)), *_one(paused)),
             tools=self.tools,
             max_tokens=max_tokens,
             cache_prefix=True,
@@ -452,13 +462,32 @@ def _user_blocks(turn: Turn) -> tuple[ContentBlock, ...]:
 
 def _assistant_blocks(turn: Turn) -> tuple[ContentBlock, ...]:
     blocks: list[ContentBlock] = [
-        b for b in turn.blocks if isinstance(b, TextBlock | ToolUseBlock) and _non_empty(b)
+        b
+        for b in turn.blocks
+        if isinstance(b, TextBlock | ToolUseBlock | ServerBlock) and _non_empty(b)
     ]
     if not blocks and turn.content.strip():
         blocks = [TextBlock(turn.content)]
     if turn.status != "complete" and blocks:
         blocks.append(TextBlock(f"[this answer was {turn.status}: it stopped here]"))
     return tuple(blocks)
+
+
+def _paused_answer(history: Sequence[Turn], messages: Sequence[Message]) -> Message | None:
+    """The last message, when the window ends on a complete assistant turn that calls no
+    tool: an answer paused mid-turn (``pause_turn``), which the next request continues."""
+    if not history or not messages or messages[-1].role != "assistant":
+        return None
+    last = history[-1]
+    if last.role != "assistant" or last.status != "complete":
+        return None
+    if any(isinstance(b, ToolUseBlock) for b in messages[-1].content):
+        return None
+    return messages[-1]
+
+
+def _one(message: Message | None) -> tuple[Message, ...]:
+    return () if message is None else (message,)
 
 
 def _result_block(turn: Turn) -> ToolResultBlock:

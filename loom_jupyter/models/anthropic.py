@@ -154,6 +154,24 @@ class AnthropicModel:
         value = getattr(info, "max_input_tokens", None)
         return int(value) if value else None
 
+    async def list_models(self) -> list[dict[str, Any]]:
+        """Every model ``GET /v1/models`` lists (all pages), as the API's JSON objects.
+        Raises on any failure (:func:`loom_jupyter.models.catalog.list_models` falls back)."""
+        if self._settings.provider != "anthropic":
+            raise ModelAPIError(f"{self._settings.provider} does not serve the Models API")
+        client = self._ensure_client()
+        request = ModelRequest(model=self.name, system="", messages=())
+        listed: list[dict[str, Any]] = []
+        try:
+            async for info in client.models.list(limit=100):
+                listed.append(dict(info.to_dict(mode="json")))
+        except Exception as exc:
+            failure = _failure_from(exc)
+            if failure is None:
+                raise
+            raise self._error(failure, request, _Budget()) from exc
+        return listed
+
     async def aclose(self) -> None:
         """Close the HTTP client this model built (a given client is left open)."""
         if self._client is not None and self._given_client is None:

@@ -8,12 +8,19 @@ interchangeable.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Mapping
 
-    from loom_jupyter.messages import Message, TextBlock, ToolSpec, ToolUseBlock, Usage
+    from loom_jupyter.messages import (
+        Message,
+        ServerBlock,
+        TextBlock,
+        ToolSpec,
+        ToolUseBlock,
+        Usage,
+    )
 
 __all__ = [
     "CacheTtl",
@@ -70,6 +77,9 @@ class ModelRequest:
     history_ttl: CacheTtl = "5m"
     tool_choice: str | None = None
     metadata: Mapping[str, str] = field(default_factory=dict)
+    server_tools: tuple[Mapping[str, Any], ...] = ()
+    """Tools the API runs itself (``web_search``, ``web_fetch``), in wire form, sent after
+    ``tools`` (:func:`loom_jupyter.models.wire.server_tool_params`)."""
 
 
 @dataclass(frozen=True)
@@ -118,7 +128,7 @@ class UsageUpdate:
 class MessageDone:
     """The finished assistant message. Always the last event of a stream."""
 
-    content: tuple[TextBlock | ToolUseBlock, ...]
+    content: tuple[TextBlock | ToolUseBlock | ServerBlock, ...]
     stop_reason: StopReason
     usage: Usage
     model: str = ""

@@ -1,8 +1,9 @@
 """Map the ``anthropic`` SDK's message-stream events to our model events.
 
 Duck-typed on the SDK's event objects (``.type`` and friends), so this module
-never imports ``anthropic``. Only text and tool_use blocks are surfaced;
-other block types (thinking, server tools) are skipped.
+never imports ``anthropic``. Only text and tool_use blocks are surfaced while
+streaming; the finished message also keeps server tool blocks (web search and fetch)
+and text citations verbatim, to go back as they came. Other block types are skipped.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, get_args
 
-from loom_jupyter.messages import TextBlock, ToolUseBlock, Usage
+from loom_jupyter.messages import SERVER_BLOCK_TYPES, ServerBlock, TextBlock, ToolUseBlock, Usage
 from loom_jupyter.models.base import (
     MessageDone,
     ModelEvent,
@@ -114,15 +115,28 @@ class StreamMapper:
         if reason not in _STOP_REASONS:
             log.warning("unknown stop_reason %r from the API; treating it as end_turn", reason)
             reason = "end_turn"
-        content = tuple(_block(b) for b in message.content if b.type in ("text", "tool_use"))
+        content = tuple(_block(b) for b in message.content if b.type in _KEPT)
         usage = usage_from_sdk(message.usage)
         return MessageDone(content, reason, usage, str(message.model), self.request_id)
 
 
-def _block(block: Any) -> TextBlock | ToolUseBlock:
+_KEPT = ("text", "tool_use", *sorted(SERVER_BLOCK_TYPES))
+
+
+def _block(block: Any) -> TextBlock | ToolUseBlock | ServerBlock:
+    if block.type in SERVER_BLOCK_TYPES:  # web search/fetch: verbatim, to go back as it came
+        return ServerBlock(_api_dict(block))
     if block.type == "text":
-        return TextBlock(_utf8(block.text))
+        citations = tuple(_api_dict(c) for c in getattr(block, "citations", None) or ())
+        return TextBlock(_utf8(block.text), citations)
     return ToolUseBlock(block.id, block.name, dict(block.input or {}))
+
+
+def _api_dict(value: Any) -> dict[str, Any]:
+    """An SDK object as the JSON the API sent (fields it did not send are left out)."""
+    if isinstance(value, dict):
+        return dict(value)
+    return dict(value.to_dict(mode="json", exclude_unset=True))
 
 
 _LONE_SURROGATES = re.compile("[\ud800-\udfff]")

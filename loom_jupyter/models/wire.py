@@ -20,12 +20,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from loom_jupyter.messages import ApiDict, ToolSpec
     from loom_jupyter.models.base import CacheTtl, ModelRequest
+    from loom_jupyter.settings import Settings
 
 __all__ = [
     "MAX_BREAKPOINTS",
     "cache_control",
     "count_tokens_params",
     "request_params",
+    "server_tool_params",
     "tool_choice_param",
 ]
 
@@ -48,7 +50,7 @@ def request_params(request: ModelRequest) -> ApiDict:
     }
     if request.system:
         params["system"] = _system(request)
-    if request.tools:
+    if request.tools or request.server_tools:
         params["tools"] = _tools(request)
     if request.tool_choice:
         params["tool_choice"] = tool_choice_param(request.tool_choice)
@@ -87,10 +89,40 @@ def _system(request: ModelRequest) -> list[ApiDict]:
 
 def _tools(request: ModelRequest) -> list[ApiDict]:
     wire = [_tool(t) for t in request.tools]
+    wire += [dict(t) for t in request.server_tools]  # after ours, in a fixed order
     # The system prompt follows the tools, so its breakpoint covers them too.
     if request.cache_prefix and not request.system:
         wire[-1]["cache_control"] = cache_control(request.prefix_ttl)
     return wire
+
+
+WEB_SEARCH_TOOL = "web_search_20250305"
+WEB_FETCH_TOOL = "web_fetch_20250910"
+
+
+def server_tool_params(settings: Settings) -> tuple[ApiDict, ...]:
+    """The API's own tools loom.yaml turns on (``web_search``, ``web_fetch``; both off by
+    default), each with its ``max_uses``. Web fetch asks for citations, as web search
+    always gives them."""
+    tools: list[ApiDict] = []
+    if settings.web_search:
+        tools.append(
+            {
+                "type": WEB_SEARCH_TOOL,
+                "name": "web_search",
+                "max_uses": settings.web_search_max_uses,
+            }
+        )
+    if settings.web_fetch:
+        tools.append(
+            {
+                "type": WEB_FETCH_TOOL,
+                "name": "web_fetch",
+                "max_uses": settings.web_fetch_max_uses,
+                "citations": {"enabled": True},
+            }
+        )
+    return tuple(tools)
 
 
 def _tool(tool: ToolSpec) -> ApiDict:

@@ -54,6 +54,14 @@ from loom_jupyter.messages import (
     TextBlock,
     TurnDraft,
 )
+from loom_jupyter.models.catalog import (
+    ModelInfo,
+    ModelList,
+    list_models,
+    max_output_tokens,
+    model_info,
+)
+from loom_jupyter.models.wire import server_tool_params
 from loom_jupyter.records import FINISHED_TASK
 from loom_jupyter.session.instructions import Instructions, ProjectInstructions
 from loom_jupyter.session.lease import SessionLease
@@ -108,7 +116,9 @@ class CoworkSession:
         self.policy = policy
         self.owner = owner
         self._window = ContextWindow(
-            WindowConfig.from_settings(settings), system=SYSTEM_PROMPT, tools=tools.specs()
+            WindowConfig.from_settings(settings, model_info(model.name)),
+            system=SYSTEM_PROMPT,
+            tools=tools.specs(),
         )
         self._state = SessionState(notebook=str(notebook_path), model=model.name)
         self._state_text: tuple[SessionState, str] | None = None
@@ -216,6 +226,14 @@ class CoworkSession:
         if isinstance(model, str):
             model = _default_model(self.settings.replace(model=model))
         self.model = model
+
+    async def list_models(self, *, refresh: bool = False) -> ModelList:
+        """The models the Models API lists (cached for a day beside the user config; the
+        shipped table when it cannot be asked): :func:`loom_jupyter.models.catalog.list_models`."""
+        fetch = getattr(self.model, "list_models", None)
+        listed = await list_models(fetch if callable(fetch) else None, refresh=refresh)
+        self._follow_model()  # the limits of the current model may be known now
+        return listed
 
     def set_approval(self, mode: ApprovalMode) -> None:
         """Switch the approval mode (``ask``, ``auto``, ``read-only``)."""
@@ -539,11 +557,24 @@ class CoworkSession:
         return self._writer.sid
 
     def _request(self) -> ModelRequest:
-        return self._window.build(
+        info = self._follow_model()
+        request = self._window.build(
             model=self.model.name,
             state_text=self._state_block(),
-            max_tokens=self.settings.max_output_tokens,
+            max_tokens=max_output_tokens(self.settings, info),
         )
+        server_tools = server_tool_params(self.settings)
+        return replace(request, server_tools=server_tools) if server_tools else request
+
+    def _follow_model(self) -> ModelInfo | None:
+        """The current model's limits (Models API cache or shipped table); the window's
+        budget follows its context window unless loom.yaml sets one."""
+        info = model_info(self.model.name)
+        config = self._window.config
+        budget = WindowConfig.from_settings(self.settings, info).budget_tokens
+        if budget != config.budget_tokens:
+            self._window.config = replace(config, budget_tokens=budget)
+        return info
 
     def _state_block(self) -> str:
         cached = self._state_text

@@ -26,7 +26,7 @@ from loom_jupyter.engine.events import (
     ToolStarted,
     UsageEvent,
 )
-from loom_jupyter.messages import TextBlock, TurnDraft, Usage, blocks_text
+from loom_jupyter.messages import TextBlock, TurnDraft, Usage, blocks_text, sources_markdown
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -114,7 +114,7 @@ class ActiveTurn:
             streaming.saved_at = now
 
     async def _message(self, event: ModelCallDone) -> UsageEvent:
-        text = blocks_text(event.blocks)
+        text = blocks_text(event.blocks) + sources_markdown(event.blocks)  # as it was shown
         await self._settle(TurnDraft(role="assistant", content=text, blocks=event.blocks))
         self.texts.append(text)
         cost = _cost(event.model, event.usage)

@@ -5,7 +5,10 @@ Point the real ``anthropic`` SDK at it with ``ANTHROPIC_BASE_URL`` (any
 
 - ``POST /v1/messages`` — JSON, or SSE when the body says ``"stream": true``;
 - ``POST /v1/messages/count_tokens`` — ``{"input_tokens": n}`` (about 4 chars a token);
-- ``GET /v1/models/{id}`` — a model with ``max_input_tokens`` 1,000,000;
+- ``GET /v1/models`` — the models of ``models=`` (default: Opus, Sonnet and Haiku 5.5),
+  paginated as the API does (``limit``, ``after_id``/``before_id``; ``data``,
+  ``has_more``, ``first_id``, ``last_id``);
+- ``GET /v1/models/{id}`` — that model, or one with ``max_input_tokens`` 1,000,000;
 
 and records every request (``fake.requests``: method, path, headers, parsed body).
 
@@ -38,7 +41,12 @@ Entries:
 ``{"content": [BLOCK, ...], "stop_reason": ..., "usage": {...}, "model": ..., "delay": s}``
     A reply. A BLOCK is ``"text"``, ``{"type": "text", "text": ...}`` or
     ``{"type": "tool_use", "id": "toolu_1", "name": ..., "input": {...}}`` (id
-    optional). ``stop_reason`` defaults to ``tool_use`` when a tool is called,
+    optional). Server tools (``web_search``, ``web_fetch``) too:
+    ``{"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input":
+    {...}}`` (its input streams like a tool call's), ``{"type": "web_search_tool_result",
+    "tool_use_id": ..., "content": [...]}`` or ``web_fetch_tool_result`` (sent whole), and
+    text with ``"citations": [...]`` (streamed as ``citations_delta`` events before the
+    text). ``stop_reason`` defaults to ``tool_use`` when a tool is called,
     else ``end_turn`` (any API value works: ``pause_turn``, ``max_tokens``,
     ``refusal``...). ``usage`` defaults to an estimate with simulated prompt
     caching (the prefix up to the last ``cache_control`` is written once, then
@@ -89,7 +97,7 @@ import sys
 import threading
 from collections import deque
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from loom_jupyter.testing.fake_script import parse_script
 from loom_jupyter.testing.fake_server import (
@@ -122,9 +130,12 @@ class FakeAnthropic:
         event_delay: float = 0.0,
         port: int = 0,
         record_path: Path | None = None,
+        models: Sequence[dict[str, Any]] | None = None,
     ) -> None:
         entries = deque(parse_script(list(script)))
         self._state = ServerState(entries, responder, default, api_key, event_delay, record_path)
+        if models is not None:
+            self._state.models = [dict(m) for m in models]
         self._server = FakeServer(("127.0.0.1", port), Handler)
         self._server.state = self._state
         self._thread: threading.Thread | None = None
@@ -158,6 +169,11 @@ class FakeAnthropic:
         """Script entries not yet used."""
         with self._state.lock:
             return len(self._state.script)
+
+    def set_models(self, models: Sequence[dict[str, Any]]) -> None:
+        """What ``GET /v1/models`` lists from now on (the API's model objects)."""
+        with self._state.lock:
+            self._state.models = [dict(m) for m in models]
 
     def add(self, *items: ScriptItem) -> None:
         """Append entries to the script."""

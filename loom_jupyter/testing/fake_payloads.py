@@ -13,7 +13,15 @@ from typing import Any, TypeAlias
 
 from loom_jupyter.testing.fake_script import Reply, StreamFault, json_pieces, text_pieces
 
-__all__ = ["SseEvent", "message_json", "model_json", "partial_events", "stream_events"]
+__all__ = [
+    "SseEvent",
+    "default_models",
+    "message_json",
+    "model_json",
+    "models_page",
+    "partial_events",
+    "stream_events",
+]
 
 Json: TypeAlias = dict[str, Any]
 SseEvent: TypeAlias = "tuple[str, Json]"
@@ -73,6 +81,47 @@ def model_json(model_id: str) -> Json:
     }
 
 
+def default_models() -> list[Json]:
+    """What ``GET /v1/models`` lists unless a test gives its own: three models, newest first."""
+    return [
+        {**model_json(model_id), "display_name": name, "created_at": created}
+        for model_id, name, created in (
+            ("claude-opus-5-5", "Claude Opus 5.5", "2026-09-30T00:00:00Z"),
+            ("claude-sonnet-5-5", "Claude Sonnet 5.5", "2026-09-15T00:00:00Z"),
+            ("claude-haiku-5-5", "Claude Haiku 5.5", "2026-09-01T00:00:00Z"),
+        )
+    ]
+
+
+def models_page(models: list[Json], query: dict[str, list[str]]) -> Json:
+    """One page of ``GET /v1/models`` as the API answers it: ``limit`` (1-1000, default 20),
+    ``after_id`` / ``before_id`` cursors; ``data``, ``has_more``, ``first_id``, ``last_id``."""
+    limit = int((query.get("limit") or ["20"])[0])
+    if not 1 <= limit <= 1000:
+        raise ValueError("limit: must be between 1 and 1000")
+    ids = [str(m["id"]) for m in models]
+    after, before = _param(query, "after_id"), _param(query, "before_id")
+    if before is not None:
+        end = ids.index(before) if before in ids else len(ids)
+        page = models[max(0, end - limit) : end]
+        more = end - limit > 0
+    else:
+        start = ids.index(after) + 1 if after in ids else 0
+        page = models[start : start + limit]
+        more = start + limit < len(models)
+    return {
+        "data": page,
+        "has_more": more,
+        "first_id": page[0]["id"] if page else None,
+        "last_id": page[-1]["id"] if page else None,
+    }
+
+
+def _param(query: dict[str, list[str]], name: str) -> str | None:
+    values = query.get(name)
+    return values[0] if values else None
+
+
 def _opening(message_id: str, model: str, usage: Json) -> list[SseEvent]:
     start_usage = {**usage, "output_tokens": min(1, int(usage.get("output_tokens", 0)))}
     message: Json = {
@@ -92,14 +141,19 @@ def _opening(message_id: str, model: str, usage: Json) -> list[SseEvent]:
 
 
 def _block_events(index: int, block: Json) -> list[SseEvent]:
-    if block["type"] == "tool_use":
-        opening = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+    deltas: list[Json]
+    if block["type"] in ("tool_use", "server_tool_use"):
+        opening = {**block, "input": {}}  # the input streams as JSON pieces
         deltas = [
             {"type": "input_json_delta", "partial_json": p} for p in json_pieces(block["input"])
         ]
-    else:
+    elif block["type"] == "text":
         opening = {"type": "text", "text": ""}
-        deltas = [{"type": "text_delta", "text": p} for p in text_pieces(block["text"])]
+        # Citations stream as citations_delta events before the text they support.
+        deltas = [{"type": "citations_delta", "citation": c} for c in block.get("citations") or []]
+        deltas += [{"type": "text_delta", "text": p} for p in text_pieces(block["text"])]
+    else:  # a server tool's result (web_search_tool_result...) comes whole in its start
+        opening, deltas = dict(block), []
     events = [_start(index, opening)]
     events.extend(_delta(index, d) for d in deltas)
     events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))

@@ -153,7 +153,15 @@ def _block(block: Any, index: int) -> Json:
             "input": block.get("input", {}),
         }
     if block.get("type") == "text":
-        return {"type": "text", "text": str(block["text"])}
+        text: Json = {"type": "text", "text": str(block["text"])}
+        if block.get("citations"):
+            text["citations"] = [dict(c) for c in block["citations"]]
+        return text
+    if block.get("type") == "server_tool_use":
+        tool_id = block.get("id") or f"srvtoolu_fake_{index:02d}"
+        return {**block, "id": tool_id, "input": block.get("input", {})}
+    if block.get("type") in ("web_search_tool_result", "web_fetch_tool_result"):
+        return dict(block)  # as given: the fake sends it as the API would
     raise ValueError(f"unknown block type {block.get('type')!r}")
 
 

@@ -15,11 +15,14 @@ import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from urllib.parse import parse_qs
 
 from loom_jupyter.testing.fake_payloads import (
     SseEvent,
+    default_models,
     message_json,
     model_json,
+    models_page,
     partial_events,
     stream_events,
 )
@@ -83,6 +86,7 @@ class ServerState:
     cache: CacheSimulator = field(default_factory=CacheSimulator)
     served: int = 0
     ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    models: list[Json] = field(default_factory=default_models)
 
     def record(self, request: RecordedRequest) -> None:
         with self.lock:
@@ -180,9 +184,20 @@ class Handler(BaseHTTPRequestHandler):
         return given == expected
 
     def _get_model(self) -> None:
-        model_id = self.path.split("?", 1)[0].removeprefix("/v1/models/")
-        if self.path.startswith("/v1/models/") and model_id:
-            self._json(200, model_json(model_id))
+        path, _, query = self.path.partition("?")
+        if path.rstrip("/") == "/v1/models":
+            with self.state.lock:
+                models = list(self.state.models)
+            try:
+                self._json(200, models_page(models, parse_qs(query)))
+            except ValueError as exc:
+                self._error(400, "invalid_request_error", str(exc))
+            return
+        model_id = path.removeprefix("/v1/models/")
+        if path.startswith("/v1/models/") and model_id:
+            with self.state.lock:
+                known = next((m for m in self.state.models if m.get("id") == model_id), None)
+            self._json(200, known or model_json(model_id))
         else:
             self._not_found()
 

@@ -190,11 +190,12 @@ SUBCOMMANDS: dict[str, Subcommand] = {
             "model",
             _parser(
                 "model",
-                "Use another model from the next request (sonnet, opus, haiku or an id).",
-                _arg("name", help="model name or alias"),
+                "Use another model from the next request (sonnet, opus, haiku or an id); with "
+                "no name, list the models the Models API offers (cached for a day).",
+                _arg("name", nargs="?", default=None, help="model name or alias"),
+                _arg("--refresh", action="store_true", help="ask the Models API again now"),
             ),
             Handler("reports", "model"),
-            required=True,
         ),
         Subcommand(
             "instructions",
