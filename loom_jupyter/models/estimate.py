@@ -12,7 +12,14 @@ import json
 import math
 from typing import TYPE_CHECKING
 
-from loom_jupyter.messages import ContentBlock, ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock
+from loom_jupyter.messages import (
+    ContentBlock,
+    ImageBlock,
+    ServerBlock,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -44,6 +51,8 @@ def estimate_request_tokens(request: ModelRequest) -> int:
     for tool in request.tools:
         spec = {"name": tool.name, "description": tool.description, "schema": tool.input_schema}
         total += estimate_tokens(json.dumps(spec, ensure_ascii=False))
+    for server_tool in request.server_tools:
+        total += estimate_tokens(json.dumps(dict(server_tool), ensure_ascii=False))
     for message in request.messages:
         total += _MESSAGE_OVERHEAD + estimate_blocks_tokens(message.content)
     return total
@@ -61,4 +70,6 @@ def estimate_blocks_tokens(blocks: Iterable[ContentBlock]) -> int:
             total += estimate_tokens(block.name + json.dumps(dict(block.input), ensure_ascii=False))
         elif isinstance(block, ToolResultBlock):
             total += estimate_blocks_tokens(block.content)
+        elif isinstance(block, ServerBlock):  # a web search's results can be long
+            total += estimate_tokens(json.dumps(dict(block.data), ensure_ascii=False))
     return total

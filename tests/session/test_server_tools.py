@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from loom_jupyter.engine.events import TextDelta, TurnDone
 from loom_jupyter.messages import ServerBlock, TextBlock, blocks_from_json, blocks_to_json
 from loom_jupyter.models.catalog import list_models
+from loom_jupyter.models.estimate import estimate_blocks_tokens, estimate_tokens
 
 from .conftest import collect
 
@@ -163,6 +164,8 @@ async def test_a_web_fetch_result_round_trips_the_archive(
 ) -> None:
     blocks = (ServerBlock(FETCH_USE), ServerBlock(FETCH_RESULT), TextBlock("Read it."))
     assert blocks_from_json(blocks_to_json(blocks)) == blocks
+    # The window counts them: a page of results is not free.
+    assert estimate_blocks_tokens(blocks[:2]) > estimate_tokens(str(FETCH_RESULT)) // 2
     model, _server = fake_api.model(
         [{"content": [FETCH_USE, FETCH_RESULT, {"type": "text", "text": "Read it."}]}]
     )
