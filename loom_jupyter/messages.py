@@ -22,9 +22,11 @@ __all__ = [
     "ImageBlock",
     "Message",
     "MessageRole",
+    "RedactedThinkingBlock",
     "ResultBlock",
     "ServerBlock",
     "TextBlock",
+    "ThinkingBlock",
     "ToolResultBlock",
     "ToolSpec",
     "ToolUseBlock",
@@ -39,6 +41,7 @@ __all__ = [
     "blocks_text",
     "blocks_to_json",
     "cited_sources",
+    "is_thinking",
     "sources_markdown",
 ]
 
@@ -99,6 +102,24 @@ class ToolUseBlock:
     type: Literal["tool_use"] = "tool_use"
 
 
+@dataclass(frozen=True)
+class ThinkingBlock:
+    """The model's thinking before it answers, with the ``signature`` the API checks when
+    the block is sent back (archived and returned byte for byte, never edited)."""
+
+    thinking: str
+    signature: str = ""
+    type: Literal["thinking"] = "thinking"
+
+
+@dataclass(frozen=True)
+class RedactedThinkingBlock:
+    """Thinking the API encrypted (``data`` is opaque): archived and sent back as it came."""
+
+    data: str
+    type: Literal["redacted_thinking"] = "redacted_thinking"
+
+
 ResultBlock: TypeAlias = "TextBlock | ImageBlock"
 
 
@@ -117,7 +138,15 @@ class ToolResultBlock:
         return blocks_text(self.content)
 
 
-ContentBlock: TypeAlias = "TextBlock | ImageBlock | ToolUseBlock | ToolResultBlock | ServerBlock"
+ContentBlock: TypeAlias = (
+    "TextBlock | ImageBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock"
+    " | RedactedThinkingBlock | ServerBlock"
+)
+
+
+def is_thinking(block: ContentBlock) -> bool:
+    """Whether ``block`` is thinking (plain or redacted)."""
+    return isinstance(block, ThinkingBlock | RedactedThinkingBlock)
 
 
 @dataclass(frozen=True)
@@ -219,6 +248,10 @@ def block_to_api(block: ContentBlock) -> ApiDict:
         return {"type": "image", "source": source}
     if isinstance(block, ToolUseBlock):
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": dict(block.input)}
+    if isinstance(block, ThinkingBlock):
+        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+    if isinstance(block, RedactedThinkingBlock):
+        return {"type": "redacted_thinking", "data": block.data}
     return {
         "type": "tool_result",
         "tool_use_id": block.tool_use_id,
@@ -240,6 +273,10 @@ def block_from_api(data: Mapping[str, Any]) -> ContentBlock:
         return ImageBlock(str(source.get("data", "")), str(source.get("media_type", "image/png")))
     if kind == "tool_use":
         return ToolUseBlock(str(data["id"]), str(data["name"]), dict(data.get("input") or {}))
+    if kind == "thinking":
+        return ThinkingBlock(str(data.get("thinking", "")), str(data.get("signature", "")))
+    if kind == "redacted_thinking":
+        return RedactedThinkingBlock(str(data.get("data", "")))
     if kind == "tool_result":
         raw = data.get("content") or []
         if isinstance(raw, str):

@@ -23,14 +23,22 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_MODEL",
     "ApprovalMode",
+    "EffortLevel",
     "McpServerConfig",
     "Provider",
     "Settings",
+    "ThinkingMode",
     "user_config_path",
 ]
 
 ApprovalMode = Literal["ask", "auto", "read-only"]
 Provider = Literal["anthropic", "bedrock", "vertex"]
+ThinkingMode = Literal["off", "adaptive"]
+"""loom.yaml ``thinking``: ``adaptive`` asks for ``"thinking": {"type": "adaptive"}`` (on
+models that take it; ``on``/``true`` mean ``adaptive``, ``false`` means ``off``)."""
+EffortLevel = Literal["low", "medium", "high", "xhigh", "max"]
+"""loom.yaml ``effort``: sent as ``"output_config": {"effort": LEVEL}`` (on models that
+take that level); unset leaves the API's default."""
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 MODEL_ALIASES = {
@@ -83,10 +91,14 @@ class Settings:
     explicit: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
     """The settings given by loom.yaml, a ``LOOM_*`` variable or a keyword (not defaults):
     those win over a model's own limits (``models/catalog.py``)."""
+    thinking: ThinkingMode = "off"  # adaptive thinking (DESIGN §10), where the model takes it
+    effort: EffortLevel | None = None  # output_config.effort; None: the API's default
 
     def __post_init__(self) -> None:
         _check_literal("approval", self.approval, ApprovalMode, "settings")
         _check_literal("provider", self.provider, Provider, "settings")
+        object.__setattr__(self, "thinking", _thinking(self.thinking, "settings"))
+        object.__setattr__(self, "effort", _effort(self.effort, "settings"))
         object.__setattr__(self, "model", MODEL_ALIASES.get(self.model, self.model))
         object.__setattr__(self, "mcp_servers", _mcp_servers(self.mcp_servers, "settings"))
 
@@ -164,6 +176,10 @@ def _coerce(key: Any, value: Any, source: str) -> Any:
         raise LoomConfigError(f"{source}: unknown setting {key!r} (known: {known})")
     if key == "mcp_servers":
         return _mcp_servers(value, source)
+    if key == "thinking":
+        return _thinking(value, source)
+    if key == "effort":
+        return _effort(value, source)
     default = getattr(Settings(), key)
     try:
         if isinstance(default, bool):
@@ -205,6 +221,25 @@ def _check_literal(key: str, value: str, literal: Any, source: str) -> str:
     if value not in allowed:
         raise LoomConfigError(f"{source}: {key} must be one of {', '.join(allowed)}; got {value!r}")
     return value
+
+
+def _thinking(value: Any, source: str) -> str:
+    """``off`` or ``adaptive``; YAML's ``off``/``on`` (booleans) and ``on`` mean the same."""
+    if isinstance(value, bool):
+        return "adaptive" if value else "off"
+    text = str(value).strip().lower()
+    text = {"on": "adaptive", "true": "adaptive", "false": "off", "no": "off"}.get(text, text)
+    return _check_literal("thinking", text, ThinkingMode, source)
+
+
+def _effort(value: Any, source: str) -> str | None:
+    """An effort level, or ``None`` (unset: ``default``, empty or YAML null)."""
+    if value is None:
+        return None
+    text = str(value).strip().lower()
+    if text in ("", "default", "none", "null"):
+        return None
+    return _check_literal("effort", text, EffortLevel, source)
 
 
 # -- mcp_servers (DESIGN §10) ---------------------------------------------------------------

@@ -62,7 +62,8 @@ function welcome(history: HistoryEntry[] = []): KernelBody {
     state: { type: 'status', state: 'idle', detail: '' },
     queue: [],
     subshells: true,
-    tasks: []
+    tasks: [],
+    options: null
   };
 }
 

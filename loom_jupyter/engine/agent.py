@@ -28,12 +28,20 @@ from loom_jupyter.engine.events import (
     ApprovalNeeded,
     Notice,
     TextDelta,
+    ThinkingDelta,
     ToolDraft,
     ToolStarted,
     TurnEndReason,
 )
 from loom_jupyter.errors import LoomError, ModelAPIError, ModelError, StreamInterruptedError
-from loom_jupyter.messages import ServerBlock, TextBlock, ToolUseBlock, sources_markdown
+from loom_jupyter.messages import (
+    RedactedThinkingBlock,
+    ServerBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolUseBlock,
+    sources_markdown,
+)
 from loom_jupyter.models import base as model_events
 from loom_jupyter.tools.base import ToolOutput
 
@@ -63,7 +71,9 @@ _CONTINUE: frozenset[str] = frozenset({"tool_use", "pause_turn"})
 class ModelCallDone:
     """A model request finished with a whole assistant message."""
 
-    blocks: tuple[TextBlock | ToolUseBlock | ServerBlock, ...]
+    blocks: tuple[
+        TextBlock | ToolUseBlock | ThinkingBlock | RedactedThinkingBlock | ServerBlock, ...
+    ]
     stop_reason: StopReason
     usage: Usage
     model: str
@@ -110,6 +120,7 @@ class LoopFailed:
 
 StepEvent: TypeAlias = (
     TextDelta
+    | ThinkingDelta
     | ToolDraft
     | ToolStarted
     | ApprovalNeeded
@@ -176,6 +187,8 @@ class AgentLoop:
                         case model_events.TextChunk():
                             streamed.append(event.text)
                             yield TextDelta(event.text)
+                        case model_events.ThinkingChunk():
+                            yield ThinkingDelta(event.text, event.redacted)
                         case model_events.RetryNotice():
                             yield Notice(_retry_line(event), "warning")
                         case model_events.MessageDone():

@@ -39,8 +39,10 @@ from loom_jupyter.messages import (
     ImageBlock,
     Message,
     MessageRole,
+    RedactedThinkingBlock,
     ServerBlock,
     TextBlock,
+    ThinkingBlock,
     ToolResultBlock,
     ToolSpec,
     ToolUseBlock,
@@ -54,7 +56,7 @@ if TYPE_CHECKING:
     from loom_jupyter.models.base import CacheTtl
     from loom_jupyter.models.catalog import ModelInfo
     from loom_jupyter.readers import TurnReader
-    from loom_jupyter.settings import Settings
+    from loom_jupyter.settings import EffortLevel, Settings
 
 __all__ = [
     "INTERRUPTED_RESULT",
@@ -208,8 +210,20 @@ class ContextWindow:
 
     # -- requests ---------------------------------------------------------
 
-    def build(self, *, model: str, state_text: str, max_tokens: int = 8192) -> ModelRequest:
+    def build(
+        self,
+        *,
+        model: str,
+        state_text: str,
+        max_tokens: int = 8192,
+        thinking: bool = False,
+        effort: EffortLevel | None = None,
+    ) -> ModelRequest:
         """The next request; moves the window first if it would not fit.
+
+        With ``thinking`` the archived thinking blocks go back with their messages (the
+        API needs them, signature and all, before the ``tool_use`` of the tool loop in
+        progress); without it the wire leaves them out.
 
         Raises :class:`ContextBudgetError` when even the smallest window does not fit.
         """
@@ -247,6 +261,8 @@ class ContextWindow:
             extra_breakpoints=self._lookback(messages),
             prefix_ttl="1h",
             history_ttl=self.history_ttl,
+            thinking=thinking,
+            effort=effort,
         )
 
     # -- prompt caching ---------------------------------------------------
@@ -461,16 +477,24 @@ def _user_blocks(turn: Turn) -> tuple[ContentBlock, ...]:
 
 
 def _assistant_blocks(turn: Turn) -> tuple[ContentBlock, ...]:
-    blocks: list[ContentBlock] = [
-        b
-        for b in turn.blocks
-        if isinstance(b, TextBlock | ToolUseBlock | ServerBlock) and _non_empty(b)
-    ]
+    answer = [b for b in turn.blocks if isinstance(b, _ANSWER) and _non_empty(b)]
+    if answer and turn.status == "complete":
+        # Thinking goes back verbatim where it came, before the text and tool_use it led to
+        # (a message of thinking alone, cut off while thinking, has nothing to lead).
+        return tuple(b for b in turn.blocks if _thinking(b) or b in answer)
+    blocks: list[ContentBlock] = list(answer)
     if not blocks and turn.content.strip():
         blocks = [TextBlock(turn.content)]
     if turn.status != "complete" and blocks:
         blocks.append(TextBlock(f"[this answer was {turn.status}: it stopped here]"))
     return tuple(blocks)
+
+
+_ANSWER = (TextBlock, ToolUseBlock, ServerBlock)  # server tool blocks go back verbatim
+
+
+def _thinking(block: ContentBlock) -> bool:
+    return isinstance(block, ThinkingBlock | RedactedThinkingBlock)
 
 
 def _paused_answer(history: Sequence[Turn], messages: Sequence[Message]) -> Message | None:

@@ -36,6 +36,7 @@ __all__ = [
     "Notice",
     "StateChanged",
     "TextDelta",
+    "ThinkingDelta",
     "ToolDraft",
     "ToolFinished",
     "ToolStarted",
@@ -73,6 +74,19 @@ class TextDelta:
 
     text: str
     kind: Literal["text_delta"] = "text_delta"
+
+
+@dataclass(frozen=True)
+class ThinkingDelta:
+    """A piece of the model's thinking as it streams (fronts show it collapsed).
+
+    ``redacted``: an encrypted thinking block came, whose text nobody can read. The
+    finished blocks (signatures included) are archived with the assistant message.
+    """
+
+    text: str
+    redacted: bool = False
+    kind: Literal["thinking_delta"] = "thinking_delta"
 
 
 @dataclass(frozen=True)
@@ -195,6 +209,7 @@ class TurnError:
 Event: TypeAlias = (
     TurnStarted
     | TextDelta
+    | ThinkingDelta
     | ToolDraft
     | ToolStarted
     | ApprovalNeeded

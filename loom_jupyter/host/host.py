@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from loom_jupyter.host.location import NotebookLocation
     from loom_jupyter.host.mentions import MentionSources
     from loom_jupyter.host.mirror import Source
+    from loom_jupyter.host.protocol import ModelOptions
     from loom_jupyter.host.relocate import Orphan
     from loom_jupyter.host.views import Views
     from loom_jupyter.models.base import Model
@@ -316,6 +317,7 @@ class Host:
             queue=floor.queue.items(),
             subshells=subshells,
             tasks=tuple(floor.tasks.values()),
+            options=_options(self._session),
         )
         return welcome, list(running.sent) if running is not None else []
 
@@ -363,6 +365,12 @@ class Host:
         self.renamed_to = location  # following twice is harmless: the second finds it done
         if self.on_renamed is not None:
             self.on_renamed()
+
+
+def _options(session: CoworkSession | None) -> ModelOptions | None:
+    from loom_jupyter.host.options import model_options
+
+    return model_options(session) if session is not None else None
 
 
 async def _crash_line(archive: Archive, info: SessionInfo) -> str:

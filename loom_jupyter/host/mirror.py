@@ -18,6 +18,7 @@ from loom_jupyter.host.protocol import (
     Outbound,
     Status,
     TextMsg,
+    ThinkingMsg,
     ToolFinishedMsg,
     ToolInputMsg,
     ToolStartedMsg,
@@ -37,6 +38,7 @@ _TURN_TYPES = frozenset(
     {
         "turn_started",
         "text",
+        "thinking",
         "tool_started",
         "tool_finished",
         "approval",
@@ -78,6 +80,8 @@ class TurnMirror:
             ]
         if event.kind == "text_delta":
             return [TextMsg(turn, event.text)]
+        if event.kind == "thinking_delta":
+            return [ThinkingMsg(turn, event.text, event.redacted)]
         if event.kind == "tool_draft":
             return [ToolInputMsg(turn, event.call_id, event.name, event.piece)]
         if event.kind == "tool_started":
@@ -112,8 +116,11 @@ class TurnMirror:
         if data["type"] not in _TURN_TYPES:
             return  # queue and status snapshots are in the welcome itself
         last = self.sent[-1] if self.sent else None
-        if last is not None and last["type"] == "text" == data["type"]:
-            self.sent[-1] = {**data, "delta": last["delta"] + data["delta"]}
+        if last is not None and last["type"] == data["type"] in ("text", "thinking"):
+            merged = {**data, "delta": last["delta"] + data["delta"]}
+            if data["type"] == "thinking":
+                merged["redacted"] = last["redacted"] or data["redacted"]
+            self.sent[-1] = merged
         else:
             self.sent.append(data)
 

@@ -18,6 +18,7 @@ from loom_jupyter.engine.events import (
     Notice,
     StateChanged,
     TextDelta,
+    ThinkingDelta,
     ToolDraft,
     ToolFinished,
     ToolStarted,
@@ -118,6 +119,8 @@ class PanelData:
                 return replace(self, activity="thinking", edits=_with_edit(self.edits, event))
             case TextDelta():
                 return replace(self, activity="answering")
+            case ThinkingDelta():
+                return replace(self, activity="thinking")
             case TurnDone() | TurnError():
                 return replace(self, activity="idle")
             case Notice():

@@ -49,6 +49,7 @@ __all__ = [
     "CompletionItem",
     "Completions",
     "Decision",
+    "EffortChoice",
     "Envelope",
     "Fork",
     "Hello",
@@ -56,10 +57,12 @@ __all__ = [
     "HistoryItem",
     "Inbound",
     "LoadMore",
+    "ModelOptions",
     "New",
     "NotebookReply",
     "NotebookRequest",
     "NoticeMsg",
+    "OptionsMsg",
     "Outbound",
     "ProtocolError",
     "QueueMsg",
@@ -76,12 +79,14 @@ __all__ = [
     "Sessions",
     "SessionsMsg",
     "SetNotebook",
+    "SetOptions",
     "StateName",
     "Status",
     "Stop",
     "SubtaskItem",
     "TaskView",
     "TextMsg",
+    "ThinkingMsg",
     "ToolFinishedMsg",
     "ToolInputMsg",
     "ToolItem",
@@ -108,6 +113,8 @@ Decision = Literal["allow", "deny", "always"]
 StateName = Literal["idle", "thinking", "waiting-approval", "queued", "waiting-cell"]
 NoticeLevel = Literal["info", "warning", "error"]
 MatchKind = Literal["phrase", "all_words", "some_words"]
+EffortChoice = Literal["default", "low", "medium", "high", "xhigh", "max"]
+"""An effort level, or `default`: none sent (the API's own default)."""
 CompletionKind = Literal["command", "variable", "cell", "file"]
 
 
@@ -299,6 +306,17 @@ class Command:
     type: Literal["command"] = "command"
 
 
+@dataclass(frozen=True)
+class SetOptions:
+    """Change the model options from the next turn on (`null` leaves one as it is); every
+    front gets the new `options`."""
+
+    thinking: Literal["off", "adaptive"] | None = None
+    """Adaptive thinking, where the model takes it."""
+    effort: EffortChoice | None = None
+    type: Literal["set_options"] = "set_options"
+
+
 Inbound: TypeAlias = (
     Hello
     | Send
@@ -314,6 +332,7 @@ Inbound: TypeAlias = (
     | SetNotebook
     | NotebookReply
     | RevertTurn
+    | SetOptions
     | Complete
     | Command
 )
@@ -450,6 +469,27 @@ class Status:
 
 
 @dataclass(frozen=True)
+class ModelOptions:
+    """Thinking and effort as set, and whether the current model takes them (when it does
+    not, they are not sent)."""
+
+    model: str
+    thinking: Literal["off", "adaptive"]
+    effort: EffortChoice
+    thinking_supported: bool
+    effort_levels: tuple[str, ...]
+    """The effort levels the model takes (empty: none)."""
+
+
+@dataclass(frozen=True)
+class OptionsMsg:
+    """The model options changed (`set_options`, `%cowork thinking`, `%cowork effort`)."""
+
+    options: ModelOptions
+    type: Literal["options"] = "options"
+
+
+@dataclass(frozen=True)
 class Welcome:
     """The reply to a `hello` that cannot be answered by a replay, built from the archive.
 
@@ -468,6 +508,8 @@ class Welcome:
     subshells: bool
     """Whether the comm rides a kernel subshell (answers while a cell runs)."""
     tasks: tuple[TaskView, ...]
+    options: ModelOptions | None = None
+    """Thinking and effort (`null` before the session is open)."""
     type: Literal["welcome"] = "welcome"
 
 
@@ -499,6 +541,17 @@ class TextMsg:
     turn: int
     delta: str
     type: Literal["text"] = "text"
+
+
+@dataclass(frozen=True)
+class ThinkingMsg:
+    """A piece of the model's thinking (shown collapsed, before the answer it leads to)."""
+
+    turn: int
+    delta: str
+    redacted: bool = False
+    """An encrypted thinking block came (nothing to show)."""
+    type: Literal["thinking"] = "thinking"
 
 
 @dataclass(frozen=True)
@@ -711,6 +764,7 @@ Outbound: TypeAlias = (
     | History
     | TurnStartedMsg
     | TextMsg
+    | ThinkingMsg
     | ToolInputMsg
     | ToolStartedMsg
     | ToolFinishedMsg
@@ -728,6 +782,7 @@ Outbound: TypeAlias = (
     | NoticeMsg
     | CellProposal
     | NotebookRequest
+    | OptionsMsg
     | Completions
     | CommandResult
 )

@@ -15,12 +15,15 @@ if TYPE_CHECKING:
 
     from loom_jupyter.messages import (
         Message,
+        RedactedThinkingBlock,
         ServerBlock,
         TextBlock,
+        ThinkingBlock,
         ToolSpec,
         ToolUseBlock,
         Usage,
     )
+    from loom_jupyter.settings import EffortLevel
 
 __all__ = [
     "CacheTtl",
@@ -31,6 +34,7 @@ __all__ = [
     "RetryNotice",
     "StopReason",
     "TextChunk",
+    "ThinkingChunk",
     "ToolInputDelta",
     "ToolUseReady",
     "ToolUseStarted",
@@ -63,6 +67,10 @@ class ModelRequest:
     only 20 blocks from a breakpoint for a cached prefix). The prefix lives
     ``prefix_ttl``, the history ``history_ttl`` (a longer TTL never follows a
     shorter one, as the API requires).
+
+    ``thinking`` asks for adaptive thinking (``"thinking": {"type": "adaptive"}``) and
+    ``effort`` sets ``output_config.effort``; the session sets them only for models that
+    take them (:mod:`loom_jupyter.models.thinking`).
     """
 
     model: str
@@ -77,6 +85,8 @@ class ModelRequest:
     history_ttl: CacheTtl = "5m"
     tool_choice: str | None = None
     metadata: Mapping[str, str] = field(default_factory=dict)
+    thinking: bool = False
+    effort: EffortLevel | None = None
     server_tools: tuple[Mapping[str, Any], ...] = ()
     """Tools the API runs itself (``web_search``, ``web_fetch``), in wire form, sent after
     ``tools`` (:func:`loom_jupyter.models.wire.server_tool_params`)."""
@@ -88,6 +98,16 @@ class TextChunk:
 
     text: str
     kind: Literal["text_chunk"] = "text_chunk"
+
+
+@dataclass(frozen=True)
+class ThinkingChunk:
+    """A piece of the model's thinking, as it streams (``redacted``: an encrypted block
+    began, whose text nobody can read)."""
+
+    text: str
+    redacted: bool = False
+    kind: Literal["thinking_chunk"] = "thinking_chunk"
 
 
 @dataclass(frozen=True)
@@ -126,9 +146,12 @@ class UsageUpdate:
 
 @dataclass(frozen=True)
 class MessageDone:
-    """The finished assistant message. Always the last event of a stream."""
+    """The finished assistant message. Always the last event of a stream. Thinking blocks
+    are kept where they came, signature and all (they go back with the message)."""
 
-    content: tuple[TextBlock | ToolUseBlock | ServerBlock, ...]
+    content: tuple[
+        TextBlock | ToolUseBlock | ThinkingBlock | RedactedThinkingBlock | ServerBlock, ...
+    ]
     stop_reason: StopReason
     usage: Usage
     model: str = ""
@@ -161,7 +184,7 @@ class RetryNotice:
 
 
 ModelEvent: TypeAlias = (
-    "TextChunk | ToolUseStarted | ToolInputDelta | ToolUseReady | UsageUpdate"
+    "TextChunk | ThinkingChunk | ToolUseStarted | ToolInputDelta | ToolUseReady | UsageUpdate"
     " | RetryNotice | MessageDone"
 )
 

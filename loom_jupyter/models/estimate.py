@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING
 from loom_jupyter.messages import (
     ContentBlock,
     ImageBlock,
+    RedactedThinkingBlock,
     ServerBlock,
     TextBlock,
+    ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
 )
@@ -51,8 +53,6 @@ def estimate_request_tokens(request: ModelRequest) -> int:
     for tool in request.tools:
         spec = {"name": tool.name, "description": tool.description, "schema": tool.input_schema}
         total += estimate_tokens(json.dumps(spec, ensure_ascii=False))
-    for server_tool in request.server_tools:
-        total += estimate_tokens(json.dumps(dict(server_tool), ensure_ascii=False))
     for message in request.messages:
         total += _MESSAGE_OVERHEAD + estimate_blocks_tokens(message.content)
     return total
@@ -72,4 +72,8 @@ def estimate_blocks_tokens(blocks: Iterable[ContentBlock]) -> int:
             total += estimate_blocks_tokens(block.content)
         elif isinstance(block, ServerBlock):  # a web search's results can be long
             total += estimate_tokens(json.dumps(dict(block.data), ensure_ascii=False))
+        elif isinstance(block, ThinkingBlock):
+            total += estimate_tokens(block.thinking)
+        elif isinstance(block, RedactedThinkingBlock):
+            total += estimate_tokens(block.data)
     return total

@@ -50,7 +50,13 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, TypeAlias
 
 from loom_jupyter.errors import ModelError
-from loom_jupyter.messages import TextBlock, ToolUseBlock, Usage
+from loom_jupyter.messages import (
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolUseBlock,
+    Usage,
+)
 from loom_jupyter.models.base import (
     MessageDone,
     ModelEvent,
@@ -58,6 +64,7 @@ from loom_jupyter.models.base import (
     RetryNotice,
     StopReason,
     TextChunk,
+    ThinkingChunk,
     ToolInputDelta,
     ToolUseReady,
     ToolUseStarted,
@@ -101,11 +108,14 @@ class Stall:
     after_deltas: int = 0
 
 
+_Block: TypeAlias = "TextBlock | ToolUseBlock | ThinkingBlock | RedactedThinkingBlock"
+
+
 @dataclass(frozen=True, kw_only=True)
 class ScriptedReply:
     """One scripted assistant message (or failure). Build with the helpers."""
 
-    blocks: tuple[TextBlock | ToolUseBlock, ...] = ()
+    blocks: tuple[_Block, ...] = ()
     stop_reason: StopReason | None = None
     usage: Usage | None = None
     fault: Raise | Stall | None = None
@@ -141,12 +151,12 @@ def tool_call(name: str, input: dict[str, object] | None = None, *, id: str = ""
 
 
 def reply(
-    *parts: str | TextBlock | ToolUseBlock | ScriptedReply,
+    *parts: str | _Block | ScriptedReply,
     stop_reason: StopReason | None = None,
     usage: Usage | None = None,
 ) -> ScriptedReply:
     """A reply made of several blocks, in order (strings become text blocks)."""
-    blocks: list[TextBlock | ToolUseBlock] = []
+    blocks: list[_Block] = []
     for part in parts:
         if isinstance(part, str):
             blocks.append(TextBlock(part))
@@ -259,7 +269,7 @@ class ScriptedModel:
         )
 
     def _with_tool_ids(self, scripted: ScriptedReply) -> ScriptedReply:
-        blocks: list[TextBlock | ToolUseBlock] = []
+        blocks: list[_Block] = []
         for block in scripted.blocks:
             if isinstance(block, ToolUseBlock) and not block.id:
                 self._tool_ids += 1
@@ -289,9 +299,13 @@ def _as_reply(value: ReplyLike) -> ScriptedReply:
     return text(value) if isinstance(value, str) else value
 
 
-def _block_events(block: TextBlock | ToolUseBlock) -> list[ModelEvent]:
+def _block_events(block: _Block) -> list[ModelEvent]:
     if isinstance(block, TextBlock):
         return [TextChunk(piece) for piece in _text_pieces(block.text)]
+    if isinstance(block, ThinkingBlock):
+        return [ThinkingChunk(piece) for piece in _text_pieces(block.thinking)]
+    if isinstance(block, RedactedThinkingBlock):
+        return [ThinkingChunk("", redacted=True)]
     events: list[ModelEvent] = [ToolUseStarted(block.id, block.name)]
     events.extend(ToolInputDelta(block.id, p) for p in _json_pieces(dict(block.input)))
     events.append(ToolUseReady(block))

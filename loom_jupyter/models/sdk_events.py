@@ -1,9 +1,10 @@
 """Map the ``anthropic`` SDK's message-stream events to our model events.
 
 Duck-typed on the SDK's event objects (``.type`` and friends), so this module
-never imports ``anthropic``. Only text and tool_use blocks are surfaced while
-streaming; the finished message also keeps server tool blocks (web search and fetch)
-and text citations verbatim, to go back as they came. Other block types are skipped.
+never imports ``anthropic``. Text, tool_use and thinking blocks are surfaced (thinking
+and redacted thinking are kept verbatim, signature included, in the finished message:
+they must go back unchanged within a tool loop); other block types (server tools) are
+skipped.
 """
 
 from __future__ import annotations
@@ -13,12 +14,21 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, get_args
 
-from loom_jupyter.messages import SERVER_BLOCK_TYPES, ServerBlock, TextBlock, ToolUseBlock, Usage
+from loom_jupyter.messages import (
+    SERVER_BLOCK_TYPES,
+    RedactedThinkingBlock,
+    ServerBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolUseBlock,
+    Usage,
+)
 from loom_jupyter.models.base import (
     MessageDone,
     ModelEvent,
     StopReason,
     TextChunk,
+    ThinkingChunk,
     ToolInputDelta,
     ToolUseReady,
     ToolUseStarted,
@@ -90,12 +100,20 @@ class StreamMapper:
         if delta.type == "text_delta":
             self.shown = True
             return TextChunk(_utf8(delta.text))
+        if delta.type == "thinking_delta":
+            if not delta.thinking:
+                return None
+            self.shown = True  # a retry would show it twice
+            return ThinkingChunk(_utf8(delta.thinking))
         if delta.type == "input_json_delta" and event.index in self._tool_ids:
             return ToolInputDelta(self._tool_ids[event.index], delta.partial_json)
         return None
 
     def _block_start(self, event: Any) -> ModelEvent | None:
         block = event.content_block
+        if block.type == "redacted_thinking":
+            self.shown = True
+            return ThinkingChunk("", redacted=True)
         if block.type != "tool_use":
             return None
         self.shown = True
@@ -120,15 +138,21 @@ class StreamMapper:
         return MessageDone(content, reason, usage, str(message.model), self.request_id)
 
 
-_KEPT = ("text", "tool_use", *sorted(SERVER_BLOCK_TYPES))
+_KEPT = ("text", "tool_use", "thinking", "redacted_thinking", *sorted(SERVER_BLOCK_TYPES))
 
 
-def _block(block: Any) -> TextBlock | ToolUseBlock | ServerBlock:
+def _block(
+    block: Any,
+) -> TextBlock | ToolUseBlock | ThinkingBlock | RedactedThinkingBlock | ServerBlock:
     if block.type in SERVER_BLOCK_TYPES:  # web search/fetch: verbatim, to go back as it came
         return ServerBlock(_api_dict(block))
     if block.type == "text":
         citations = tuple(_api_dict(c) for c in getattr(block, "citations", None) or ())
         return TextBlock(_utf8(block.text), citations)
+    if block.type == "thinking":  # verbatim: the signature covers these exact characters
+        return ThinkingBlock(str(block.thinking), str(block.signature or ""))
+    if block.type == "redacted_thinking":
+        return RedactedThinkingBlock(str(block.data))
     return ToolUseBlock(block.id, block.name, dict(block.input or {}))
 
 

@@ -11,6 +11,10 @@ the last tool), on the last block of each ``extra_breakpoints`` message and of
 (the API's limit): extra breakpoints beyond it are dropped, oldest first. The
 API rejects a longer TTL after a shorter one, so the history never outlives the
 prefix.
+
+``thinking`` and ``effort`` become ``"thinking": {"type": "adaptive"}`` and
+``"output_config": {"effort": ...}``; without them neither key is sent. A request without
+thinking sends no thinking blocks back (the API does not need them then).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ MAX_BREAKPOINTS = 4
 """The Messages API accepts at most four blocks with ``cache_control``."""
 
 _TTL_ORDER: dict[str, int] = {"5m": 0, "1h": 1}
+_THINKING = ("thinking", "redacted_thinking")
 
 # The API accepts only these metadata keys; other keys in ModelRequest.metadata
 # are local labels and are not sent (the API would reject the request).
@@ -54,6 +59,10 @@ def request_params(request: ModelRequest) -> ApiDict:
         params["tools"] = _tools(request)
     if request.tool_choice:
         params["tool_choice"] = tool_choice_param(request.tool_choice)
+    if request.thinking:
+        params["thinking"] = {"type": "adaptive"}  # DESIGN §10 (pinned)
+    if request.effort is not None:
+        params["output_config"] = {"effort": request.effort}
     metadata = {k: v for k, v in request.metadata.items() if k in _API_METADATA_KEYS}
     if metadata:
         params["metadata"] = metadata
@@ -132,6 +141,9 @@ def _tool(tool: ToolSpec) -> ApiDict:
 
 def _messages(request: ModelRequest) -> list[ApiDict]:
     wire = [m.to_api() for m in request.messages]
+    if not request.thinking:
+        for message in wire:
+            message["content"] = [b for b in message["content"] if b["type"] not in _THINKING]
     ttl = _history_ttl(request)
     for index in _history_breakpoints(request, len(wire)):
         if wire[index]["content"]:

@@ -68,7 +68,7 @@ from loom_jupyter.session.lease import SessionLease
 from loom_jupyter.session.recovery import KERNEL_DIED_RESULT, CrashRecovery
 from loom_jupyter.session.turn import ActiveTurn
 from loom_jupyter.session.turn_writer import TurnWriter
-from loom_jupyter.settings import ApprovalMode, Settings
+from loom_jupyter.settings import ApprovalMode, EffortLevel, Settings, ThinkingMode
 from loom_jupyter.tools.approval import ApprovalPolicy, Approver
 from loom_jupyter.tools.base import KernelBridge, ToolContext
 from loom_jupyter.tools.output import REDACTED, redact_secrets
@@ -135,6 +135,7 @@ class CoworkSession:
             notebook_path, max_chars=settings.instructions_max_chars
         )
         self.mcp: McpServers | None = None  # loom.yaml's mcp_servers, started on first use
+        self._options: tuple[bool, EffortLevel | None] = (False, None)  # the turn's thinking
 
     @classmethod
     async def open(
@@ -227,6 +228,22 @@ class CoworkSession:
             model = _default_model(self.settings.replace(model=model))
         self.model = model
 
+    def set_thinking(self, mode: ThinkingMode | bool) -> None:
+        """Adaptive thinking on (``"adaptive"``/``True``) or ``"off"``, from the next turn on
+        (a turn in progress keeps what it started with: a tool loop must not change it)."""
+        self.settings = self.settings.replace(thinking=mode)
+
+    def set_effort(self, level: EffortLevel | None) -> None:
+        """The effort level from the next turn on (``None``: the API's default)."""
+        self.settings = self.settings.replace(effort=level)
+
+    def request_options(self) -> tuple[bool, EffortLevel | None]:
+        """What the next turn's requests carry: (adaptive thinking?, effort) — each only when
+        the current model takes it (:mod:`loom_jupyter.models.thinking`)."""
+        from loom_jupyter.models.thinking import request_options
+
+        return request_options(self.model.name, self.settings.thinking, self.settings.effort)
+
     async def list_models(self, *, refresh: bool = False) -> ModelList:
         """The models the Models API lists (cached for a day beside the user config; the
         shipped table when it cannot be asked): :func:`loom_jupyter.models.catalog.list_models`."""
@@ -293,6 +310,7 @@ class CoworkSession:
         turn = ActiveTurn(
             self._writer, self._state, first=first, save_every=self.settings.partial_save_seconds
         )
+        self._options = self.request_options()  # fixed for the turn's whole tool loop
         loop = AgentLoop(
             model=self.model, registry=self.tools, policy=self.policy, settings=self.settings
         )
@@ -557,11 +575,14 @@ class CoworkSession:
         return self._writer.sid
 
     def _request(self) -> ModelRequest:
+        thinking, effort = self._options
         info = self._follow_model()
         request = self._window.build(
             model=self.model.name,
             state_text=self._state_block(),
             max_tokens=max_output_tokens(self.settings, info),
+            thinking=thinking,
+            effort=effort,
         )
         server_tools = server_tool_params(self.settings)
         return replace(request, server_tools=server_tools) if server_tools else request

@@ -21,6 +21,7 @@ from loom_jupyter.engine.events import (
     ApprovalNeeded,
     Notice,
     TextDelta,
+    ThinkingDelta,
     ToolDraft,
     ToolFinished,
     ToolStarted,
@@ -85,8 +86,8 @@ class ActiveTurn:
             case TextDelta():
                 await self._stream(event.text)
                 return event
-            case ToolDraft() | ToolStarted() | ApprovalNeeded() | Notice():
-                return event
+            case ThinkingDelta() | ToolDraft() | ToolStarted() | ApprovalNeeded() | Notice():
+                return event  # thinking is archived whole, signature included, with its message
             case ModelCallDone():
                 return await self._message(event)
             case ModelCallFailed():

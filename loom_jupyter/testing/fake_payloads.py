@@ -142,6 +142,10 @@ def _opening(message_id: str, model: str, usage: Json) -> list[SseEvent]:
 
 def _block_events(index: int, block: Json) -> list[SseEvent]:
     deltas: list[Json]
+    if block["type"] in ("thinking", "redacted_thinking"):  # signed, as the API streams it
+        from loom_jupyter.testing.fake_thinking import thinking_events
+
+        return thinking_events(index, block, text_pieces(block.get("thinking", "")))
     if block["type"] in ("tool_use", "server_tool_use"):
         opening = {**block, "input": {}}  # the input streams as JSON pieces
         deltas = [

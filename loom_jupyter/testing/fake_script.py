@@ -162,6 +162,10 @@ def _block(block: Any, index: int) -> Json:
         return {**block, "id": tool_id, "input": block.get("input", {})}
     if block.get("type") in ("web_search_tool_result", "web_fetch_tool_result"):
         return dict(block)  # as given: the fake sends it as the API would
+    if block.get("type") in ("thinking", "redacted_thinking"):
+        from loom_jupyter.testing.fake_thinking import thinking_block
+
+        return thinking_block(block)
     raise ValueError(f"unknown block type {block.get('type')!r}")
 
 

@@ -38,6 +38,7 @@ from loom_jupyter.testing.fake_script import (
     estimate_tokens,
     parse_entry,
 )
+from loom_jupyter.testing.fake_thinking import remember_thinking, thinking_problem
 
 if TYPE_CHECKING:
     from collections import deque
@@ -84,6 +85,7 @@ class ServerState:
     requests: list[RecordedRequest] = field(default_factory=list)
     connections: set[socket.socket] = field(default_factory=set)
     cache: CacheSimulator = field(default_factory=CacheSimulator)
+    thinking: dict[str, tuple[Json, ...]] = field(default_factory=dict)  # tool_use id -> its
     served: int = 0
     ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     models: list[Json] = field(default_factory=default_models)
@@ -213,7 +215,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _messages(self, body: Json | None) -> None:
         assert body is not None
-        problem = cache_control_problem(body)
+        problem = cache_control_problem(body) or thinking_problem(body, self.state.thinking)
         if problem is not None:
             self._error(400, "invalid_request_error", problem)
             return
@@ -231,6 +233,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _reply(self, reply: Reply, body: Json) -> None:
         n = self.state.next_id()
+        remember_thinking(self.state.thinking, reply.content)
         usage = reply.usage or self.state.cache.usage(body, _output_tokens(reply))
         usage = {"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, **usage}
         model, message_id = str(body.get("model", "")), f"msg_fake_{n:04d}"

@@ -17,6 +17,7 @@ export type Outbound =
   | History
   | TurnStartedMsg
   | TextMsg
+  | ThinkingMsg
   | ToolInputMsg
   | ToolStartedMsg
   | ToolFinishedMsg
@@ -34,6 +35,7 @@ export type Outbound =
   | NoticeMsg
   | CellProposal
   | NotebookRequest
+  | OptionsMsg
   | Completions
   | CommandResult;
 /**
@@ -54,6 +56,7 @@ export type Inbound =
   | SetNotebook
   | NotebookReply
   | RevertTurn
+  | SetOptions
   | Complete
   | Command;
 
@@ -96,6 +99,10 @@ export interface Welcome {
    */
   subshells: boolean;
   tasks: TaskView[];
+  /**
+   * Thinking and effort (`null` before the session is open).
+   */
+  options: ModelOptions | null;
   type: 'welcome';
 }
 /**
@@ -183,6 +190,20 @@ export interface SubtaskItem {
   last_tool: string | null;
 }
 /**
+ * Thinking and effort as set, and whether the current model takes them (when it does
+ * not, they are not sent).
+ */
+export interface ModelOptions {
+  model: string;
+  thinking: 'off' | 'adaptive';
+  effort: 'default' | 'low' | 'medium' | 'high' | 'xhigh' | 'max';
+  thinking_supported: boolean;
+  /**
+   * The effort levels the model takes (empty: none).
+   */
+  effort_levels: string[];
+}
+/**
  * A page of older history (the reply to `load_more`).
  */
 export interface History {
@@ -210,6 +231,18 @@ export interface TextMsg {
   turn: number;
   delta: string;
   type: 'text';
+}
+/**
+ * A piece of the model's thinking (shown collapsed, before the answer it leads to).
+ */
+export interface ThinkingMsg {
+  turn: number;
+  delta: string;
+  /**
+   * An encrypted thinking block came (nothing to show).
+   */
+  redacted: boolean;
+  type: 'thinking';
 }
 /**
  * The next piece of a tool call's input JSON as the model writes it.
@@ -478,6 +511,13 @@ export interface RevertStep {
   after_cell_id: string | null;
 }
 /**
+ * The model options changed (`set_options`, `%cowork thinking`, `%cowork effort`).
+ */
+export interface OptionsMsg {
+  options: ModelOptions;
+  type: 'options';
+}
+/**
  * The answer to `complete` (at most 50 items, best first).
  */
 export interface Completions {
@@ -703,6 +743,18 @@ export interface RevertTurn {
    */
   turn: number;
   type: 'revert_turn';
+}
+/**
+ * Change the model options from the next turn on (`null` leaves one as it is); every
+ * front gets the new `options`.
+ */
+export interface SetOptions {
+  /**
+   * Adaptive thinking, where the model takes it.
+   */
+  thinking: ('off' | 'adaptive') | null;
+  effort: ('default' | 'low' | 'medium' | 'high' | 'xhigh' | 'max') | null;
+  type: 'set_options';
 }
 /**
  * Ask for completions of an `@`-mention the person is typing in the message box.

@@ -4,8 +4,10 @@ Both renderers run on the kernel's main thread (the magic pumps events to
 them). :class:`NotebookRenderer` streams the answer as Markdown through one
 ``display_id`` per text segment, updated at most every ``_FLUSH_SECONDS``,
 and shows each tool call as a compact card (tool, input summary, result
-summary). :class:`TextRenderer` prints the answer as readable plain text, a line at a
-time (:mod:`.plain_markdown`).
+summary). The model's thinking streams into a collapsed ``<details>`` ("thinking…",
+expandable) above the answer it leads to. :class:`TextRenderer` prints the answer as
+readable plain text, a line at a time (:mod:`.plain_markdown`), the thinking as plain
+text under a "thinking…" line.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from loom_jupyter.engine.events import (
     Notice,
     StateChanged,
     TextDelta,
+    ThinkingDelta,
     ToolDraft,
     ToolFinished,
     ToolStarted,
@@ -39,7 +42,7 @@ if TYPE_CHECKING:
     from loom_jupyter.engine.events import Event
     from loom_jupyter.tools.base import ExecutionResult
 
-__all__ = ["NotebookRenderer", "Renderer", "TextRenderer", "make_renderer"]
+__all__ = ["NotebookRenderer", "Renderer", "TextRenderer", "make_renderer", "thinking_bundle"]
 
 _FLUSH_SECONDS = 0.15
 _CARD_STYLE = (
@@ -86,13 +89,22 @@ class NotebookRenderer:
         self._dirty = False
         self._last_flush = 0.0
         self._cards: dict[str, tuple[str, str]] = {}  # call id -> (display id, input)
+        self._thinking: _Thinking | None = None  # the thinking block streaming now
 
     def on_event(self, event: Event) -> None:
         """Render one engine event."""
+        if self._thinking is not None and not isinstance(event, ThinkingDelta):
+            self._end_thinking()
         match event:
             case TextDelta():
                 self._text += event.text
                 self._dirty = True
+                self.tick()
+            case ThinkingDelta():
+                self._end_segment()
+                if self._thinking is None:
+                    self._thinking = _Thinking()
+                self._thinking.add(event)
                 self.tick()
             case ApprovalNeeded() | ToolStarted() | ToolFinished():
                 self._end_segment()
@@ -114,6 +126,13 @@ class NotebookRenderer:
     def tick(self) -> None:
         """Push the streaming text if it changed and the throttle allows."""
         now = time.monotonic()
+        thinking = self._thinking
+        if (
+            thinking is not None
+            and thinking.dirty
+            and (thinking.display_id is None or now - thinking.flushed >= _FLUSH_SECONDS)
+        ):
+            thinking.flush(now, done=False)
         if self._dirty and (self._segment_id is None or now - self._last_flush >= _FLUSH_SECONDS):
             self._flush(now)
 
@@ -145,6 +164,11 @@ class NotebookRenderer:
         self._dirty = False
         self._last_flush = now
 
+    def _end_thinking(self) -> None:
+        if self._thinking is not None:
+            self._thinking.flush(time.monotonic(), done=True)
+        self._thinking = None
+
     def _end_segment(self) -> None:
         if self._dirty:
             self._flush(time.monotonic())
@@ -162,6 +186,47 @@ class NotebookRenderer:
             show = update_display
         card_id, summary = known
         show(_card_bundle(event, summary), raw=True, display_id=card_id)
+
+
+class _Thinking:
+    """One thinking block in the cell: a collapsed ``<details>``, updated in place."""
+
+    def __init__(self) -> None:
+        self.text = ""
+        self.redacted = 0
+        self.display_id: str | None = None
+        self.dirty = False
+        self.flushed = 0.0
+
+    def add(self, event: ThinkingDelta) -> None:
+        self.text += event.text
+        self.redacted += event.redacted
+        self.dirty = True
+
+    def flush(self, now: float, *, done: bool) -> None:
+        from IPython.display import display, update_display
+
+        bundle = thinking_bundle(self.text, self.redacted, done=done)
+        if self.display_id is None:
+            self.display_id = uuid.uuid4().hex
+            display(bundle, raw=True, display_id=self.display_id)
+        else:
+            update_display(bundle, raw=True, display_id=self.display_id)
+        self.dirty, self.flushed = False, now
+
+
+def thinking_bundle(text: str, redacted: int = 0, *, done: bool) -> dict[str, str]:
+    """The cell's thinking block: collapsed, "thinking…" while it streams."""
+    label = "thinking" if done else "thinking…"
+    note = "(part of the thinking is encrypted by the API and not shown)" if redacted else ""
+    body = html.escape(text.strip()) + (f"\n<i>{note}</i>" if note else "")
+    style = "color:var(--jp-ui-font-color2,#666);font-size:90%;margin:4px 0"
+    pre = "white-space:pre-wrap;margin:4px 0 0 12px;font-family:inherit"
+    page = (
+        f'<details data-loom="thinking" style="{style}"><summary>{label}</summary>'
+        f'<div style="{pre}">{body}</div></details>'
+    )
+    return {"text/html": page, "text/plain": f"[{label}]"}
 
 
 def _status(event: Any) -> tuple[str, str]:
@@ -211,12 +276,23 @@ class TextRenderer:
 
         self._at_line_start = True
         self._markdown = MarkdownLines()  # the answer is Markdown: print it readably
+        self._in_thinking = False
 
     def on_event(self, event: Event) -> None:
         """Print one engine event."""
+        if self._in_thinking and not isinstance(event, ThinkingDelta):
+            self._in_thinking = False
+            self._line("(end of thinking)")
         match event:
             case TextDelta():
                 self._write(self._markdown.feed(event.text))
+            case ThinkingDelta():
+                if not self._in_thinking:
+                    self._in_thinking = True
+                    self._line("thinking…")
+                if event.redacted:
+                    self._write("(encrypted thinking, not shown)\n")
+                self._write(event.text)
             case ApprovalNeeded():
                 self._line(f"  ⚙ {event.name}: {event.summary} (needs approval)")
             case ToolStarted():

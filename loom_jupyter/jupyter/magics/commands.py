@@ -27,7 +27,7 @@ class Handler:
     stays light): ``module.name`` in this package, called with the coworker (or the
     shell) and the parsed arguments."""
 
-    module: Literal["reports", "recover", "instructions", "mcp_servers"]
+    module: Literal["reports", "recover", "instructions", "mcp_servers", "options"]
     name: str
 
     def resolve(self) -> Callable[[Any, argparse.Namespace], None]:
@@ -217,6 +217,33 @@ SUBCOMMANDS: dict[str, Subcommand] = {
                 _arg("--restart", metavar="NAME", default=None, help="start this server again"),
             ),
             Handler("mcp_servers", "mcp"),
+        ),
+        Subcommand(
+            "thinking",
+            _parser(
+                "thinking",
+                "Adaptive thinking on or off, from the next turn (loom.yaml: thinking). Sent "
+                "only to models that take it; the thinking shows collapsed above the answer. "
+                "Without an argument: show the current setting.",
+                _arg("mode", nargs="?", choices=("on", "off"), default=None),
+            ),
+            Handler("options", "thinking"),
+        ),
+        Subcommand(
+            "effort",
+            _parser(
+                "effort",
+                "How much effort the model puts in, from the next turn (loom.yaml: effort): "
+                "low, medium, high, xhigh, max, or default (none sent). Sent only to models "
+                "that take that level. Without an argument: show the current setting.",
+                _arg(
+                    "level",
+                    nargs="?",
+                    choices=("low", "medium", "high", "xhigh", "max", "default"),
+                    default=None,
+                ),
+            ),
+            Handler("options", "effort"),
         ),
         Subcommand(
             "approval",

@@ -179,6 +179,10 @@ class SidebarHub:
             host.document.settle(m.request_id, m.result)
         elif m.type == "revert_turn":
             await host.revert_turn(m.turn)
+        elif m.type == "set_options":
+            from loom_jupyter.host.options import apply_options
+
+            await apply_options(host, thinking=m.thinking, effort=m.effort)
         elif m.type == "complete":
             await self._complete(peer, m.query, m.kind)
         elif m.type == "command":
