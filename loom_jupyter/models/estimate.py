@@ -53,6 +53,8 @@ def estimate_request_tokens(request: ModelRequest) -> int:
     for tool in request.tools:
         spec = {"name": tool.name, "description": tool.description, "schema": tool.input_schema}
         total += estimate_tokens(json.dumps(spec, ensure_ascii=False))
+    for server_tool in request.server_tools:
+        total += estimate_tokens(json.dumps(dict(server_tool), ensure_ascii=False))
     for message in request.messages:
         total += _MESSAGE_OVERHEAD + estimate_blocks_tokens(message.content)
     return total
