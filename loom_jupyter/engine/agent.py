@@ -165,7 +165,9 @@ class AgentLoop:
             if done.stop_reason not in _CONTINUE:
                 for call in calls:
                     yield ToolCallDone(call, ToolOutput.error(_NOT_RUN.format(done.stop_reason)))
-                yield LoopEnded(_end_reason(done.stop_reason), _stop_message(done, self.settings))
+                yield LoopEnded(
+                    _end_reason(done.stop_reason), _stop_message(done, request.max_tokens)
+                )
                 return
             for call in calls:
                 async for tool_event in self._run_tool(call, ctx):
@@ -286,11 +288,12 @@ async def _close(stream: AsyncIterator[model_events.ModelEvent]) -> None:
         await close()
 
 
-def _stop_message(done: ModelCallDone, settings: Settings) -> str:
+def _stop_message(done: ModelCallDone, max_tokens: int) -> str:
     if done.stop_reason == "max_tokens":
         return (
-            f"The answer hit the output limit (max_output_tokens={settings.max_output_tokens}) "
-            "and was cut off. Ask me to continue, or raise max_output_tokens in loom.yaml."
+            f"The answer hit the output limit (max_tokens={max_tokens:,}: max_output_tokens, "
+            "or the model's own limit) and was cut off. Ask me to continue, or raise "
+            "max_output_tokens in loom.yaml."
         )
     if done.stop_reason == "refusal":
         return "The model declined to answer this request. Rephrase it, or ask something else."

@@ -225,3 +225,15 @@ async def test_an_unknown_model_keeps_the_settings(
     await collect(session, "hi")
     assert max_tokens_sent(server) == [8192]
     assert session.window.config.budget_tokens == 120_000 - 8192
+
+
+async def test_the_output_limit_message_names_the_limit_sent(
+    fake_api: FakeApi, open_session: OpenSession
+) -> None:
+    model, _ = fake_api.model(
+        [{"content": ["A long answer"], "stop_reason": "max_tokens"}], model="claude-haiku-4-5"
+    )
+    session = await open_session(model)
+    done = (await collect(session, "write a lot"))[-1]
+    assert isinstance(done, TurnDone)
+    assert "max_tokens=64,000" in done.message  # the model's limit, not the 8,192 default
