@@ -42,6 +42,7 @@ from lab_harness import (
 )
 from playwright.sync_api import expect, sync_playwright
 from sidebar_page import (
+    ROUND_TRIPS,
     env_cell,
     send,
     sidebar,
@@ -107,38 +108,6 @@ PAGE_PROBE = """(app) => {
         if (!B.stop) { requestAnimationFrame(frame); }
     };
     requestAnimationFrame(frame);
-}"""
-# A second comm to the loom target, opened the way the sidebar opens its own.
-ROUND_TRIPS = """async (app, count) => {
-    const kernel = app.shell.currentWidget.sessionContext.session.kernel;
-    const comm = kernel.createComm('loom');
-    comm.commsOverSubshells = 'perCommTarget';
-    await kernel.info;
-    if (kernel.supportsSubshells) { await comm.subshellStarted; }
-    let waiting = null;
-    const wall = () => performance.timeOrigin + performance.now();
-    comm.onMsg = (msg) => {
-        if (msg.content.data.type === 'sessions' && waiting) {
-            waiting({ arrived: wall(), stamped: Date.parse(msg.header.date) });
-        }
-    };
-    const reply = () => new Promise((resolve) => { waiting = resolve; });
-    let first = reply();
-    comm.open({ type: 'hello', protocol: 1, notebook_path: '', since_seq: null,
-                kernel_session: null, client: 'lab' });
-    comm.send({ type: 'sessions' });
-    await first;
-    const times = [];
-    for (let i = 0; i < count; i++) {
-        const next = reply();
-        const start = performance.now(), sent = wall();
-        comm.send({ type: 'sessions' });
-        const { arrived, stamped } = await next;
-        const total = performance.now() - start;
-        times.push({ total, there: stamped - sent, back: arrived - stamped });
-    }
-    comm.close();
-    return times;
 }"""
 
 

@@ -137,3 +137,37 @@ def texts(panel: Locator, selector: str) -> list[str]:
 def eval_in_page(lab: LabPage, script: str, arg: Any = None) -> Any:
     """``page.evaluate`` shorthand."""
     return lab.page.evaluate(script, arg)
+
+
+# A second comm to the loom target, opened the way the sidebar opens its own.
+ROUND_TRIPS = """async (app, count) => {
+    const kernel = app.shell.currentWidget.sessionContext.session.kernel;
+    const comm = kernel.createComm('loom');
+    comm.commsOverSubshells = 'perCommTarget';
+    await kernel.info;
+    if (kernel.supportsSubshells) { await comm.subshellStarted; }
+    let waiting = null;
+    const wall = () => performance.timeOrigin + performance.now();
+    comm.onMsg = (msg) => {
+        if (msg.content.data.type === 'sessions' && waiting) {
+            waiting({ arrived: wall(), stamped: Date.parse(msg.header.date) });
+        }
+    };
+    const reply = () => new Promise((resolve) => { waiting = resolve; });
+    let first = reply();
+    comm.open({ type: 'hello', protocol: 1, notebook_path: '', since_seq: null,
+                kernel_session: null, client: 'lab' });
+    comm.send({ type: 'sessions' });
+    await first;
+    const times = [];
+    for (let i = 0; i < count; i++) {
+        const next = reply();
+        const start = performance.now(), sent = wall();
+        comm.send({ type: 'sessions' });
+        const { arrived, stamped } = await next;
+        const total = performance.now() - start;
+        times.push({ total, there: stamped - sent, back: arrived - stamped });
+    }
+    comm.close();
+    return times;
+}"""
