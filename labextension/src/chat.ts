@@ -15,6 +15,7 @@ import { Change, ChatStore } from './store';
 import { parseSlash } from './views/completion';
 import { Composer } from './views/composer';
 import { MessageList } from './views/messages';
+import { OptionChange } from './views/options';
 import { SessionBar } from './views/sessions';
 import { Footer, ShownState, StatusLine } from './views/status';
 import { TaskList } from './views/tasks';
@@ -173,6 +174,19 @@ export class ChatView extends Widget {
     this._send({ type: 'approve', request_id: requestId, decision });
   }
 
+  /** Thinking / effort from the footer; the kernel answers every front with `options`. */
+  private _setOptions(change: OptionChange): boolean {
+    const sent = this._send({
+      type: 'set_options',
+      thinking: change.thinking ?? null,
+      effort: change.effort ?? null
+    });
+    if (!sent) {
+      this._store.notice('warning', 'Thinking and effort need Loom running in this kernel.');
+    }
+    return sent;
+  }
+
   private _loadMore(): void {
     const before = this._store.moreBefore;
     if (before !== null) {
@@ -277,6 +291,9 @@ export class ChatView extends Widget {
       case 'usage':
         this._footer.show(this._store.usage);
         return;
+      case 'options':
+        this._footer.showOptions(this._store.options);
+        return;
       case 'session':
         this._sessions.showSession(this._store.session);
         this._continueJump();
@@ -361,7 +378,7 @@ export class ChatView extends Widget {
 
   private _streaming(): boolean {
     const last = this._store.entries[this._store.entries.length - 1];
-    return last?.kind === 'assistant' && last.streaming;
+    return (last?.kind === 'assistant' || last?.kind === 'thinking') && last.streaming;
   }
 
   private readonly _notebook: NotebookPanel;
@@ -375,7 +392,7 @@ export class ChatView extends Widget {
   private readonly _tasks = new TaskList();
   private readonly _messages: MessageList;
   private readonly _composer: Composer;
-  private readonly _footer = new Footer();
+  private readonly _footer = new Footer(change => this._setOptions(change));
   private _jumpTo: { turn: number; pages: number } | null = null;
   private _restarted = false;
 }

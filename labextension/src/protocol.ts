@@ -22,6 +22,7 @@ export type {
   DocCell,
   Hello,
   KernelMessage,
+  ModelOptions,
   NotebookReply,
   NotebookRequest,
   Provenance,

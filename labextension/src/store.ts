@@ -9,6 +9,7 @@ import {
   HistoryEntry,
   KernelMessage,
   KernelState,
+  ModelOptions,
   NoticeLevel,
   Queued,
   SearchHit,
@@ -23,6 +24,17 @@ export type AssistantEntry = {
   key: string;
   turn: number;
   text: string;
+  streaming: boolean;
+};
+/** A turn's thinking, shown collapsed before the answer it leads to. */
+export type ThinkingEntry = {
+  kind: 'thinking';
+  key: string;
+  turn: number;
+  /** Plain text (never HTML). */
+  text: string;
+  /** Part of it came encrypted by the API: nothing to show for that part. */
+  redacted: boolean;
   streaming: boolean;
 };
 export type ToolEntry = {
@@ -58,7 +70,8 @@ export type NoticeEntry = {
   /** The slash command this answers (a `command_result` card), if any. */
   command?: string;
 };
-export type Entry = UserEntry | AssistantEntry | ToolEntry | ApprovalEntry | NoticeEntry;
+export type Entry =
+  UserEntry | AssistantEntry | ThinkingEntry | ToolEntry | ApprovalEntry | NoticeEntry;
 
 export type Usage = {
   inputTokens: number;
@@ -75,6 +88,8 @@ export type Change =
   | { kind: 'prepended'; entries: Entry[] }
   | { kind: 'updated'; entry: Entry }
   | { kind: 'text'; entry: AssistantEntry; delta: string }
+  | { kind: 'thinking'; entry: ThinkingEntry; delta: string }
+  | { kind: 'options' }
   | { kind: 'status' }
   | { kind: 'usage' }
   | { kind: 'queue' }
@@ -119,11 +134,11 @@ function newTool(turn: number, callId: string, name: string, input: unknown): To
   };
 }
 
-/** History items (archive rows) as entries. */
+/** History items (archive rows) as entries: an answer's thinking comes before it. */
 export function historyEntries(items: HistoryEntry[]): Entry[] {
-  return items.map((item): Entry => {
+  return items.flatMap((item): Entry[] => {
     if (item.kind === 'tool') {
-      return {
+      const tool: ToolEntry = {
         kind: 'tool',
         key: toolKey(item.call_id),
         turn: item.turn,
@@ -137,11 +152,27 @@ export function historyEntries(items: HistoryEntry[]): Entry[] {
         streaming: false,
         done: true
       };
+      return [tool];
     }
     const key = `t${item.turn}`;
-    return item.kind === 'user'
-      ? { kind: 'user', key, turn: item.turn, text: item.text }
-      : { kind: 'assistant', key, turn: item.turn, text: item.text, streaming: false };
+    if (item.kind === 'user') {
+      return [{ kind: 'user', key, turn: item.turn, text: item.text }];
+    }
+    const entries: Entry[] = [];
+    if (item.thinking !== '' || item.thinking_redacted) {
+      entries.push({
+        kind: 'thinking',
+        key: `k${item.turn}`,
+        turn: item.turn,
+        text: item.thinking,
+        redacted: item.thinking_redacted,
+        streaming: false
+      });
+    }
+    if (item.text.trim() !== '') {
+      entries.push({ kind: 'assistant', key, turn: item.turn, text: item.text, streaming: false });
+    }
+    return entries;
   });
 }
 
@@ -158,6 +189,8 @@ export class ChatStore {
   search: { query: string; hits: SearchHit[] } | null = null;
   tasks = new Map<string, TaskView>();
   subshells = false;
+  /** Thinking and effort, and what the current model takes (null: not known yet). */
+  options: ModelOptions | null = null;
   lastSeq: number | null = null;
   kernelSession: string | null = null;
 
@@ -222,6 +255,13 @@ export class ChatStore {
         return;
       case 'text':
         this._text(message.turn, message.delta);
+        return;
+      case 'thinking':
+        this._thinking(message.turn, message.delta, message.redacted);
+        return;
+      case 'options':
+        this.options = message.options;
+        this._changed.emit({ kind: 'options' });
         return;
       case 'tool_started':
         this._toolStarted(message.turn, message.call_id, message.name, message.input);
@@ -314,15 +354,18 @@ export class ChatStore {
     this.queue = message.queue;
     this.subshells = message.subshells;
     this.tasks = new Map(message.tasks.map(task => [task.task_id, task]));
+    this.options = message.options ?? this.options;
     this._reset(message.session, historyEntries(message.history), message.more_before);
     this._changed.emit({ kind: 'status' });
     this._changed.emit({ kind: 'queue' });
+    this._changed.emit({ kind: 'options' });
   }
 
   private _reset(session: SessionSummary | null, entries: Entry[], more: number | null): void {
     this.session = session;
     this.moreBefore = more;
     this.entries = entries;
+    this._open = [];
     this._byKey = new Map(entries.map(entry => [entry.key, entry]));
     this._changed.emit({ kind: 'reset' });
     this._changed.emit({ kind: 'session' });
@@ -367,8 +410,52 @@ export class ChatStore {
     }
   }
 
+  /**
+   * Thinking streams into one block until something else of the turn comes
+   * (its answer, a tool call): thinking after that starts a new block.
+   */
+  private _thinking(turn: number, delta: string, redacted: boolean): void {
+    const last = this.entries[this.entries.length - 1];
+    if (last?.kind === 'thinking' && last.turn === turn && last.streaming) {
+      last.text += delta;
+      if (redacted && !last.redacted) {
+        last.redacted = true;
+        this._changed.emit({ kind: 'updated', entry: last });
+      }
+      if (delta !== '') {
+        this._changed.emit({ kind: 'thinking', entry: last, delta });
+      }
+      return;
+    }
+    const key = `k${turn}-${this.entries.length}-${noticeCounter++}`;
+    const entry: ThinkingEntry = {
+      kind: 'thinking',
+      key,
+      turn,
+      text: delta,
+      redacted,
+      streaming: true
+    };
+    this._open.push(entry);
+    this._add(entry);
+  }
+
+  /** The turn's thinking is done once anything else of the turn arrives. */
+  private _endThinking(turn: number | null): void {
+    if (this._open.length === 0) {
+      return;
+    }
+    const ending = this._open.filter(entry => turn === null || entry.turn === turn);
+    this._open = this._open.filter(entry => !ending.includes(entry));
+    for (const entry of ending) {
+      entry.streaming = false;
+      this._changed.emit({ kind: 'updated', entry });
+    }
+  }
+
   /** Text after a tool card starts a new message below the card. */
   private _text(turn: number, delta: string): void {
+    this._endThinking(turn);
     const last = this.entries[this.entries.length - 1];
     if (last?.kind === 'assistant' && last.turn === turn && last.streaming) {
       last.text += delta;
@@ -382,6 +469,7 @@ export class ChatStore {
   /** Input JSON as the model writes it: the first piece makes the card, before the tool starts. */
   private _toolInput(message: Extract<KernelMessage, { type: 'tool_input' }>): void {
     const { turn, call_id, name, partial } = message;
+    this._endThinking(turn);
     if (!this._byKey.has(toolKey(call_id))) {
       this._add({ ...newTool(turn, call_id, name, {}), partial, streaming: true });
       return;
@@ -395,6 +483,7 @@ export class ChatStore {
 
   /** A card made while the input streamed is the same card: it gets the parsed input. */
   private _toolStarted(turn: number, callId: string, name: string, input: unknown): void {
+    this._endThinking(turn);
     if (!this._byKey.has(toolKey(callId))) {
       this._add(newTool(turn, callId, name, input));
       return;
@@ -435,6 +524,7 @@ export class ChatStore {
   }
 
   private _endStreaming(turn: number | null): void {
+    this._endThinking(turn);
     for (const entry of this.entries) {
       if (entry.kind === 'assistant' && entry.streaming && (turn === null || entry.turn === turn)) {
         entry.streaming = false;
@@ -451,6 +541,8 @@ export class ChatStore {
   }
 
   private _byKey = new Map<string, Entry>();
+  /** Thinking blocks still streaming (ended by the turn's next piece). */
+  private _open: ThinkingEntry[] = [];
   private readonly _changed = new Signal<this, Change>(this);
 }
 

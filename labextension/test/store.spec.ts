@@ -3,7 +3,7 @@
  * restart, one entry per turn piece, and events that come twice or late.
  */
 import { Change, ChatStore, Entry, ToolEntry } from '../src/store';
-import { HistoryEntry, KernelBody, KernelMessage } from '../src/protocol';
+import { HistoryEntry, KernelBody, KernelMessage, ModelOptions } from '../src/protocol';
 
 /** One kernel message: a body stamped as the kernel's outbox stamps it (its own turn wins). */
 function msg(seq: number, body: KernelBody, kernelSession = 'k1'): KernelMessage {
@@ -50,9 +50,31 @@ const toolFinished = (turn: number, result: string): KernelBody => ({
   result,
   input: { code: '1 + 1' }
 });
+/** A history item (a person's message or an answer) without thinking. */
+const item = (
+  kind: 'user' | 'assistant',
+  turn: number,
+  words: string,
+  thought = '',
+  redacted = false
+): HistoryEntry => ({ kind, turn, text: words, thinking: thought, thinking_redacted: redacted });
+const thinking = (turn: number, delta: string, redacted = false): KernelBody => ({
+  type: 'thinking',
+  turn,
+  delta,
+  redacted
+});
+const options = (effort: ModelOptions['effort'], levels: string[] = ['low', 'high', 'max']) =>
+  ({
+    model: 'claude-sonnet-5-5',
+    thinking: 'off',
+    effort,
+    thinking_supported: true,
+    effort_levels: levels
+  }) as ModelOptions;
 const notice = (message: string): KernelBody => ({ type: 'notice', level: 'info', message });
 
-function welcome(history: HistoryEntry[] = []): KernelBody {
+function welcome(history: HistoryEntry[] = [], opts: ModelOptions | null = null): KernelBody {
   return {
     type: 'welcome',
     session: null,
@@ -63,7 +85,7 @@ function welcome(history: HistoryEntry[] = []): KernelBody {
     queue: [],
     subshells: true,
     tasks: [],
-    options: null
+    options: opts
   };
 }
 
@@ -89,6 +111,8 @@ function label(entry: Entry): string {
       return `approval:${entry.tool}`;
     case 'notice':
       return `notice:${entry.message}`;
+    case 'thinking':
+      return `thinking${entry.streaming ? '…' : ''}${entry.redacted ? '[redacted]' : ''}:${entry.text}`;
   }
 }
 
@@ -157,7 +181,7 @@ describe('reload', () => {
     const { store } = fed([msg(1, started(1, 'stale')), msg(2, text(1, 'x'))]);
     const changes = recorded(store);
     const history: HistoryEntry[] = [
-      { kind: 'user', turn: 1, text: 'hi' },
+      item('user', 1, 'hi'),
       {
         kind: 'tool',
         turn: 2,
@@ -168,7 +192,7 @@ describe('reload', () => {
         is_error: false,
         result: 'x,y'
       },
-      { kind: 'assistant', turn: 3, text: 'Hello' }
+      item('assistant', 3, 'Hello')
     ];
     store.apply(msg(50, welcome(history)));
     expect(shown(store)).toEqual(['user:hi', 'tool:read_file', 'assistant:Hello']);
@@ -193,11 +217,8 @@ describe('reload', () => {
   });
 
   it('prepends older history pages, skipping entries already shown', () => {
-    const { store } = fed([msg(1, welcome([{ kind: 'user', turn: 5, text: 'newer' }]))]);
-    const page: HistoryEntry[] = [
-      { kind: 'user', turn: 3, text: 'older' },
-      { kind: 'user', turn: 5, text: 'newer' }
-    ];
+    const { store } = fed([msg(1, welcome([item('user', 5, 'newer')]))]);
+    const page: HistoryEntry[] = [item('user', 3, 'older'), item('user', 5, 'newer')];
     store.apply(msg(1, { type: 'history', items: page, more_before: 2 }));
     expect(shown(store)).toEqual(['user:older', 'user:newer']);
     expect(store.moreBefore).toBe(2);
@@ -331,5 +352,103 @@ describe('out-of-order and duplicated events', () => {
     ]);
     expect(applied).toEqual([true]);
     expect(store.entries).toEqual([]);
+  });
+});
+
+describe('thinking', () => {
+  it("streams a turn's thinking into one block before its answer, done when the answer starts", () => {
+    const { store } = fed([
+      msg(1, started(1, 'why?')),
+      msg(2, thinking(1, 'Let me ')),
+      msg(3, thinking(1, 'think.'))
+    ]);
+    expect(shown(store)).toEqual(['user:why?', 'thinking…:Let me think.']);
+    const changes = recorded(store);
+    store.apply(msg(4, text(1, 'Because.')));
+    expect(shown(store)).toEqual(['user:why?', 'thinking:Let me think.', 'assistant:Because.']);
+    expect(changes.map(change => change.kind)).toEqual(['updated', 'added']);
+  });
+
+  it('applies a replayed thinking piece once', () => {
+    const { store, applied } = fed([
+      msg(1, started(1, 'q')),
+      msg(2, thinking(1, 'a')),
+      msg(2, thinking(1, 'a')),
+      msg(3, thinking(1, 'b')),
+      msg(3, thinking(1, 'b'))
+    ]);
+    expect(applied).toEqual([true, true, false, true, false]);
+    expect(shown(store)).toEqual(['user:q', 'thinking…:ab']);
+  });
+
+  it('emits only the new piece of a streaming block', () => {
+    const { store } = fed([msg(1, started(1, 'q')), msg(2, thinking(1, 'a'))]);
+    const changes = recorded(store);
+    store.apply(msg(3, thinking(1, 'bc')));
+    expect(changes).toEqual([{ kind: 'thinking', entry: store.entries[1], delta: 'bc' }]);
+  });
+
+  it('ends the thinking at a tool call, and thinking after the tool is a new block', () => {
+    const { store } = fed([
+      msg(1, started(1, 'q')),
+      msg(2, thinking(1, 'first')),
+      msg(3, toolStarted(1, { code: '1' })),
+      msg(4, toolFinished(1, '1')),
+      msg(5, thinking(1, 'second')),
+      msg(6, done(1, ''))
+    ]);
+    expect(shown(store)).toEqual([
+      'user:q',
+      'thinking:first',
+      'tool:run_python',
+      'thinking:second'
+    ]);
+  });
+
+  it('marks a block that had redacted thinking and ends it with the turn', () => {
+    const { store } = fed([
+      msg(1, started(1, 'q')),
+      msg(2, thinking(1, '', true)),
+      msg(3, thinking(1, 'plain'))
+    ]);
+    expect(shown(store)).toEqual(['user:q', 'thinking…[redacted]:plain']);
+    store.apply(msg(4, { type: 'turn_error', turn: 1, message: 'boom', error_type: 'X' }));
+    expect(shown(store)[1]).toBe('thinking[redacted]:plain');
+  });
+
+  it("shows an archived answer's thinking before it, and a thinking-only answer alone", () => {
+    const history: HistoryEntry[] = [
+      item('user', 1, 'q'),
+      item('assistant', 2, '', 'only thought'),
+      item('assistant', 4, 'Answer', 'why', true)
+    ];
+    const { store } = fed([msg(9, welcome(history))]);
+    expect(shown(store)).toEqual([
+      'user:q',
+      'thinking:only thought',
+      'thinking[redacted]:why',
+      'assistant:Answer'
+    ]);
+  });
+});
+
+describe('model options', () => {
+  it('takes the options from the welcome and from each options message, once by seq', () => {
+    const store = new ChatStore();
+    const changes = recorded(store);
+    store.apply(msg(1, welcome([], options('default'))));
+    expect(store.options?.effort).toBe('default');
+    expect(store.apply(msg(2, { type: 'options', options: options('high') }))).toBe(true);
+    expect(store.apply(msg(2, { type: 'options', options: options('low') }))).toBe(false);
+    expect(store.options?.effort).toBe('high');
+    expect(changes.filter(change => change.kind === 'options')).toHaveLength(2);
+  });
+
+  it('keeps the known options when a welcome has none (session not open yet)', () => {
+    const { store } = fed([
+      msg(1, { type: 'options', options: options('max') }),
+      msg(2, welcome())
+    ]);
+    expect(store.options?.effort).toBe('max');
   });
 });

@@ -11,6 +11,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from loom_jupyter.host.protocol import HistoryItem, SessionRow, SessionSummary, ToolItem
+from loom_jupyter.messages import RedactedThinkingBlock, ThinkingBlock
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -51,8 +52,13 @@ def history_item(turn: Turn) -> HistoryItem | ToolItem | None:
             is_error=turn.is_error,
             result=cap(turn.content),
         )
-    if turn.role in ("user", "assistant") and turn.content.strip():
+    if turn.role == "user" and turn.content.strip():
         return HistoryItem(turn.role, turn.turn_number, turn.content)
+    if turn.role == "assistant":
+        thinking = "\n\n".join(b.thinking for b in turn.blocks if isinstance(b, ThinkingBlock))
+        redacted = any(isinstance(b, RedactedThinkingBlock) for b in turn.blocks)
+        if turn.content.strip() or thinking.strip() or redacted:
+            return HistoryItem("assistant", turn.turn_number, turn.content, thinking, redacted)
     return None
 
 

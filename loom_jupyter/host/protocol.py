@@ -379,6 +379,10 @@ class HistoryItem:
     turn: int
     """Its own archive turn number."""
     text: str
+    thinking: str = ""
+    """The thinking the answer came with, shown collapsed before it (empty: none)."""
+    thinking_redacted: bool = False
+    """Part of that thinking was encrypted by the API (nothing to show)."""
 
 
 @dataclass(frozen=True)

@@ -133,6 +133,14 @@ export interface HistoryItem {
    */
   turn: number;
   text: string;
+  /**
+   * The thinking the answer came with, shown collapsed before it (empty: none).
+   */
+  thinking: string;
+  /**
+   * Part of that thinking was encrypted by the API (nothing to show).
+   */
+  thinking_redacted: boolean;
 }
 /**
  * A tool call and its result from the archive.

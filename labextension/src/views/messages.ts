@@ -1,6 +1,6 @@
 /** The conversation: user and assistant messages, tool cards, approvals and notices, in order. */
 import { Decision } from '../protocol';
-import { AssistantEntry, Change, ChatStore, Entry, notebookTurns } from '../store';
+import { AssistantEntry, Change, ChatStore, Entry, ThinkingEntry, notebookTurns } from '../store';
 import { RenderContext, StreamingMarkdown, renderUntrusted } from '../markdown';
 import { ApprovalCard } from './approval';
 import { button, h } from './dom';
@@ -53,6 +53,54 @@ class AssistantView implements EntryView {
   private readonly _markdown: StreamingMarkdown;
 }
 
+export const REDACTED_NOTE = '(part of the thinking is encrypted by the API and not shown)';
+
+/**
+ * A turn's thinking (DESIGN §9 `[data-loom="thinking"]`): a collapsed <details>
+ * whose summary says "thinking…" while it streams and "thinking" when done.
+ * The text is plain text (a text node), never HTML or markdown.
+ */
+export class ThinkingView implements EntryView {
+  readonly node: HTMLDetailsElement;
+
+  constructor(entry: ThinkingEntry) {
+    this.node = h('details', { className: 'loom-Thinking', loom: 'thinking' });
+    this.node.open = false;
+    this._body.append(this._text);
+    this.node.append(this._summary, this._body, this._note);
+    this._text.data = entry.text;
+    this.update(entry);
+  }
+
+  append(delta: string): void {
+    this._text.appendData(delta);
+    this._body.hidden = false;
+  }
+
+  update(entry: Entry): void {
+    if (entry.kind !== 'thinking') {
+      return;
+    }
+    if (this._text.data !== entry.text) {
+      this._text.data = entry.text;
+    }
+    const state = entry.streaming ? 'streaming' : 'done';
+    this.node.dataset.state = state;
+    this.node.dataset.redacted = String(entry.redacted);
+    this._summary.textContent = entry.streaming ? 'thinking…' : 'thinking';
+    this._summary.title = entry.redacted
+      ? 'The model thought; part of it is encrypted and not shown'
+      : 'Show the model’s thinking';
+    this._body.hidden = entry.text === '';
+    this._note.hidden = !entry.redacted;
+  }
+
+  private readonly _summary = h('summary', { className: 'loom-Thinking-summary' });
+  private readonly _body = h('div', { className: 'loom-Thinking-body', loom: 'thinking-text' });
+  private readonly _text = document.createTextNode('');
+  private readonly _note = h('div', { className: 'loom-Thinking-redacted', text: REDACTED_NOTE });
+}
+
 function textView(entry: Entry, context: RenderContext): EntryView {
   const role = entry.kind === 'user' ? 'user' : 'notice';
   const command = entry.kind === 'notice' ? entry.command : undefined;
@@ -102,6 +150,8 @@ function entryView(entry: Entry, context: RenderContext, actions: MessageActions
   switch (entry.kind) {
     case 'assistant':
       return new AssistantView(entry, context);
+    case 'thinking':
+      return new ThinkingView(entry);
     case 'tool': {
       const card = new ToolCard(entry);
       return { node: card.node, update: e => e.kind === 'tool' && card.update(e) };
@@ -163,10 +213,13 @@ export class MessageList {
       case 'text':
         (this._views.get(change.entry.key) as AssistantView | undefined)?.append(change.delta);
         break;
+      case 'thinking':
+        (this._views.get(change.entry.key) as ThinkingView | undefined)?.append(change.delta);
+        break;
       default:
         return;
     }
-    if (change.kind !== 'text') {
+    if (change.kind !== 'text' && change.kind !== 'thinking') {
       this._showReverts();
     }
     if (this._stick) {

@@ -1,6 +1,11 @@
-/** The state line (with the Load button) and the footer (tokens, cost, context gauge). */
+/**
+ * The state line (with the Load button) and the footer (tokens, cost, context
+ * gauge, and the thinking / effort controls).
+ */
+import { ModelOptions } from '../protocol';
 import { Usage } from '../store';
 import { button, formatCost, formatTokens, h } from './dom';
+import { ModelControls, OptionChange } from './options';
 
 /** The pinned values of `[data-loom="status"]`'s `data-state`. */
 export type ShownState = 'idle' | 'thinking' | 'waiting-approval' | 'queued' | 'offline';
@@ -30,14 +35,23 @@ export class StatusLine {
 export class Footer {
   readonly node = h('div', { className: 'loom-Footer', loom: 'footer' });
 
-  constructor() {
+  constructor(change: (change: OptionChange) => boolean) {
+    this._controls = new ModelControls(change);
     this._gauge.append(this._fill);
-    this.node.append(this._tokens, this._cost, this._gauge);
+    this._usage.append(this._tokens, this._cost, this._gauge);
+    this.node.append(this._usage, this._controls.node);
     this.show(null);
   }
 
+  /** The model options the kernel reported (the controls follow them). */
+  showOptions(options: ModelOptions | null): void {
+    this._controls.show(options);
+    this._showFooter();
+  }
+
   show(usage: Usage | null): void {
-    this.node.hidden = usage === null;
+    this._usage.hidden = usage === null;
+    this._showFooter();
     if (usage === null) {
       return;
     }
@@ -50,6 +64,12 @@ export class Footer {
     this._gauge.title = `Context window: ${formatTokens(contextTokens)} of ${formatTokens(contextBudget)} tokens (${Math.round(share * 100)}%)`;
   }
 
+  private _showFooter(): void {
+    this.node.hidden = this._usage.hidden && this._controls.node.hidden;
+  }
+
+  private readonly _controls: ModelControls;
+  private readonly _usage = h('div', { className: 'loom-Footer-usage' });
   private readonly _tokens = h('span', { className: 'loom-Footer-tokens', loom: 'tokens' });
   private readonly _cost = h('span', { className: 'loom-Footer-cost', loom: 'cost' });
   private readonly _gauge = h('div', { className: 'loom-Gauge', loom: 'context-gauge' });
