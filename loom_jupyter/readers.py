@@ -7,9 +7,10 @@ never import the storage layer (``tests/core/test_layering.py`` checks it).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from loom_jupyter.lineage import ExecutionRecord
     from loom_jupyter.messages import Turn
     from loom_jupyter.records import (
         ProjectSearch,
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
         UsageTotals,
     )
 
-__all__ = ["ArchiveReader", "ProjectReader", "TurnReader"]
+__all__ = ["ArchiveReader", "ExecutionReader", "ProjectReader", "TurnReader"]
 
 
 class TurnReader(Protocol):
@@ -91,4 +92,13 @@ class ProjectReader(Protocol):
     ) -> ProjectSearch:
         """Ranked matches for ``query`` across the project's archives, naming their notebook
         (``before`` = (session, turn): that session's turns from that turn on are left out)."""
+        ...
+
+
+@runtime_checkable
+class ExecutionReader(Protocol):
+    """Reads the archived executions (issue 21): what provenance and rebuilds need."""
+
+    async def executions(self, limit: int = ...) -> list[ExecutionRecord]:
+        """The archived executions, oldest first."""
         ...

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from loom_jupyter.archive.cell_changes import CellChangesMixin
 from loom_jupyter.archive.clock import SYSTEM_CLOCK
 from loom_jupyter.archive.db import Db
+from loom_jupyter.archive.executions import ExecutionsMixin
 from loom_jupyter.archive.failures import map_sqlite_error
 from loom_jupyter.archive.lease import LeaseMixin
 from loom_jupyter.archive.ledger import LedgerMixin
@@ -28,7 +29,15 @@ if TYPE_CHECKING:
 __all__ = ["Archive"]
 
 
-class Archive(SessionsMixin, TurnsMixin, LedgerMixin, LeaseMixin, TasksMixin, CellChangesMixin):
+class Archive(
+    SessionsMixin,
+    TurnsMixin,
+    LedgerMixin,
+    LeaseMixin,
+    TasksMixin,
+    CellChangesMixin,
+    ExecutionsMixin,
+):
     """An open archive. Get one with ``async with Archive.open(path) as archive``.
 
     Every write is its own committed transaction before the call returns;

@@ -268,6 +268,33 @@ def create_cell_changes(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX idx_cell_changes_turn ON cell_changes (session_id, turn_number)")
 
 
+def create_executions(db: sqlite3.Connection) -> None:
+    """``executions``: every execution's code, names read and set, duration (issue 21)."""
+    db.execute(
+        """
+        CREATE TABLE executions (
+            id INTEGER PRIMARY KEY,
+            kernel_run TEXT NOT NULL DEFAULT '',
+            session_id TEXT REFERENCES cowork_sessions(id) ON DELETE SET NULL,
+            source TEXT NOT NULL CHECK (source IN ('cell', 'run_python', 'run_cell', 'rebuild')),
+            code TEXT NOT NULL,
+            reads TEXT NOT NULL DEFAULT '[]',
+            sets TEXT NOT NULL DEFAULT '[]',
+            mutates TEXT NOT NULL DEFAULT '[]',
+            effects TEXT NOT NULL DEFAULT '[]',
+            fingerprints TEXT NOT NULL DEFAULT '{}',
+            parsed INTEGER NOT NULL DEFAULT 1,
+            duration_s REAL NOT NULL DEFAULT 0,
+            error TEXT,
+            turn_number INTEGER,
+            execution_count INTEGER,
+            cell_id TEXT,
+            created_at TEXT NOT NULL
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Migration] = [
     Migration("create_sessions_and_turns", create_sessions_and_turns),
     Migration("create_turns_fts", create_turns_fts),
@@ -276,6 +303,7 @@ MIGRATIONS: list[Migration] = [
     Migration("track_turns_by_trigger", track_turns_by_trigger),
     Migration("add_delegation_details", add_delegation_details),
     Migration("create_cell_changes", create_cell_changes),
+    Migration("create_executions", create_executions),
 ]
 """Every schema step, oldest first; a file's ``user_version`` counts those applied."""
 

@@ -45,6 +45,7 @@ LAYERS = (
         "messages",
         "records",
         "query",
+        "lineage",
         "readers",
         "settings",
         units_share=True,
