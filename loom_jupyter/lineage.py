@@ -28,6 +28,7 @@ __all__ = [
     "RebuildPlan",
     "SideEffect",
     "analyze",
+    "execution_record",
     "fingerprint",
     "plan_rebuild",
 ]
@@ -623,4 +624,46 @@ def plan_rebuild(
         steps=tuple(records[i] for i in sorted(chosen)),
         missing=missing,
         unresolved=tuple(unresolved),
+    )
+
+
+def execution_record(
+    code: str,
+    *,
+    source: ExecutionSource,
+    changed: Iterable[str],
+    namespace: Mapping[str, Any],
+    duration_s: float,
+    error: str | None = None,
+    execution_count: int | None = None,
+    turn: int | None = None,
+) -> ExecutionRecord:
+    """The record of one execution: :func:`analyze` of ``code`` plus what the kernel saw.
+
+    ``changed`` are the names the namespace diff found created or rebound (they count as
+    set even when the code hid it, e.g. in ``exec``); fingerprints are taken of the names
+    set or changed in place that are in ``namespace`` now.
+    """
+    facts = analyze(code)
+    sets = tuple(dict.fromkeys((*facts.sets, *changed)))
+    fingerprints: dict[str, str] = {}
+    for name in (*sets, *facts.mutates):
+        if name in namespace:
+            value = fingerprint(namespace[name])
+            if value is not None:
+                fingerprints[name] = value
+    return ExecutionRecord(
+        id=0,
+        source=source,
+        code=code,
+        reads=facts.reads,
+        sets=sets,
+        mutates=tuple(name for name in facts.mutates if name not in sets),
+        effects=facts.effects,
+        parsed=facts.parsed,
+        duration_s=duration_s,
+        error=error,
+        fingerprints=fingerprints,
+        execution_count=execution_count,
+        turn=turn,
     )

@@ -15,7 +15,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import os
-from dataclasses import dataclass
+import uuid
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from typing_extensions import assert_never
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from loom_jupyter.host.protocol import ModelOptions
     from loom_jupyter.host.relocate import Orphan
     from loom_jupyter.host.views import Views
+    from loom_jupyter.lineage import ExecutionRecord
     from loom_jupyter.models.base import Model
     from loom_jupyter.records import SessionInfo
     from loom_jupyter.session.conversation import CoworkSession
@@ -102,6 +104,7 @@ class Host:
         # Released by the front once its own loading is done: the session's heavy imports
         # then run on the engine thread without slowing it.
         self.loaded: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self.kernel_run = uuid.uuid4().hex  # this kernel's run, on its execution records
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -349,6 +352,30 @@ class Host:
         else:
             why = result.error or "no notebook page answered"
             self._notice(f"Turn {turn} was not reverted: {why}", "error")
+
+    def record_execution(self, record: ExecutionRecord) -> None:
+        """Archive one execution (issue 21), from any thread; dropped before the archive opens."""
+        if self._archive is None or not self.loop_thread.alive:
+            return
+        session = self._session
+        stamped = replace(
+            record,
+            kernel_run=self.kernel_run,
+            session_id=session.session_id if session is not None else None,
+        )
+        self.loop_thread.submit(self._record(stamped))
+
+    async def _record(self, record: ExecutionRecord) -> None:
+        archive = self._archive
+        if archive is not None:
+            try:
+                await archive.record_execution(record)
+            except LoomError:  # a busy or closed archive loses a record, never a cell
+                return
+
+    async def executions(self) -> list[ExecutionRecord]:
+        """The archived executions, oldest first (engine thread)."""
+        return await self._archive.executions() if self._archive is not None else []
 
     def _notice(self, text: str, level: Literal["info", "warning", "error"]) -> None:
         self.floor.broadcast(NoticeMsg(text, level))

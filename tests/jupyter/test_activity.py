@@ -143,3 +143,80 @@ def test_a_setting_turns_it_off(
         assert "quiet_value" not in _last_request(fake_anthropic)
     finally:
         shell.run_line_magic("unload_ext", "loom_jupyter")
+
+
+def test_each_cell_becomes_an_execution_record_with_names_and_fingerprints(
+    shell: InteractiveShell,
+) -> None:
+    from loom_jupyter.lineage import ExecutionRecord, fingerprint
+
+    records: list[ExecutionRecord] = []
+    watching = CellActivity(shell, recorder=records.append)
+    try:
+        shell.run_cell("base_n = 40")
+        shell.run_cell("items_l = []\nitems_l.append(base_n + 2)")
+        shell.run_cell("items_l.sort()")
+        shell.run_cell("exec('hidden_v = 1')")
+        shell.run_cell("1/0")
+        shell.run_cell("%cowork --help")
+    finally:
+        watching.close()
+    first, second, third, hidden, failed = records
+    assert first.source == "cell"
+    assert first.sets == ("base_n",)
+    assert first.fingerprints == {"base_n": fingerprint(40)}
+    assert first.duration_s >= 0
+    assert first.execution_count is not None
+    assert second.reads == ("base_n",)
+    assert second.sets == ("items_l",)
+    assert second.code == "items_l = []\nitems_l.append(base_n + 2)"  # whole, not trimmed
+    assert third.mutates == ("items_l",)
+    assert third.fingerprints == {"items_l": fingerprint([42])}
+    assert "hidden_v" in hidden.sets  # the namespace diff saw what the code hid
+    assert failed.error == "ZeroDivisionError: division by zero"
+
+
+def test_the_persons_cells_are_archived_through_the_host(
+    shell: InteractiveShell, cowork: Callable[[str], str]
+) -> None:
+    from loom_jupyter.jupyter.coworker.registry import current
+
+    cowork("hello")
+    shell.run_cell("archived_a = 2")
+    shell.run_cell("archived_b = archived_a * 3")
+    host = current(shell).host
+    records = host.loop_thread.run(host.executions(), timeout=30)  # queued after the writes
+    mine = [r for r in records if r.code.startswith("archived_")]
+    assert [r.sets for r in mine] == [("archived_a",), ("archived_b",)]
+    assert mine[1].reads == ("archived_a",)
+    assert all(r.kernel_run == host.kernel_run for r in mine)
+    assert all(r.session_id for r in mine)
+
+
+def test_the_agents_run_python_is_archived_too(
+    shell: InteractiveShell,
+    fake_anthropic: FakeAnthropic,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from loom_jupyter.jupyter.coworker.registry import current
+
+    monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "agent.ipynb"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("LOOM_APPROVAL", "auto")
+    fake_anthropic.add(
+        {"content": [{"type": "tool_use", "name": "run_python", "input": {"code": "agent_v = 7"}}]},
+        "done",
+    )
+    shell.run_line_magic("load_ext", "loom_jupyter")
+    try:
+        shell.run_line_magic("cowork", "make agent_v")
+        assert shell.user_ns["agent_v"] == 7
+        host = current(shell).host
+        records = host.loop_thread.run(host.executions(), timeout=30)
+        (made,) = [r for r in records if r.code == "agent_v = 7"]
+        assert made.source == "run_python"
+        assert made.sets == ("agent_v",)
+        assert "agent_v" in made.fingerprints
+    finally:
+        shell.run_line_magic("unload_ext", "loom_jupyter")

@@ -146,7 +146,7 @@ class KernelCowork:
         from loom_jupyter.jupyter.kernel.activity import CellActivity
 
         if self.activity is None and getattr(self.shell, "events", None) is not None:
-            self.activity = CellActivity(self.shell)
+            self.activity = CellActivity(self.shell, recorder=self.host.record_execution)
 
     async def _note_activity(self, session: CoworkSession) -> None:
         """Archive the cells run since the last turn as a system note (engine loop)."""
@@ -199,7 +199,9 @@ class KernelCowork:
         from loom_jupyter.jupyter.sidebar.cellguard import GuardedBridge
 
         assert self._guard is not None  # made by open() before this runs
-        live = LiveKernelBridge(self.shell, self.main, on_result=self._shown)
+        live = LiveKernelBridge(
+            self.shell, self.main, on_result=self._shown, recorder=self.host.record_execution
+        )
         return GuardedBridge(live, self.shell, self.main, self._guard, self.floor)
 
     def close(self) -> None:

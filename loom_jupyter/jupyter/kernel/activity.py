@@ -12,15 +12,18 @@ reads it right before the person's message, and recall and export have it.
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from loom_jupyter.lineage import execution_record
 from loom_jupyter.tools.describe import changed_variables, snapshot
 from loom_jupyter.tools.output import redact_secrets
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
+    from loom_jupyter.lineage import ExecutionRecord
     from loom_jupyter.tools.base import VariableEffect
     from loom_jupyter.tools.describe import Snapshot
 
@@ -61,8 +64,12 @@ class CellRun:
 class CellActivity:
     """Records the person's cells until :meth:`take` hands them over (thread-safe)."""
 
-    def __init__(self, shell: Any) -> None:
+    def __init__(
+        self, shell: Any, recorder: Callable[[ExecutionRecord], None] | None = None
+    ) -> None:
         self._shell = shell
+        self._recorder = recorder  # each cell's execution record goes here (issue 21)
+        self._started_at = 0.0
         self._lock = threading.Lock()
         self._runs: list[CellRun] = []
         self._before: Snapshot | None = None
@@ -91,18 +98,33 @@ class CellActivity:
     def _started(self, info: Any) -> None:
         own = _is_own(getattr(info, "raw_cell", "") or "")
         self._before = None if own else snapshot(self._shell.user_ns)
+        self._started_at = time.perf_counter()
 
     def _ended(self, result: Any) -> None:
         before, self._before = self._before, None
         if before is None:
             return
+        duration = time.perf_counter() - self._started_at
         info = getattr(result, "info", None)
+        code = getattr(info, "raw_cell", "") or ""
         run = CellRun(
             execution_count=getattr(result, "execution_count", None),
-            code=_trimmed(getattr(info, "raw_cell", "") or ""),
+            code=_trimmed(code),
             error=_error_text(result),
             effects=changed_variables(before, self._shell.user_ns),
         )
+        if self._recorder is not None:
+            self._recorder(
+                execution_record(
+                    code,
+                    source="cell",
+                    changed=[effect.name for effect in run.effects],
+                    namespace=self._shell.user_ns,
+                    duration_s=duration,
+                    error=run.error,
+                    execution_count=run.execution_count,
+                )
+            )
         with self._lock:
             self._runs = [*self._runs, run][-_KEPT:]
 

@@ -14,16 +14,19 @@ at once (like ``run_python``) and its outcome reported to the model.
 from __future__ import annotations
 
 import itertools
+import time
 from typing import TYPE_CHECKING, Any
 
 from loom_jupyter.errors import ToolError
 from loom_jupyter.jupyter.kernel.execute import run_in_namespace
+from loom_jupyter.lineage import execution_record
 from loom_jupyter.tools.describe import describe_value, is_user_variable, user_variables
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from loom_jupyter.jupyter.kernel.mainthread import MainThreadQueue
+    from loom_jupyter.lineage import ExecutionRecord
     from loom_jupyter.tools.base import ExecutionResult, VariableInfo
 
 __all__ = ["LiveKernelBridge"]
@@ -38,10 +41,12 @@ class LiveKernelBridge:
         main: MainThreadQueue,
         *,
         on_result: Callable[[str, ExecutionResult], None] | None = None,
+        recorder: Callable[[ExecutionRecord], None] | None = None,
     ) -> None:
         self._shell = shell
         self._main = main
         self._on_result = on_result
+        self._recorder = recorder  # the agent's executions, archived (issue 21)
         self._counter = itertools.count(1)
 
     async def run_code(self, code: str) -> ExecutionResult:
@@ -49,7 +54,21 @@ class LiveKernelBridge:
         cell_id = next(self._counter)
 
         def job() -> ExecutionResult:
+            started = time.perf_counter()
             result = run_in_namespace(self._shell, code, cell_id=cell_id)
+            if self._recorder is not None:
+                error = (result.error or "").strip().splitlines()
+                self._recorder(
+                    execution_record(
+                        code,
+                        source="run_python",
+                        changed=[effect.name for effect in result.changed],
+                        namespace=self._shell.user_ns,
+                        duration_s=time.perf_counter() - started,
+                        error=error[-1][:160] if error else None,
+                        execution_count=result.execution_count,
+                    )
+                )
             if self._on_result is not None:
                 self._on_result(code, result)  # show figures to the person too
             return result
