@@ -618,6 +618,7 @@ class CoworkSession:
             asked_at=asked_at,
             document=self.document,
             approval_mode=self.policy.mode,
+            executions=self.archive,
         )
 
     async def _summary(self) -> str:

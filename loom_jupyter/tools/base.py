@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from loom_jupyter.cells import CellChange, ChangeResult
     from loom_jupyter.messages import ToolSpec
-    from loom_jupyter.readers import ArchiveReader, ProjectReader
+    from loom_jupyter.readers import ArchiveReader, ExecutionReader, ProjectReader
     from loom_jupyter.settings import ApprovalMode, Settings
 
 __all__ = [
@@ -182,6 +182,7 @@ class ToolContext:
     document: NotebookDocument | None = None  # the live notebook, when a front holds it
     call_id: str | None = None  # the tool call being run (a cell's provenance names it)
     approval_mode: ApprovalMode = "ask"  # the session's mode now (%cowork approval changes it)
+    executions: ExecutionReader | None = None  # the archived executions (rebuild_variables)
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 

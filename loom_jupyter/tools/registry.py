@@ -118,6 +118,7 @@ def default_tools() -> tuple[Tool, ...]:
     from loom_jupyter.tools.files import EditFile, ListFiles, ReadFile, SearchFiles, WriteFile
     from loom_jupyter.tools.kernel import InspectVariables, RunPython
     from loom_jupyter.tools.notebook import ReadNotebook
+    from loom_jupyter.tools.rebuild import RebuildVariables
     from loom_jupyter.tools.recall import ConversationRecall
     from loom_jupyter.tools.shell import Shell
 
@@ -138,6 +139,7 @@ def default_tools() -> tuple[Tool, ...]:
         EditFile(),
         Shell(),
         DelegateTask(),
+        RebuildVariables(),
     )
 
 

@@ -36,6 +36,7 @@ PINNED = (
     "edit_file",
     "shell",
     "delegate_task",
+    "rebuild_variables",
 )
 
 

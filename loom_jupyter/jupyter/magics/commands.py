@@ -27,7 +27,7 @@ class Handler:
     stays light): ``module.name`` in this package, called with the coworker (or the
     shell) and the parsed arguments."""
 
-    module: Literal["reports", "recover", "instructions", "mcp_servers", "options"]
+    module: Literal["reports", "recover", "instructions", "mcp_servers", "options", "rebuild"]
     name: str
 
     def resolve(self) -> Callable[[Any, argparse.Namespace], None]:
@@ -253,6 +253,30 @@ SUBCOMMANDS: dict[str, Subcommand] = {
                 _arg("mode", choices=("ask", "auto", "read-only")),
             ),
             Handler("reports", "approval"),
+            required=True,
+        ),
+        Subcommand(
+            "provenance",
+            _parser(
+                "provenance",
+                "Show the execution (cell or agent code) that last set NAME — its code, time "
+                "and duration — and the chain of executions it depends on.",
+                _arg("name", help="variable name"),
+            ),
+            Handler("rebuild", "provenance"),
+            required=True,
+        ),
+        Subcommand(
+            "rebuild",
+            _parser(
+                "rebuild",
+                "Make variables again (e.g. after a restart) by re-running the smallest ordered "
+                "slice of archived executions that sets them; the slice is shown first, and "
+                "steps that write files, use the network or run a subprocess need --yes.",
+                _arg("names", nargs="+", metavar="NAME", help="variable names"),
+                _arg("--yes", action="store_true", help="also run steps with side effects"),
+            ),
+            Handler("rebuild", "rebuild"),
             required=True,
         ),
     )

@@ -1,0 +1,113 @@
+"""``%cowork provenance NAME`` and ``%cowork rebuild NAME [NAME ...]`` (issue 21, DESIGN §11).
+
+Both read the archived executions through the host (:meth:`Host.executions`);
+:func:`~loom_jupyter.lineage.plan_rebuild` picks the slice. A rebuild shows the slice
+first, stops before steps that change the world outside the namespace unless ``--yes``,
+runs the steps in the live namespace the way the agent's code runs
+(:class:`~loom_jupyter.jupyter.kernel.bridge.LiveKernelBridge`, not recorded again), then
+checks each name and, where one was recorded, its fingerprint.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from loom_jupyter.errors import LoomError
+from loom_jupyter.jupyter.cell.output import show_table, show_text
+from loom_jupyter.lineage import fingerprint, plan_rebuild
+from loom_jupyter.tools.rebuild import (
+    PLAN_HEADERS,
+    check_names,
+    plan_rows,
+    render_plan,
+    run_steps,
+    seconds,
+)
+
+if TYPE_CHECKING:
+    import argparse
+
+    from loom_jupyter.jupyter.coworker.runtime import KernelCowork
+    from loom_jupyter.lineage import ExecutionRecord, RebuildPlan
+
+__all__ = ["provenance", "rebuild"]
+
+_SHOWN_LINES = 6  # lines of the setter's code shown by provenance
+
+
+def _records(cw: KernelCowork) -> list[ExecutionRecord]:
+    return cw.run(cw.host.executions())
+
+
+def _when(record: ExecutionRecord) -> str:
+    return record.created_at[:19].replace("T", " ") + " UTC" if record.created_at else "?"
+
+
+def _show_plan(plan: RebuildPlan, caption: str) -> None:
+    if plan.steps:
+        show_table(PLAN_HEADERS, plan_rows(plan), caption=caption)
+    text = render_plan(plan).splitlines()
+    notes = [line for line in text if line.startswith(("Cannot", "Read but", "No steps"))]
+    if notes:
+        show_text("\n".join(notes))
+
+
+def provenance(cw: KernelCowork, args: argparse.Namespace) -> None:
+    """``%cowork provenance NAME``: the execution that last set NAME, and its chain."""
+    name = args.name
+    records = _records(cw)
+    setter = next((r for r in reversed(records) if name in r.sets and not r.error), None)
+    if setter is None:
+        failed = any(name in r.sets for r in records)
+        why = "only executions that raised set it" if failed else "no archived execution sets it"
+        show_text(f"{name}: {why}.")
+        return
+    code = setter.code.rstrip().splitlines()
+    shown = "\n".join("    " + line for line in code[:_SHOWN_LINES])
+    more = f"\n    … ({len(code) - _SHOWN_LINES} more lines)" if len(code) > _SHOWN_LINES else ""
+    show_text(
+        f"{name} was last set by {setter.label} at {_when(setter)}, "
+        f"in {seconds(setter.duration_s)}:\n{shown}{more}"
+    )
+    plan = plan_rebuild(records, [name])
+    _show_plan(plan, f"What {name} depends on, in order ({seconds(plan.estimated_s)} in all).")
+
+
+def rebuild(cw: KernelCowork, args: argparse.Namespace) -> None:
+    """``%cowork rebuild NAME [NAME ...] [--yes]``: show the slice, run it, check the names."""
+    names = list(dict.fromkeys(args.names))
+    if not cw.idle:
+        raise LoomError("A turn or a delegation is running: wait for it (or stop it) first.")
+    namespace = cw.shell.user_ns
+    plan = plan_rebuild(_records(cw), names, set(namespace))
+    _show_plan(plan, f"To rebuild {', '.join(names)}: {seconds(plan.estimated_s)} estimated.")
+    if not plan.steps:
+        return
+    risky = [n for n, step in enumerate(plan.steps, 1) if step.needs_consent]
+    if risky and not args.yes:
+        listed = ", ".join(str(n) for n in risky)
+        show_text(
+            f"Step(s) {listed} may write files, use the network or run a subprocess: nothing "
+            f"was run. Run `%cowork rebuild {' '.join(names)} --yes` to run them."
+        )
+        return
+    from loom_jupyter.jupyter.kernel.bridge import LiveKernelBridge
+
+    bridge = LiveKernelBridge(cw.shell, cw.main)  # no recorder: the originals stay the record
+    runs = cw.run(run_steps(bridge, plan.steps))
+    for n, run in enumerate(runs, 1):
+        if run.result.stdout:
+            show_text(run.result.stdout.rstrip())
+        if run.result.error is not None:
+            error = [x for x in run.result.error.strip().splitlines() if x.strip()]
+            show_text(
+                f"Step {n} ({run.step.label}) raised: {error[-1] if error else 'error'}. "
+                f"Stopped; {len(plan.steps) - n} later step(s) not run."
+            )
+    current = {name: fingerprint(namespace[name]) for name in names if name in namespace}
+    outcome = check_names(names, plan.steps, current)
+    show_table(
+        ("name", "rebuilt", "check"),
+        [(name, "yes" if ok else "no", found) for name, ok, found in outcome],
+        caption=f"Ran {len(runs)} of {len(plan.steps)} step(s).",
+    )

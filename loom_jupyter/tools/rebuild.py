@@ -1,0 +1,218 @@
+"""Rebuilding variables from the archived executions (issue 21, DESIGN §11).
+
+:func:`~loom_jupyter.lineage.plan_rebuild` chooses the steps; this module shows them
+(:func:`plan_rows`, :func:`render_plan`), runs them through a
+:class:`~loom_jupyter.tools.base.KernelBridge` (:func:`run_steps`, stopping at the first
+error) and checks the names afterwards (:func:`check_names`). ``%cowork rebuild`` and the
+tool ``rebuild_variables`` (:class:`RebuildVariables`) share them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from loom_jupyter.errors import ToolError
+from loom_jupyter.lineage import plan_rebuild
+from loom_jupyter.messages import ToolSpec
+from loom_jupyter.tools.approval import ApprovalRequest
+from loom_jupyter.tools.base import ToolAccess, ToolContext, ToolOutput
+from loom_jupyter.tools.schema import object_schema
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from loom_jupyter.lineage import ExecutionRecord, RebuildPlan
+    from loom_jupyter.tools.base import ExecutionResult, KernelBridge
+
+__all__ = [
+    "PLAN_HEADERS",
+    "RebuildVariables",
+    "StepRun",
+    "check_names",
+    "first_line",
+    "plan_rows",
+    "render_plan",
+    "run_steps",
+]
+
+PLAN_HEADERS = ("#", "source", "first line", "est. time", "effects")
+NO_CHECK = object()  # a name present, but its value cannot be fingerprinted here
+
+
+def first_line(code: str, limit: int = 60) -> str:
+    """The code's first non-blank line, cut to ``limit`` characters."""
+    line = next((line.strip() for line in code.splitlines() if line.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def seconds(value: float) -> str:
+    """``0.12 s``, ``3.4 s``, ``2 min 5 s``."""
+    if value >= 60:
+        return f"{int(value // 60)} min {int(value % 60)} s"
+    return f"{value:.2f} s" if value < 10 else f"{value:.1f} s"
+
+
+def plan_rows(plan: RebuildPlan) -> list[tuple[int, str, str, str, str]]:
+    """One row per step: order, where it ran, its first line, its duration, its effects."""
+    return [
+        (n, step.label, first_line(step.code), seconds(step.duration_s), ", ".join(step.effects))
+        for n, step in enumerate(plan.steps, 1)
+    ]
+
+
+def cannot(plan: RebuildPlan) -> list[str]:
+    """``name: reason`` for every name the plan cannot make."""
+    return [f"{name}: {why}" for name, why in plan.missing.items()]
+
+
+def render_plan(plan: RebuildPlan) -> str:
+    """The plan as plain text: a table of steps, the estimate, what it cannot rebuild."""
+    lines: list[str] = []
+    if plan.steps:
+        rows = [tuple(str(cell) for cell in row) for row in plan_rows(plan)]
+        widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(PLAN_HEADERS)]
+        lines.append("  ".join(h.ljust(w) for h, w in zip(PLAN_HEADERS, widths, strict=True)))
+        lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+        lines.append(f"{len(plan.steps)} step(s), about {seconds(plan.estimated_s)}.")
+    else:
+        lines.append("No steps to run.")
+    if plan.missing:
+        lines.append("Cannot rebuild: " + "; ".join(cannot(plan)))
+    if plan.unresolved:
+        lines.append(
+            "Read but set by no archived execution (must exist already): "
+            + ", ".join(plan.unresolved)
+        )
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class StepRun:
+    """One step as it ran again."""
+
+    step: ExecutionRecord
+    result: ExecutionResult
+
+
+async def run_steps(kernel: KernelBridge, steps: Sequence[ExecutionRecord]) -> list[StepRun]:
+    """Run ``steps`` in order through ``kernel``; stops after the first that raises."""
+    done: list[StepRun] = []
+    for step in steps:
+        result = await kernel.run_code(step.code)
+        done.append(StepRun(step, result))
+        if result.error is not None:
+            break
+    return done
+
+
+def check_names(
+    names: Sequence[str], steps: Sequence[ExecutionRecord], current: Mapping[str, object]
+) -> list[tuple[str, bool, str]]:
+    """Each name's outcome: (name, ok, what was found).
+
+    ``current`` maps the names that exist now to their fingerprint (a ``str``), ``None``
+    (a value too big or odd to fingerprint) or :data:`NO_CHECK`; a fingerprint recorded by
+    the last step that changed the name must match.
+    """
+    outcome: list[tuple[str, bool, str]] = []
+    for name in names:
+        if name not in current:
+            outcome.append((name, False, "missing after the rebuild"))
+            continue
+        expected = next(
+            (s.fingerprints[name] for s in reversed(steps) if name in s.fingerprints), None
+        )
+        found = current[name]
+        if expected is None or found is NO_CHECK or found is None:
+            outcome.append((name, True, "present (no fingerprint to compare)"))
+        elif found == expected:
+            outcome.append((name, True, "present, same fingerprint as recorded"))
+        else:
+            outcome.append((name, False, "present, but its fingerprint differs from the record"))
+    return outcome
+
+
+def _run_text(runs: Sequence[StepRun], total: int) -> str:
+    lines = []
+    for n, run in enumerate(runs, 1):
+        if run.result.error is not None:
+            error = [x for x in run.result.error.strip().splitlines() if x.strip()]
+            lines.append(f"Step {n} ({run.step.label}) raised: {error[-1] if error else 'error'}")
+            lines.append(f"Stopped: {total - n} later step(s) not run.")
+    if not lines:
+        lines.append(f"Ran {len(runs)} step(s).")
+    return "\n".join(lines)
+
+
+class RebuildVariables:
+    """``rebuild_variables``: replay the archived executions that make some names again."""
+
+    access: ClassVar[ToolAccess] = "write"
+    spec: ClassVar[ToolSpec] = ToolSpec(
+        name="rebuild_variables",
+        description=(
+            "Make variables again (e.g. after a kernel restart) by re-running, in order, the "
+            "smallest slice of archived executions (the person's cells and your run_python) "
+            "that set them and what they depend on. Returns the plan and the outcome; names "
+            "it cannot rebuild come with the reason. Plans with steps that write files, use "
+            "the network or run a subprocess are not run: the person can run "
+            "`%cowork rebuild NAME --yes` after reading them."
+        ),
+        input_schema=object_schema(
+            {
+                "names": {
+                    "type": "array",
+                    "items": {"type": "string", "minLength": 1},
+                    "minItems": 1,
+                    "description": "Variable names to rebuild.",
+                }
+            },
+            required=("names",),
+        ),
+    )
+
+    def approval_request(self, args: Mapping[str, Any], ctx: ToolContext | None) -> ApprovalRequest:
+        """Names the variables."""
+        names = ", ".join(str(n) for n in args["names"])
+        return ApprovalRequest("rebuild_variables", f"rebuild {names}", names)
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        """Plan, refuse side effects, run the steps, check the names."""
+        if ctx.executions is None:
+            raise ToolError("No execution archive here: nothing to rebuild from.")
+        names = list(dict.fromkeys(str(n) for n in args["names"]))
+        records = await ctx.executions.executions()
+        present = {v.name for v in await ctx.kernel.list_variables()}
+        plan = plan_rebuild(records, names, present)
+        text = render_plan(plan)
+        if plan.consent_steps:
+            listed = ", ".join(
+                f"{n} ({', '.join(s.effects)})"
+                for n, s in enumerate(plan.steps, 1)
+                if s.needs_consent
+            )
+            return ToolOutput.error(
+                f"{text}\nNot run: step(s) {listed} change things outside the namespace. Ask "
+                f"the person to run `%cowork rebuild {' '.join(names)} --yes` if they agree."
+            )
+        if not plan.steps:
+            return ToolOutput.text(text, summary="nothing to rebuild", is_error=bool(plan.missing))
+        runs = await run_steps(ctx.kernel, plan.steps)
+        current: dict[str, object] = {}
+        for name in names:
+            try:
+                await ctx.kernel.describe_variable(name)
+            except ToolError:
+                continue
+            current[name] = NO_CHECK
+        outcome = check_names(names, plan.steps, current)
+        lines = [text, _run_text(runs, len(plan.steps))]
+        lines += [f"{name}: {found}" for name, _, found in outcome]
+        failed = any(r.result.error for r in runs) or not all(ok for _, ok, _ in outcome)
+        rebuilt = sum(ok for _, ok, _ in outcome)
+        return ToolOutput.text(
+            "\n".join(lines),
+            summary=f"rebuilt {rebuilt} of {len(names)} name(s)",
+            is_error=failed,
+        )
