@@ -10,8 +10,10 @@ Messages API on 127.0.0.1 (no network), approval mode ``auto``.
   the ``tool_started`` event (the call is complete and the tool starts) to the first frame
   after which ``[data-loom="cell-diff"]`` shows in that cell (a ``requestAnimationFrame``
   then a ``MessageChannel`` task: after the paint). Goal: median <= 100 ms.
-- **read_notebook, 300 cells with outputs**: the tool's own duration as the sidebar's
-  ``tool_finished`` reports it (the read goes to the page and back). Goal: <= 40 ms median.
+- **read_notebook, 300 cells with outputs**: the tool's own run in the kernel (the read
+  goes to the page and back, the cells are rendered for the model), timed around the tool
+  by code run in the kernel. Goal: <= 40 ms median. Also as the sidebar's ``tool_finished``
+  reports it inside a turn, which adds archiving the result (write-through, full-text index).
   Also the size of what the model gets, against the tool output budget (outputs trimmed,
   images named, never inlined).
 """
@@ -36,7 +38,7 @@ from lab_harness import (
     write_notebook,
 )
 from playwright.sync_api import sync_playwright
-from sidebar_page import ROUND_TRIPS, env_cell, open_chat, send, wait_answer
+from sidebar_page import ROUND_TRIPS, env_cell, kernel_run, open_chat, send, wait_answer
 
 from loom_jupyter.settings import Settings
 from loom_jupyter.testing import FakeAnthropic
@@ -79,6 +81,22 @@ PAGE_PROBE = """(app) => {
 }"""
 
 
+# The tool itself, run by the kernel's coworker as a turn runs it (its context, its page).
+TIME_READS = """
+import time
+from loom_jupyter.jupyter.coworker.registry import current
+from loom_jupyter.tools.notebook import ReadNotebook
+_cw = current(get_ipython())
+_ctx = _cw.session._tool_context(_cw.session.session_id, 1)
+async def _timed_read():
+    started = time.perf_counter()
+    await ReadNotebook().run({"include_outputs": True, "history": 0}, _ctx)
+    return (time.perf_counter() - started) * 1000
+for _ in range(10):
+    print(round(_cw.run(_timed_read()), 1), end=" ")
+"""
+
+
 def tool(name: str, **input: Any) -> dict[str, Any]:
     return {"content": [{"type": "tool_use", "name": name, "input": input}]}
 
@@ -106,6 +124,8 @@ def measure(lab: LabPage, folder: Path, fake: FakeAnthropic, edits: int) -> dict
     probe: dict[str, Any] = lab.page.evaluate("JSON.parse(JSON.stringify(window.__edits))")
     probe["read_chars"] = [len(text) for text in _read_results(fake)]
     probe["trips"] = [trip["total"] for trip in lab.app_eval(ROUND_TRIPS, 20)]
+    timed = kernel_run(lab, TIME_READS)
+    probe["tool_ms"] = [float(x) for x in timed.split()]
     return probe
 
 
@@ -136,10 +156,11 @@ def report(probe: dict[str, Any], edits: int) -> None:
         f"| tool call complete -> diff painted (ms) | {med(delays):.1f} | {max(delays):.1f} "
         f"| {len(delays)} | median <= 100 |"
     )
-    ms = reads
-    print(
-        f"| read_notebook, {CELLS} cells (ms) | {med(ms):.1f} | {max(ms):.1f} | {len(ms)} | <= 40 |"
-    )
+    own = probe["tool_ms"]
+    row = f"| read_notebook, {CELLS} cells (ms) | {med(own):.1f} | {max(own):.1f} | {len(own)}"
+    print(f"{row} | <= 40 |")
+    row = f"| read_notebook in a turn, archived too (ms) | {med(reads):.1f} | {max(reads):.1f}"
+    print(f"{row} | {len(reads)} | |")
     trips = probe["trips"]
     print(
         f"| comm round trip in this page, idle (ms) | {med(trips):.1f} | {max(trips):.1f} "
