@@ -77,6 +77,8 @@ export type Usage = {
   inputTokens: number;
   outputTokens: number;
   costUsd: number;
+  /** Some of the cost ran on a model without a public price. */
+  unpriced: boolean;
   contextTokens: number;
   contextBudget: number;
 };
@@ -297,6 +299,7 @@ export class ChatStore {
           inputTokens: message.input_tokens,
           outputTokens: message.output_tokens,
           costUsd: message.cost_usd,
+          unpriced: message.unpriced,
           contextTokens: message.context_tokens,
           contextBudget: message.context_budget
         };

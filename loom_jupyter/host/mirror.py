@@ -66,6 +66,7 @@ class TurnMirror:
     started: dict[str, float] = field(default_factory=dict)  # call id -> monotonic start
     inputs: dict[str, dict[str, object]] = field(default_factory=dict)  # from approvals
     cost: float = 0.0
+    unpriced: bool = False  # a request ran on a model without a public price
     asking: bool = False  # an approval is pending: the next tool event resumes "thinking"
 
     def messages(self, event: Event) -> list[Outbound]:
@@ -146,5 +147,9 @@ class TurnMirror:
         )
 
     def _usage(self, context: int, output: int, event: Event) -> UsageMsg:
+        from loom_jupyter.models.pricing import priced
+
         self.cost += float(getattr(event, "cost_usd", 0.0))
-        return UsageMsg(context, output, self.cost_before + self.cost, context, self.context_budget)
+        self.unpriced = self.unpriced or not priced(str(getattr(event, "model", "")))
+        total = self.cost_before + self.cost
+        return UsageMsg(context, output, total, context, self.context_budget, self.unpriced)

@@ -632,9 +632,11 @@ class UsageMsg:
     input_tokens: int
     output_tokens: int
     cost_usd: float
-    """The session's total."""
+    """The session's total of what is priced."""
     context_tokens: int
     context_budget: int
+    unpriced: bool = False
+    """Some of it ran on a model without a public price: show "price unknown", never $0."""
     type: Literal["usage"] = "usage"
 
 

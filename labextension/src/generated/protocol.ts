@@ -334,11 +334,15 @@ export interface UsageMsg {
   input_tokens: number;
   output_tokens: number;
   /**
-   * The session's total.
+   * The session's total of what is priced.
    */
   cost_usd: number;
   context_tokens: number;
   context_budget: number;
+  /**
+   * Some of it ran on a model without a public price: show "price unknown", never $0.
+   */
+  unpriced: boolean;
   type: 'usage';
 }
 /**

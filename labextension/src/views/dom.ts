@@ -65,6 +65,14 @@ export function formatCost(usd: number): string {
   return usd < 0.01 && usd > 0 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
 }
 
+/** A cost for people, never "$0.00" for what has no public price (as the kernel says it). */
+export function costText(usd: number, unpriced: boolean): string {
+  if (!unpriced) {
+    return formatCost(usd);
+  }
+  return usd > 0 ? `${formatCost(usd)} + price unknown` : 'price unknown';
+}
+
 /** "3 min ago" style text for an ISO timestamp (the raw text when unparsable). */
 export function relativeTime(iso: string, now = Date.now()): string {
   const when = Date.parse(iso);

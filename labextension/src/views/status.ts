@@ -4,7 +4,7 @@
  */
 import { ModelOptions } from '../protocol';
 import { Usage } from '../store';
-import { button, formatCost, formatTokens, h } from './dom';
+import { button, costText, formatTokens, h } from './dom';
 import { ModelControls, OptionChange } from './options';
 
 /** The pinned values of `[data-loom="status"]`'s `data-state`. */
@@ -55,9 +55,9 @@ export class Footer {
     if (usage === null) {
       return;
     }
-    const { inputTokens, outputTokens, costUsd, contextTokens, contextBudget } = usage;
+    const { inputTokens, outputTokens, costUsd, unpriced, contextTokens, contextBudget } = usage;
     this._tokens.textContent = `${formatTokens(inputTokens)} in · ${formatTokens(outputTokens)} out`;
-    this._cost.textContent = formatCost(costUsd);
+    this._cost.textContent = costText(costUsd, unpriced);
     const share = contextBudget > 0 ? Math.min(1, contextTokens / contextBudget) : 0;
     this._fill.style.width = `${(share * 100).toFixed(1)}%`;
     this._gauge.dataset.level = share > 0.9 ? 'high' : share > 0.7 ? 'medium' : 'low';
