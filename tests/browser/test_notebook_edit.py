@@ -18,6 +18,7 @@ from sidebar_page import (
     SIDEBAR,
     USER,
     env_cell,
+    kernel_run,
     open_chat,
     run_all,
     send,
@@ -270,10 +271,10 @@ def test_a_300_cell_notebook_reads_and_edits(
     assert "302 cells" in json.dumps(read["messages"])
 
 
-def test_notebook7_applies_an_edit_and_accepts_in_the_cell(
+def test_notebook7_accept_reject_and_auto_in_the_cell(
     lab: LabPage, notebook_dir: Path, fake: FakeAnthropic
 ) -> None:
-    path = notebook(lab, notebook_dir, fake, "w = 1", mode=ASK)
+    path = notebook(lab, notebook_dir, fake, "w = 1", "v = 1", mode=ASK)
     lab.page.goto(lab.server.url(f"notebooks/{path}"))
     lab.page.wait_for_function("() => window.jupyterapp !== undefined")
     lab.page.evaluate("async () => { await window.jupyterapp.restored; }")
@@ -286,11 +287,28 @@ def test_notebook7_applies_an_edit_and_accepts_in_the_cell(
     wait_state(panel, "idle")
     run_all(lab)
     wait_state(panel, "idle")
-    target = ids(lab)[2]
-    fake.add(tool("edit_cell", cell_id=target, source="w = 7"), "Seven.")
+    first, second = ids(lab)[2], ids(lab)[3]
+
+    fake.add(tool("edit_cell", cell_id=first, source="w = 7"), "Seven.")
     send(panel, "make w seven")
-    diff = lab.page.locator(f'[data-loom="cell-diff"][data-cell-id="{target}"]')
+    diff = lab.page.locator(f'[data-loom="cell-diff"][data-cell-id="{first}"]')
     expect(diff).to_be_visible(timeout=ANSWER_TIMEOUT_MS)
     diff.locator('[data-loom="diff-accept"]').click()
     wait_answer(panel, "Seven.")
     assert sources(lab)[2] == "w = 7"
+
+    fake.add(tool("edit_cell", cell_id=second, source="v = 0"), "Not zero then.")
+    send(panel, "zero v")
+    diff = lab.page.locator(f'[data-loom="cell-diff"][data-cell-id="{second}"]')
+    expect(diff).to_be_visible(timeout=ANSWER_TIMEOUT_MS)
+    diff.locator('[data-loom="diff-reject"]').click()
+    wait_answer(panel, "Not zero then.")
+    assert sources(lab)[3] == "v = 1"
+
+    kernel_run(lab, "%cowork approval auto")
+    fake.add(tool("edit_cell", cell_id=second, source="v = 2"), "Two, at once.")
+    send(panel, "make v two")
+    wait_answer(panel, "Two, at once.")
+    assert sources(lab)[3] == "v = 2"
+    applied = lab.page.locator(f'[data-loom="cell-diff"][data-cell-id="{second}"]')
+    expect(applied.locator('[data-loom="diff-dismiss"]')).to_be_visible()
