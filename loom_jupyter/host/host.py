@@ -357,9 +357,13 @@ class Host:
         """Archive one execution (issue 21), from any thread; dropped before the archive opens."""
         if self._archive is None or not self.loop_thread.alive:
             return
+        from loom_jupyter.tools.output import redact_secrets
+
         session = self._session
         stamped = replace(
             record,
+            code=redact_secrets(record.code),  # secrets never reach the archive
+            error=redact_secrets(record.error) if record.error else record.error,
             kernel_run=self.kernel_run,
             session_id=session.session_id if session is not None else None,
         )

@@ -775,6 +775,7 @@ _WRONG_BY_TYPE: dict[str, tuple[Any, ...]] = {
     "integer": ("1", 1.5, True, [], {}, "NaN"),
     "number": ("1", True, [], {}),
     "boolean": ("true", 0, 1, [], {}, "yes"),
+    "array": ("a", 0, 1.5, True, {}, None),
 }
 
 
@@ -814,6 +815,8 @@ def _property_probes(
         for value in (-1, 0, 2**63, 10**30):
             out_of_range = value < prop.get("minimum", value) or value > prop.get("maximum", value)
             probes.append(ToolProbe(f"{name}={value}", {**base, name: value}, out_of_range))
+    if kind == "array":
+        probes += _array_probes(base, name, prop, rng)
     if kind == "string" and "enum" in prop:
         for value in ("", "SEARCH", "*", '"; DROP TABLE x; --'):
             probes.append(ToolProbe(f"{name}={_show(value)}", {**base, name: value}, True))
@@ -829,6 +832,28 @@ def _property_probes(
     return probes
 
 
+def _array_probes(
+    base: dict[str, Any], name: str, prop: dict[str, Any], rng: random.Random
+) -> list[ToolProbe]:
+    """Lists of the wrong things, of nothing, of too much, and of hostile strings."""
+    item = prop.get("items", {})
+    empty_refused = prop.get("minItems", 0) > 0
+    blank_refused = item.get("type") == "string" and item.get("minLength", 0) > 0
+    cases: list[tuple[str, Any, bool]] = [
+        ("[]", [], empty_refused),
+        ("[None]", [None], True),
+        ("[1, 2]", [1, 2], item.get("type") == "string"),
+        ("['']", [""], blank_refused),
+        ("[[...]]", [["nested"]], True),
+        ("10,000 items", ["x"] * 10_000, False),
+        ("[1 MB]", [_words(rng, MB)], False),
+        ("path-like items", list(PATH_LIKE), False),
+        ("SQL-like items", list(SQL_LIKE), False),
+    ]
+    cases += [(f"[{_show(value)}]", [value], False) for value in (*PATH_LIKE, *SQL_LIKE)]
+    return [ToolProbe(f"{name}={label}", {**base, name: v}, bad) for label, v, bad in cases]
+
+
 def _valid_input(schema: dict[str, Any]) -> dict[str, Any]:
     """A harmless valid input: the required keys only."""
     props: dict[str, Any] = schema.get("properties", {})
@@ -839,6 +864,8 @@ def _valid_input(schema: dict[str, Any]) -> dict[str, Any]:
         prop = props[name]
         if "enum" in prop:
             base[name] = prop["enum"][0]
+        elif prop.get("type") == "array":
+            base[name] = ["fuzz"]
         elif prop.get("type") == "string":
             base[name] = values.get(name, "fuzz")
         else:
