@@ -7,10 +7,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
     from pathlib import Path
-
-    from IPython.core.interactiveshell import InteractiveShell
 
     from loom_jupyter.testing import FakeAnthropic
 
@@ -27,28 +25,13 @@ def notebook(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def cowork(
-    shell: InteractiveShell,
-    fake_anthropic: FakeAnthropic,
-    notebook: Path,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> Iterator[Callable[[str], str]]:
-    """``cowork("instructions")`` runs ``%cowork instructions`` and returns what it printed."""
-    monkeypatch.setenv("JPY_SESSION_NAME", str(notebook))
-    monkeypatch.setenv("LOOM_APPROVAL", "auto")
-    monkeypatch.setenv("LOOM_INSTRUCTIONS_MAX_CHARS", "50")
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    shell.run_line_magic("load_ext", "loom_jupyter")
-    capsys.readouterr()
+def cowork_notebook(notebook: Path) -> Path:
+    return notebook
 
-    def run(line: str) -> str:
-        shell.run_line_magic("cowork", line)
-        return capsys.readouterr().out
 
-    yield run
-    shell.run_line_magic("unload_ext", "loom_jupyter")
+@pytest.fixture
+def cowork_env() -> dict[str, str]:
+    return {"LOOM_INSTRUCTIONS_MAX_CHARS": "50"}
 
 
 def test_instructions_shows_what_is_loaded_and_the_model_gets_it(

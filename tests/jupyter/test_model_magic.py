@@ -11,10 +11,7 @@ import pytest
 from loom_jupyter.models.catalog import cache_path
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
-    from pathlib import Path
-
-    from IPython.core.interactiveshell import InteractiveShell
+    from collections.abc import Callable
 
     from loom_jupyter.testing import FakeAnthropic
 
@@ -22,26 +19,8 @@ pytest_plugins = ["loom_jupyter.testing.pytest_plugin"]
 
 
 @pytest.fixture
-def cowork(
-    shell: InteractiveShell,
-    fake_anthropic: FakeAnthropic,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> Iterator[Callable[[str], str]]:
-    """``cowork("model")`` runs ``%cowork model`` and returns what it printed."""
-    monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "analysis.ipynb"))
-    monkeypatch.setenv("LOOM_APPROVAL", "auto")
-    monkeypatch.setenv("LOOM_WEB_SEARCH", "true")
-    shell.run_line_magic("load_ext", "loom_jupyter")
-    capsys.readouterr()
-
-    def run(line: str) -> str:
-        shell.run_line_magic("cowork", line)
-        return capsys.readouterr().out
-
-    yield run
-    shell.run_line_magic("unload_ext", "loom_jupyter")
+def cowork_env() -> dict[str, str]:
+    return {"LOOM_WEB_SEARCH": "true"}
 
 
 def row(listing: str, model_id: str) -> str:

@@ -12,7 +12,7 @@ import pytest
 from loom_jupyter.jupyter.magics.cost import cost_plot_png
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
     from pathlib import Path
 
     from IPython.core.interactiveshell import InteractiveShell
@@ -28,27 +28,8 @@ def notebook(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def cowork(
-    shell: InteractiveShell,
-    fake_anthropic: FakeAnthropic,
-    notebook: Path,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> Iterator[Callable[[str], str]]:
-    """``cowork("sessions")`` runs ``%cowork sessions`` and returns what it printed."""
-    monkeypatch.setenv("JPY_SESSION_NAME", str(notebook))
-    monkeypatch.setenv("LOOM_APPROVAL", "auto")
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    shell.run_line_magic("load_ext", "loom_jupyter")
-    capsys.readouterr()
-
-    def run(line: str) -> str:
-        shell.run_line_magic("cowork", line)
-        return capsys.readouterr().out
-
-    yield run
-    shell.run_line_magic("unload_ext", "loom_jupyter")
+def cowork_notebook(notebook: Path) -> Path:
+    return notebook
 
 
 def _last_request(fake: FakeAnthropic) -> str:

@@ -5,17 +5,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import pytest
-
 from loom_jupyter.engine.events import TextDelta, ThinkingDelta, TurnDone
 from loom_jupyter.jupyter.cell.render import NotebookRenderer, TextRenderer, thinking_bundle
 from loom_jupyter.messages import Usage
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
-    from pathlib import Path
+    from collections.abc import Callable
 
-    from IPython.core.interactiveshell import InteractiveShell
+    import pytest
 
     from loom_jupyter.testing import FakeAnthropic
 
@@ -70,30 +67,6 @@ def test_a_terminal_prints_thinking_as_plain_text(capsys: pytest.CaptureFixture[
     renderer.on_event(TurnDone("end_turn", 1, 2, "Done.", Usage(), 0.0))
     out = capsys.readouterr().out
     assert out.index("thinking…") < out.index("weighing options") < out.index("Done.")
-
-
-@pytest.fixture
-def cowork(
-    shell: InteractiveShell,
-    fake_anthropic: FakeAnthropic,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> Iterator[Callable[[str], str]]:
-    """``cowork("thinking on")`` runs ``%cowork thinking on`` and returns what it printed."""
-    notebook = tmp_path / "nb.ipynb"
-    monkeypatch.setenv("JPY_SESSION_NAME", str(notebook))
-    monkeypatch.setenv("LOOM_APPROVAL", "auto")
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    shell.run_line_magic("load_ext", "loom_jupyter")
-    capsys.readouterr()
-
-    def run(line: str) -> str:
-        shell.run_line_magic("cowork", line)
-        return capsys.readouterr().out
-
-    yield run
-    shell.run_line_magic("unload_ext", "loom_jupyter")
 
 
 def _body(fake: FakeAnthropic) -> dict[str, Any]:
