@@ -25,12 +25,14 @@ __all__ = [
     "CodeFacts",
     "ExecutionRecord",
     "ExecutionSource",
+    "Provenance",
     "RebuildPlan",
     "SideEffect",
     "analyze",
     "execution_record",
     "fingerprint",
     "plan_rebuild",
+    "trace",
 ]
 
 SideEffect = Literal["writes files", "reads files", "network", "subprocess", "randomness"]
@@ -625,6 +627,30 @@ def plan_rebuild(
         missing=missing,
         unresolved=tuple(unresolved),
     )
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where ``name`` came from: the execution that last set it, and the chain before it."""
+
+    name: str
+    setter: ExecutionRecord | None  # the last to bind or change it; None: ``why`` says why
+    chain: RebuildPlan  # every step that makes it, oldest first (the setter among them)
+    why: str = ""  # when there is no setter: the reason
+
+    @property
+    def depends_on(self) -> tuple[ExecutionRecord, ...]:
+        """The chain without the setter itself."""
+        return tuple(step for step in self.chain.steps if step is not self.setter)
+
+
+def trace(records: Sequence[ExecutionRecord], name: str) -> Provenance:
+    """The :class:`Provenance` of ``name`` in ``records`` (oldest first)."""
+    chain = plan_rebuild(records, [name])
+    if name in chain.missing:
+        return Provenance(name, None, chain, chain.missing[name])
+    setter = next(step for step in reversed(chain.steps) if step.changes(name))
+    return Provenance(name, setter, chain)
 
 
 def execution_record(

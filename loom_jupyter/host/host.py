@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from loom_jupyter.host.protocol import ModelOptions
     from loom_jupyter.host.relocate import Orphan
     from loom_jupyter.host.views import Views
-    from loom_jupyter.lineage import ExecutionRecord
+    from loom_jupyter.lineage import ExecutionRecord, Provenance
     from loom_jupyter.models.base import Model
     from loom_jupyter.records import SessionInfo
     from loom_jupyter.session.conversation import CoworkSession
@@ -380,6 +380,12 @@ class Host:
     async def executions(self) -> list[ExecutionRecord]:
         """The archived executions, oldest first (engine thread)."""
         return await self._archive.executions() if self._archive is not None else []
+
+    async def provenance(self, name: str) -> Provenance:
+        """Where ``name`` came from, by the archived executions (engine thread)."""
+        from loom_jupyter.lineage import trace
+
+        return trace(await self.executions(), name)
 
     def _notice(self, text: str, level: Literal["info", "warning", "error"]) -> None:
         self.floor.broadcast(NoticeMsg(text, level))
