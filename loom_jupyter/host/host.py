@@ -90,6 +90,7 @@ class Host:
         self.document = FrontDocument(self.loop_thread.loop)
         self.lease_message: str | None = None
         self.crash_message: str | None = None  # the previous kernel died holding the session
+        self.restart_offer: str | None = None  # variables a restart took that a rebuild makes
         self.resumed: SessionInfo | None = None  # the session resumed at open, if any
         self.resumed_prompts = 0  # how many messages the person sent in it
         self.orphans: list[Orphan] = []  # conversations of vanished notebooks beside this one
