@@ -40,6 +40,7 @@ CONSENT_EFFECTS: frozenset[str] = frozenset({"writes files", "network", "subproc
 """Effects that change the world outside the namespace: a rebuild asks before running them."""
 
 ExecutionSource = Literal["cell", "run_python", "run_cell", "rebuild"]
+"""What ran the code: the person's cell, the agent's tools, or a rebuild's replay."""
 
 # Methods that change their object in place (lists, dicts, sets, frames, estimators).
 MUTATING_METHODS = frozenset(
@@ -663,6 +664,7 @@ def execution_record(
     error: str | None = None,
     execution_count: int | None = None,
     turn: int | None = None,
+    cell_id: str | None = None,
 ) -> ExecutionRecord:
     """The record of one execution: :func:`analyze` of ``code`` plus what the kernel saw.
 
@@ -692,4 +694,5 @@ def execution_record(
         fingerprints=fingerprints,
         execution_count=execution_count,
         turn=turn,
+        cell_id=cell_id,
     )

@@ -361,8 +361,11 @@ class Host:
         from loom_jupyter.tools.output import redact_secrets
 
         session = self._session
+        answering = session.answering if session is not None else None
+        agents = record.source != "cell" and record.turn is None  # stamped with its turn
         stamped = replace(
             record,
+            turn=answering if agents else record.turn,
             code=redact_secrets(record.code),  # secrets never reach the archive
             error=redact_secrets(record.error) if record.error else record.error,
             kernel_run=self.kernel_run,

@@ -12,8 +12,9 @@ import asyncio
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
+    from loom_jupyter.lineage import ExecutionSource
     from loom_jupyter.tools.base import ExecutionResult, KernelBridge, VariableInfo
 
 __all__ = ["SerializedKernel"]
@@ -26,10 +27,12 @@ class SerializedKernel:
         self.inner = inner
         self.lock = lock or asyncio.Lock()
 
-    async def run_code(self, code: str) -> ExecutionResult:
+    async def run_code(
+        self, code: str, *, source: ExecutionSource = "run_python", cell_id: str | None = None
+    ) -> ExecutionResult:
         """Run ``code`` once no other sub-agent is running code."""
         async with self.lock:
-            return await self.inner.run_code(code)
+            return await self.inner.run_code(code, source=source, cell_id=cell_id)
 
     async def list_variables(self) -> Sequence[VariableInfo]:
         """The user's variables (not serialized)."""
@@ -42,6 +45,10 @@ class SerializedKernel:
     async def input_history(self, limit: int) -> Sequence[tuple[int, str]]:
         """The kernel's recent cells (not serialized)."""
         return await self.inner.input_history(limit)
+
+    async def fingerprints(self, names: Sequence[str]) -> Mapping[str, str | None]:
+        """Fingerprints of the names that exist (not serialized)."""
+        return await self.inner.fingerprints(names)
 
     async def insert_cell(self, source: str, *, run: bool = False) -> str:
         """Propose a cell once no other sub-agent is changing the notebook."""

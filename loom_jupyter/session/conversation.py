@@ -126,6 +126,7 @@ class CoworkSession:
         self._writer = TurnWriter(archive, self._window, kernel_session=owner)
         self._lease = SessionLease(archive, owner, stale_after=settings.lease_stale_seconds)
         self._running = False
+        self.answering: int | None = None  # the person's message the running turn answers
         self._step: asyncio.Future[AgentEvent] | None = None
         self._interrupt_requested = False
         self.recovered: CrashRecovery | None = None  # set when resume found a dead writer
@@ -272,7 +273,7 @@ class CoworkSession:
                 async for event in turn:
                     yield event
         finally:
-            self._running = False
+            self._running, self.answering = False, None
 
     def interrupt(self) -> bool:
         """Stop the running turn; ``send`` then ends with ``TurnDone(stop_reason="interrupted")``.
@@ -302,6 +303,7 @@ class CoworkSession:
             yield TurnError(str(error), type(error).__name__)
             return
         self._state = self._state.with_user_message(first, text)
+        self.answering = first  # the agent's executions are recorded under it
         yield TurnStarted(sid, first)
         for notice in self._load_instructions():  # edits are picked up here, once a turn
             yield Notice(notice, "warning")

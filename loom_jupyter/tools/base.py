@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from loom_jupyter.cells import CellChange, ChangeResult
+    from loom_jupyter.lineage import ExecutionSource
     from loom_jupyter.messages import ToolSpec
     from loom_jupyter.readers import ArchiveReader, ExecutionReader, ProjectReader
     from loom_jupyter.settings import ApprovalMode, Settings
@@ -119,8 +120,14 @@ class VariableInfo:
 class KernelBridge(Protocol):
     """Where the agent's code runs: the live kernel, or an in-process namespace."""
 
-    async def run_code(self, code: str) -> ExecutionResult:
-        """Run ``code`` in the user namespace, capturing output and rich results."""
+    async def run_code(
+        self, code: str, *, source: ExecutionSource = "run_python", cell_id: str | None = None
+    ) -> ExecutionResult:
+        """Run ``code`` in the user namespace, capturing output and rich results.
+
+        ``source`` and ``cell_id`` say what ran it, for its execution record (a
+        ``rebuild`` replay is not recorded again: the originals stay the record).
+        """
         ...
 
     async def list_variables(self) -> Sequence[VariableInfo]:
@@ -133,6 +140,10 @@ class KernelBridge(Protocol):
 
     async def input_history(self, limit: int) -> Sequence[tuple[int, str]]:
         """The last ``limit`` cells run in this kernel as (execution count, source)."""
+        ...
+
+    async def fingerprints(self, names: Sequence[str]) -> Mapping[str, str | None]:
+        """Each of ``names`` that exists: its :func:`~loom_jupyter.lineage.fingerprint`."""
         ...
 
     async def insert_cell(self, source: str, *, run: bool = False) -> str:

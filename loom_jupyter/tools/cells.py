@@ -225,7 +225,7 @@ class RunCell:
         cell = _cell(await _apply(ctx, CellChange("read", include_outputs=False)), cell_id)
         if cell.cell_type != "code":
             raise ToolError(f"Cell {cell_id} is a {cell.cell_type} cell; only code cells run.")
-        result = await ctx.kernel.run_code(cell.source)
+        result = await ctx.kernel.run_code(cell.source, source="run_cell", cell_id=cell_id)
         outputs = execution_outputs(result)
         change = CellChange(
             "outputs", cell_id=cell_id, outputs=outputs, execution_count=result.execution_count

@@ -106,7 +106,8 @@ class InspectVariables:
         description=(
             "Without `name`: a table of the person's variables (name, type, shape, preview). "
             "With `name`: details of that variable (for a DataFrame its dtypes, head and "
-            "describe(); for an array its stats). Reads only; runs no code of yours."
+            "describe(); for an array its stats) and its provenance: the execution that last "
+            "set it and the ones it depends on. Reads only; runs no code of yours."
         ),
         input_schema=object_schema({"name": {"type": "string", "minLength": 1}}),
     )
@@ -118,6 +119,11 @@ class InspectVariables:
             infos = list(await ctx.kernel.list_variables())
             return ToolOutput.text(variables_table(infos), summary=f"{len(infos)} variables")
         text = await ctx.kernel.describe_variable(name)
+        if ctx.executions is not None:
+            from loom_jupyter.lineage import trace
+            from loom_jupyter.tools.rebuild import provenance_text
+
+            text += "\n\n" + provenance_text(trace(await ctx.executions.executions(), name))
         return ToolOutput.text(text, summary=f"inspected {name}")
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from loom_jupyter.errors import ToolError
+from loom_jupyter.lineage import fingerprint
 from loom_jupyter.tools.base import ExecutionResult, VariableInfo
 from loom_jupyter.tools.describe import (
     changed_variables,
@@ -30,8 +31,10 @@ from loom_jupyter.tools.describe import (
 from loom_jupyter.tools.figures import capture_figures, headless_plotting
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
     from types import CodeType
+
+    from loom_jupyter.lineage import ExecutionSource
 
 __all__ = ["LocalKernel", "ProposedCell"]
 
@@ -58,8 +61,10 @@ class LocalKernel:
         self.proposed_cells: list[ProposedCell] = []
         self.execution_count = 0
 
-    async def run_code(self, code: str) -> ExecutionResult:
-        """Run ``code`` in the namespace and capture everything it produced."""
+    async def run_code(
+        self, code: str, *, source: ExecutionSource = "run_python", cell_id: str | None = None
+    ) -> ExecutionResult:
+        """Run ``code`` in the namespace and capture everything it produced (not recorded)."""
         self.execution_count += 1
         count = self.execution_count
         self.history.append((count, code))
@@ -125,6 +130,10 @@ class LocalKernel:
     async def input_history(self, limit: int) -> Sequence[tuple[int, str]]:
         """The last ``limit`` pieces of code run here, oldest first."""
         return self.history[-limit:] if limit > 0 else []
+
+    async def fingerprints(self, names: Sequence[str]) -> Mapping[str, str | None]:
+        """Fingerprints of the names that exist here."""
+        return {name: fingerprint(self.namespace[name]) for name in names if name in self.namespace}
 
     async def insert_cell(self, source: str, *, run: bool = False) -> str:
         """Record the proposed cell (there is no notebook here); run it too if asked."""

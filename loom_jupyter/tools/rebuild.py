@@ -22,7 +22,7 @@ from loom_jupyter.tools.schema import object_schema
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from loom_jupyter.lineage import ExecutionRecord, RebuildPlan
+    from loom_jupyter.lineage import ExecutionRecord, Provenance, RebuildPlan
     from loom_jupyter.tools.base import ExecutionResult, KernelBridge
 
 __all__ = [
@@ -32,12 +32,12 @@ __all__ = [
     "check_names",
     "first_line",
     "plan_rows",
+    "provenance_text",
     "render_plan",
     "run_steps",
 ]
 
 PLAN_HEADERS = ("#", "source", "first line", "est. time", "effects")
-NO_CHECK = object()  # a name present, but its value cannot be fingerprinted here
 
 
 def first_line(code: str, limit: int = 60) -> str:
@@ -87,6 +87,46 @@ def render_plan(plan: RebuildPlan) -> str:
     return "\n".join(lines)
 
 
+SHOWN_LINES = 6  # lines of the setter's code a provenance shows
+SHOWN_STEPS = 12  # earlier executions a provenance names
+
+
+def when(record: ExecutionRecord) -> str:
+    """When it ran: ``2026-11-24 08:30:11 UTC`` (``?`` if unknown)."""
+    return record.created_at[:19].replace("T", " ") + " UTC" if record.created_at else "?"
+
+
+def code_head(code: str, limit: int = SHOWN_LINES) -> list[str]:
+    """The code's first ``limit`` lines, and a count of the rest."""
+    lines = code.rstrip().splitlines()
+    more = [f"… ({len(lines) - limit} more lines)"] if len(lines) > limit else []
+    return lines[:limit] + more
+
+
+def provenance_text(origin: Provenance) -> str:
+    """Where a variable came from, as plain text (``inspect_variables``, the model)."""
+    setter = origin.setter
+    if setter is None:
+        return f"Provenance of {origin.name}: {origin.why}."
+    code = "\n".join("    " + line for line in code_head(setter.code))
+    lines = [
+        f"Provenance of {origin.name}: last set by {setter.label} at {when(setter)}, in "
+        f"{seconds(setter.duration_s)}:",
+        code,
+    ]
+    earlier = origin.depends_on
+    if earlier:
+        named = "; ".join(f"{s.label} `{first_line(s.code, 40)}`" for s in earlier[-SHOWN_STEPS:])
+        hidden = len(earlier) - SHOWN_STEPS
+        skipped = f" (and {hidden} before)" if hidden > 0 else ""
+        lines.append(f"It depends on {len(earlier)} earlier execution(s){skipped}: {named}.")
+    else:
+        lines.append("It depends on no earlier execution.")
+    if origin.chain.unresolved:
+        lines.append("Read but set by no archived execution: " + ", ".join(origin.chain.unresolved))
+    return "\n".join(lines)
+
+
 @dataclass(frozen=True)
 class StepRun:
     """One step as it ran again."""
@@ -99,7 +139,7 @@ async def run_steps(kernel: KernelBridge, steps: Sequence[ExecutionRecord]) -> l
     """Run ``steps`` in order through ``kernel``; stops after the first that raises."""
     done: list[StepRun] = []
     for step in steps:
-        result = await kernel.run_code(step.code)
+        result = await kernel.run_code(step.code, source="rebuild")
         done.append(StepRun(step, result))
         if result.error is not None:
             break
@@ -107,13 +147,13 @@ async def run_steps(kernel: KernelBridge, steps: Sequence[ExecutionRecord]) -> l
 
 
 def check_names(
-    names: Sequence[str], steps: Sequence[ExecutionRecord], current: Mapping[str, object]
+    names: Sequence[str], steps: Sequence[ExecutionRecord], current: Mapping[str, str | None]
 ) -> list[tuple[str, bool, str]]:
     """Each name's outcome: (name, ok, what was found).
 
-    ``current`` maps the names that exist now to their fingerprint (a ``str``), ``None``
-    (a value too big or odd to fingerprint) or :data:`NO_CHECK`; a fingerprint recorded by
-    the last step that changed the name must match.
+    ``current`` maps the names that exist now to their fingerprint (``None``: a value too
+    big or odd to fingerprint); a fingerprint recorded by the last step that changed the
+    name must match.
     """
     outcome: list[tuple[str, bool, str]] = []
     for name in names:
@@ -124,7 +164,7 @@ def check_names(
             (s.fingerprints[name] for s in reversed(steps) if name in s.fingerprints), None
         )
         found = current[name]
-        if expected is None or found is NO_CHECK or found is None:
+        if expected is None or found is None:
             outcome.append((name, True, "present (no fingerprint to compare)"))
         elif found == expected:
             outcome.append((name, True, "present, same fingerprint as recorded"))
@@ -199,14 +239,7 @@ class RebuildVariables:
         if not plan.steps:
             return ToolOutput.text(text, summary="nothing to rebuild", is_error=bool(plan.missing))
         runs = await run_steps(ctx.kernel, plan.steps)
-        current: dict[str, object] = {}
-        for name in names:
-            try:
-                await ctx.kernel.describe_variable(name)
-            except ToolError:
-                continue
-            current[name] = NO_CHECK
-        outcome = check_names(names, plan.steps, current)
+        outcome = check_names(names, plan.steps, await ctx.kernel.fingerprints(names))
         lines = [text, _run_text(runs, len(plan.steps))]
         lines += [f"{name}: {found}" for name, _, found in outcome]
         failed = any(r.result.error for r in runs) or not all(ok for _, ok, _ in outcome)

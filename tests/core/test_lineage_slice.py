@@ -112,3 +112,20 @@ def test_a_long_history_slices_quickly_and_without_recursion_limits() -> None:
     cells = ["v0 = 0", *[f"v{n} = v{n - 1} + 1" for n in range(1, 3000)]]
     plan = plan_rebuild(history(*cells), ["v2999"])
     assert len(plan.steps) == 3000
+
+
+def test_trace_names_the_last_change_and_the_chain_before_it() -> None:
+    from dataclasses import replace
+
+    from loom_jupyter.lineage import trace
+
+    records = history("import json", "rows = []", "other = 1", "rows.append(json.dumps({}))")
+    origin = trace(records, "rows")
+    assert origin.setter is not None
+    assert origin.setter.code == "rows.append(json.dumps({}))"  # an in-place change counts
+    assert codes(origin.depends_on) == ["import json", "rows = []"]
+    assert origin.why == ""
+    failed = [*records, replace(history("late = 1 / 0")[0], id=9, error="ZeroDivisionError")]
+    assert trace(failed, "late").why == "only executions that raised set it"
+    assert trace(records, "nowhere").setter is None
+    assert trace(records, "nowhere").why == "no archived execution sets it"

@@ -183,7 +183,7 @@ def test_the_persons_cells_are_archived_through_the_host(
 
     cowork("hello")
     shell.run_cell("archived_a = 2")
-    shell.run_cell("archived_b = archived_a * 3")
+    shell.run_cell("archived_b = archived_a * 3", cell_id="cell-b")
     host = current(shell).host
     records = host.loop_thread.run(host.executions(), timeout=30)  # queued after the writes
     mine = [r for r in records if r.code.startswith("archived_")]
@@ -191,6 +191,8 @@ def test_the_persons_cells_are_archived_through_the_host(
     assert mine[1].reads == ("archived_a",)
     assert all(r.kernel_run == host.kernel_run for r in mine)
     assert all(r.session_id for r in mine)
+    assert [r.cell_id for r in mine] == [None, "cell-b"]  # the page's cell id, when it sent one
+    assert all(r.turn is None for r in mine)  # a person's cell answers no turn
 
 
 def test_the_agents_run_python_is_archived_too(
@@ -216,6 +218,8 @@ def test_the_agents_run_python_is_archived_too(
         records = host.loop_thread.run(host.executions(), timeout=30)
         (made,) = [r for r in records if r.code == "agent_v = 7"]
         assert made.source == "run_python"
+        assert made.turn == 1  # the person's message it answered
+        assert made.label == "run_python (turn 1)"
         assert made.sets == ("agent_v",)
         assert "agent_v" in made.fingerprints
     finally:

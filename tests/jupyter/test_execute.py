@@ -14,9 +14,12 @@ from loom_jupyter.host.loop_thread import LoopThread
 from loom_jupyter.jupyter.kernel.bridge import LiveKernelBridge
 from loom_jupyter.jupyter.kernel.execute import run_in_namespace
 from loom_jupyter.jupyter.kernel.mainthread import MainThreadQueue
+from loom_jupyter.lineage import fingerprint
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
+
+    from loom_jupyter.lineage import ExecutionRecord
 
 
 def test_code_defines_variables_the_user_keeps(shell: InteractiveShell) -> None:
@@ -85,6 +88,31 @@ def test_bridge_marshals_to_the_main_thread(shell: InteractiveShell) -> None:
     assert "where" in names
     assert "MainThread" in str(detail)
     assert ran.error is None  # type: ignore[attr-defined]
+
+
+def test_the_bridge_records_what_ran_it_but_not_a_replay(shell: InteractiveShell) -> None:
+    loop_thread = LoopThread()
+    main = MainThreadQueue()
+    records: list[ExecutionRecord] = []
+    bridge = LiveKernelBridge(shell, main, recorder=records.append)
+
+    async def agent() -> None:
+        await bridge.run_code("made = [1, 2]")
+        await bridge.run_code("cell_made = 3", source="run_cell", cell_id="c-7")
+        await bridge.run_code("made = [1, 2]", source="rebuild")  # a replay: not again
+
+    try:
+        future = loop_thread.submit(agent())
+        main.pump_until(future)
+        future.result()
+    finally:
+        loop_thread.stop()
+    assert [(r.source, r.code, r.cell_id) for r in records] == [
+        ("run_python", "made = [1, 2]", None),
+        ("run_cell", "cell_made = 3", "c-7"),
+    ]
+    assert records[0].fingerprints["made"] == fingerprint([1, 2])
+    assert shell.user_ns["made"] == [1, 2]
 
 
 def test_a_keyboard_interrupt_in_user_code_reaches_the_pump(shell: InteractiveShell) -> None:

@@ -59,34 +59,36 @@ async def test_it_reruns_only_the_slice_the_names_need(
     assert "unrelated" not in kernel.namespace
     assert "a = 2" in output.text_content
     assert "unrelated" not in output.text_content
-    assert "b: present" in output.text_content
+    assert "b: present, same fingerprint as recorded" in output.text_content
     assert reader.records[-1].fingerprints["b"] == fingerprint(7)
 
 
-async def test_names_it_cannot_make_are_said_with_the_reason(
-    call: Caller, reader: Executions
-) -> None:
-    reader.records = _records("a = 2")
-    output = await call("rebuild_variables", names=["nowhere"])
-    assert output.is_error
-    assert "nowhere: no archived execution sets it" in output.text_content
-
-
-async def test_steps_with_side_effects_are_not_run(
+async def test_a_value_that_comes_back_different_fails_the_check(
     call: Caller, kernel: LocalKernel, reader: Executions
 ) -> None:
-    record = replace(_records("c = 5")[0], effects=("writes files",))
-    reader.records = [record]
-    output = await call("rebuild_variables", names=["c"])
+    (made,) = _records("drawn = 4")
+    reader.records = [replace(made, fingerprints={"drawn": fingerprint(5)})]  # was 5 then
+    output = await call("rebuild_variables", names=["drawn"])
     assert output.is_error
-    assert "%cowork rebuild c --yes" in output.text_content
-    assert "c" not in kernel.namespace
+    assert kernel.namespace["drawn"] == 4
+    assert "drawn: present, but its fingerprint differs from the record" in output.text_content
 
 
-async def test_without_an_execution_archive_it_says_so(call: Caller) -> None:
-    output = await call("rebuild_variables", names=["x"])
-    assert output.is_error
-    assert "No execution archive" in output.text_content
+async def test_inspect_variables_says_where_a_variable_came_from(
+    call: Caller, kernel: LocalKernel, reader: Executions
+) -> None:
+    reader.records = _records("import math", "base = 3", "noise = 1", "area = math.pi * base ** 2")
+    await kernel.run_code("import math\nbase = 3\narea = math.pi * base ** 2")
+    text = (await call("inspect_variables", name="area")).text_content
+    assert "Provenance of area: last set by cell [4]" in text
+    assert "    area = math.pi * base ** 2" in text
+    assert "depends on 2 earlier execution(s): cell [1] `import math`; cell [2] `base = 3`." in text
+    assert "noise" not in text
+    await kernel.run_code("stray = 1")
+    assert (
+        "Provenance of stray: no archived execution sets it."
+        in (await call("inspect_variables", name="stray")).text_content
+    )
 
 
 def test_it_asks_as_a_write_tool() -> None:

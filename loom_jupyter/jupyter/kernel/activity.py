@@ -123,6 +123,7 @@ class CellActivity:
                     duration_s=duration,
                     error=run.error,
                     execution_count=run.execution_count,
+                    cell_id=getattr(info, "cell_id", None),
                 )
             )
         with self._lock:

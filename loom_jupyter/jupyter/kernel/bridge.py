@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 from loom_jupyter.errors import ToolError
 from loom_jupyter.jupyter.kernel.execute import run_in_namespace
-from loom_jupyter.lineage import execution_record
+from loom_jupyter.lineage import execution_record, fingerprint
 from loom_jupyter.tools.describe import describe_value, is_user_variable, user_variables
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
     from loom_jupyter.jupyter.kernel.mainthread import MainThreadQueue
-    from loom_jupyter.lineage import ExecutionRecord
+    from loom_jupyter.lineage import ExecutionRecord, ExecutionSource
     from loom_jupyter.tools.base import ExecutionResult, VariableInfo
 
 __all__ = ["LiveKernelBridge"]
@@ -49,19 +49,22 @@ class LiveKernelBridge:
         self._recorder = recorder  # the agent's executions, archived (issue 21)
         self._counter = itertools.count(1)
 
-    async def run_code(self, code: str) -> ExecutionResult:
+    async def run_code(
+        self, code: str, *, source: ExecutionSource = "run_python", cell_id: str | None = None
+    ) -> ExecutionResult:
         """Run ``code`` in the user namespace; figures and rich outputs are captured."""
-        cell_id = next(self._counter)
+        number = next(self._counter)
 
         def job() -> ExecutionResult:
             started = time.perf_counter()
-            result = run_in_namespace(self._shell, code, cell_id=cell_id)
-            if self._recorder is not None:
+            result = run_in_namespace(self._shell, code, cell_id=number)
+            if self._recorder is not None and source != "rebuild":
                 error = (result.error or "").strip().splitlines()
                 self._recorder(
                     execution_record(
                         code,
-                        source="run_python",
+                        source=source,
+                        cell_id=cell_id,
                         changed=[effect.name for effect in result.changed],
                         namespace=self._shell.user_ns,
                         duration_s=time.perf_counter() - started,
@@ -88,6 +91,15 @@ class LiveKernelBridge:
                 known = ", ".join(v.name for v in user_variables(dict(ns))[:30]) or "none"
                 raise ToolError(f"no variable named {name!r} in the kernel (defined: {known})")
             return describe_value(name, ns[name])
+
+        return await self._main.call(job)
+
+    async def fingerprints(self, names: Sequence[str]) -> Mapping[str, str | None]:
+        """Fingerprints of the names that exist in the user namespace."""
+
+        def job() -> dict[str, str | None]:
+            ns = self._shell.user_ns
+            return {name: fingerprint(ns[name]) for name in names if name in ns}
 
         return await self._main.call(job)
 

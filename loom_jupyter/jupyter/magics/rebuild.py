@@ -18,10 +18,12 @@ from loom_jupyter.lineage import fingerprint, plan_rebuild
 from loom_jupyter.tools.rebuild import (
     PLAN_HEADERS,
     check_names,
+    code_head,
     plan_rows,
     render_plan,
     run_steps,
     seconds,
+    when,
 )
 
 if TYPE_CHECKING:
@@ -32,15 +34,9 @@ if TYPE_CHECKING:
 
 __all__ = ["provenance", "rebuild"]
 
-_SHOWN_LINES = 6  # lines of the setter's code shown by provenance
-
 
 def _records(cw: KernelCowork) -> list[ExecutionRecord]:
     return cw.run(cw.host.executions())
-
-
-def _when(record: ExecutionRecord) -> str:
-    return record.created_at[:19].replace("T", " ") + " UTC" if record.created_at else "?"
 
 
 def _show_plan(plan: RebuildPlan, caption: str) -> None:
@@ -55,21 +51,17 @@ def _show_plan(plan: RebuildPlan, caption: str) -> None:
 def provenance(cw: KernelCowork, args: argparse.Namespace) -> None:
     """``%cowork provenance NAME``: the execution that last set NAME, and its chain."""
     name = args.name
-    records = _records(cw)
-    setter = next((r for r in reversed(records) if name in r.sets and not r.error), None)
+    origin = cw.run(cw.host.provenance(name))
+    setter = origin.setter
     if setter is None:
-        failed = any(name in r.sets for r in records)
-        why = "only executions that raised set it" if failed else "no archived execution sets it"
-        show_text(f"{name}: {why}.")
+        show_text(f"{name}: {origin.why}.")
         return
-    code = setter.code.rstrip().splitlines()
-    shown = "\n".join("    " + line for line in code[:_SHOWN_LINES])
-    more = f"\n    … ({len(code) - _SHOWN_LINES} more lines)" if len(code) > _SHOWN_LINES else ""
+    shown = "\n".join("    " + line for line in code_head(setter.code))
     show_text(
-        f"{name} was last set by {setter.label} at {_when(setter)}, "
-        f"in {seconds(setter.duration_s)}:\n{shown}{more}"
+        f"{name} was last set by {setter.label} at {when(setter)}, "
+        f"in {seconds(setter.duration_s)}:\n{shown}"
     )
-    plan = plan_rebuild(records, [name])
+    plan = origin.chain
     _show_plan(plan, f"What {name} depends on, in order ({seconds(plan.estimated_s)} in all).")
 
 

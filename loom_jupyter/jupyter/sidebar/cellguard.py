@@ -17,10 +17,11 @@ import threading
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
     from loom_jupyter.jupyter.kernel.bridge import LiveKernelBridge
     from loom_jupyter.jupyter.kernel.mainthread import MainThreadQueue
+    from loom_jupyter.lineage import ExecutionSource
     from loom_jupyter.tools.base import ExecutionResult, VariableInfo
 
 __all__ = ["BridgeHooks", "CellGuard", "GuardedBridge"]
@@ -115,10 +116,12 @@ class GuardedBridge:
         finally:
             self._hooks.waiting_for_cell(False)
 
-    async def run_code(self, code: str) -> ExecutionResult:
+    async def run_code(
+        self, code: str, *, source: ExecutionSource = "run_python", cell_id: str | None = None
+    ) -> ExecutionResult:
         """Run ``code`` in the user namespace once no cell of the person's runs."""
         await self._wait_for_cell()
-        return await self._live.run_code(code)
+        return await self._live.run_code(code, source=source, cell_id=cell_id)
 
     async def list_variables(self) -> Sequence[VariableInfo]:
         """The user's variables (read at once while a cell runs)."""
@@ -134,6 +137,11 @@ class GuardedBridge:
         """The cells this kernel ran (read at once while a cell runs)."""
         bridge = self._reader if self._blocked() else self._live
         return await bridge.input_history(limit)
+
+    async def fingerprints(self, names: Sequence[str]) -> Mapping[str, str | None]:
+        """Fingerprints of the names that exist (read at once while a cell runs)."""
+        bridge = self._reader if self._blocked() else self._live
+        return await bridge.fingerprints(names)
 
     async def insert_cell(self, source: str, *, run: bool = False) -> str:
         """From a cell turn: the next cell; from the sidebar: a cell the sidebar inserts."""
