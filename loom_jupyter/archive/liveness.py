@@ -46,6 +46,13 @@ class LeaseOwner:
         return cls(host, int(pid), start, token)
 
 
+def kernel_process(owner: str) -> str:
+    """``host:pid:start`` of an owner name, without its coworker's token: the process
+    whose namespace holds the variables (an extension reload keeps it); other text as is."""
+    parsed = LeaseOwner.parse(owner)
+    return owner if parsed is None else f"{parsed.host}:{parsed.pid}:{parsed.start}"
+
+
 def this_process_owner() -> LeaseOwner:
     """A fresh owner naming this process (a new token each call: one per coworker)."""
     pid = os.getpid()

@@ -323,7 +323,8 @@ def _kernel_line(loss: KernelLoss) -> str:
     what = "died" if loss.cause == "crash" else "restarted"
     return (
         f"the kernel {what} at {loss.at} (after turn {loss.turn}); its variables are gone "
-        "(variables_gone) until code re-creates them"
+        "(variables_gone) until code re-creates them: offer rebuild_variables, which replays "
+        "only the archived executions that made them"
     )
 
 

@@ -140,11 +140,19 @@ class Host:
             self.crash_message = await _crash_line(archive, self.resumed)
         if self.resumed is not None:
             self.resumed_prompts = (await archive.prompt_counts([self.resumed.id]))[self.resumed.id]
+            self.restart_offer = await self._restart_offer(archive, self.resumed)
         if self.resumed is None and not held and not await archive.list_sessions(limit=1):
             from loom_jupyter.host.relocate import find_orphans
 
             self.orphans = await find_orphans(self.location, settings.lease_stale_seconds)
         return held
+
+    async def _restart_offer(self, archive: Archive, info: SessionInfo) -> str | None:
+        """What the previous kernel took that a rebuild can make again (for the banner)."""
+        from loom_jupyter.host.restart import gone_variables, restart_offer
+
+        names = gone_variables(info, self.owner)
+        return restart_offer(names, await archive.executions()) if names else None
 
     async def _open_session(self, settings: Settings, *, resume: bool) -> None:
         from loom_jupyter.session.conversation import CoworkSession

@@ -22,7 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from loom_jupyter.archive.liveness import this_process_owner
+from loom_jupyter.archive.liveness import kernel_process, this_process_owner
 from loom_jupyter.engine.agent import (
     AgentEvent,
     AgentLoop,
@@ -429,7 +429,10 @@ class CoworkSession:
             self.recovered = await self._recover_crash(takeover)
         await self._repair_dangling()
         last = await self.archive.last_turn_number(session_id)  # a new kernel: variables gone
-        self._state = self._state.in_kernel(self.owner, last_turn=last, at=_utc_text())
+        kernel = kernel_process(self.owner)  # a reload of the extension is the same kernel
+        self._state = replace(
+            self._state, kernel_session=kernel_process(self._state.kernel_session)
+        ).in_kernel(kernel, last_turn=last, at=_utc_text())
         await self._refresh()
         assert self._info is not None
         return self._info
@@ -499,7 +502,7 @@ class CoworkSession:
             )
             await self._lease.take(sid)
             self._writer.session_id = sid
-            fresh = SessionState(kernel_session=self.owner)
+            fresh = SessionState(kernel_session=kernel_process(self.owner))
             self._state = _with_identity(fresh, sid, self.notebook_path, self.model.name)
             self._window.reset([], await self._pauses())
         return self._sid

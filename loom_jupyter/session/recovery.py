@@ -82,7 +82,10 @@ class CrashRecovery:
             parts.append("The answer above was cut off where it stopped streaming.")
         if self.tools_cut:
             parts.append(f"These tools never finished: {', '.join(self.tools_cut)}.")
-        parts.append("The kernel's variables are gone; re-run code before relying on them.]")
+        parts.append(
+            "The kernel's variables are gone; re-create them (rebuild_variables replays the "
+            "archived executions that made them) before relying on them.]"
+        )
         return " ".join(parts)
 
 

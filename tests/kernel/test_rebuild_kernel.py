@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 import pytest
@@ -39,3 +40,36 @@ def test_a_restart_loses_the_variables_and_rebuild_brings_them_back(
     assert kernel.value("total") == "42"
     assert kernel.value("base") == "20"
     assert kernel.value("'unused' in globals()") == "False"
+
+
+def test_after_a_restart_the_banner_and_the_model_are_offered_a_rebuild(
+    start_kernel: Callable[..., Kernel], fake: FakeAnthropic
+) -> None:
+    kernel = start_kernel()
+    kernel.run("%load_ext loom_jupyter")
+    fake.add("Hello.", "Noted.")
+    kernel.run("%cowork hello")
+    kernel.run("rate = 3")
+    kernel.run("label = 'slow'")
+    kernel.run("scaled = rate * 7")
+    kernel.run("%cowork I made scaled")  # the conversation now uses rate, label and scaled
+    kernel.run("scratch = list(range(5))")  # recorded, but no turn has seen it
+
+    kernel.km.restart_kernel(now=False)
+    kernel.kc.wait_for_ready(timeout=60)
+    banner = " ".join(kernel.run("%load_ext loom_jupyter").stdout.split())
+    assert "Variables this conversation used are gone with the previous kernel" in banner
+    command = banner.split("`%cowork rebuild ", 1)[1].split("`", 1)[0].split()
+    assert sorted(command) == ["label", "rate", "scaled"]
+    assert "3 of 4 recorded executions" in banner  # %cowork lines are not records
+
+    fake.add("I can rebuild them.")
+    kernel.run("%cowork where is scaled?")
+    request = json.dumps(fake.message_requests[-1].body)  # the session state rides along
+    assert "variables_gone" in request
+    assert "offer rebuild_variables" in request
+
+    out = kernel.run(f"%cowork rebuild {' '.join(command)}").text()
+    assert "same fingerprint as recorded" in out, out
+    assert kernel.value("scaled") == "21"
+    assert "Variables this conversation used" not in kernel.run("%reload_ext loom_jupyter").stdout

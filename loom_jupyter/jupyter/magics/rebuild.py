@@ -87,6 +87,7 @@ def rebuild(cw: KernelCowork, args: argparse.Namespace) -> None:
 
     bridge = LiveKernelBridge(cw.shell, cw.main)  # no recorder: the originals stay the record
     runs = cw.run(run_steps(bridge, plan.steps))
+    cw.host.restart_offer = None  # taken up: a sidebar opened now is not offered it again
     for n, run in enumerate(runs, 1):
         if run.result.stdout:
             show_text(run.result.stdout.rstrip())
