@@ -16,6 +16,7 @@ import { parseSlash } from './views/completion';
 import { Composer } from './views/composer';
 import { MessageList } from './views/messages';
 import { OptionChange } from './views/options';
+import { ProvenanceTips } from './views/provenance';
 import { SessionBar } from './views/sessions';
 import { Footer, ShownState, StatusLine } from './views/status';
 import { TaskList } from './views/tasks';
@@ -30,6 +31,13 @@ export type ChatOptions = {
 
 export const RESTART_NOTICE = 'kernel restarted — history intact';
 const WAITING_CELL = 'waiting for your cell to finish';
+/** After these, where a variable came from may have changed. */
+const STALE_ORIGINS = new Set<KernelMessage['type']>([
+  'welcome',
+  'turn_started',
+  'turn_done',
+  'turn_error'
+]);
 /** How many "load more" pages a jump to an old turn may fetch. */
 const MAX_JUMP_PAGES = 50;
 
@@ -74,6 +82,9 @@ export class ChatView extends Widget {
       loadMore: () => this._loadMore(),
       revert: turn => this._send({ type: 'revert_turn', turn })
     });
+    this._tips = new ProvenanceTips(this._messages.node, name =>
+      this._send({ type: 'where_from', name })
+    );
     this._document = new NotebookDocument(options.notebook, {
       reply: reply => void this._send(reply),
       decide: (id, decision) => this._decide(id, decision),
@@ -104,6 +115,7 @@ export class ChatView extends Widget {
     this._connection.received.connect((_, message) => this._onMessage(message));
     this._connection.stateChanged.connect(() => this._onLinkState());
     this._notebook.context.pathChanged.connect(this._onRenamed, this);
+    NotebookActions.executed.connect(this._onExecuted, this);
     this._onLinkState();
     this._tasks.show([]);
   }
@@ -122,10 +134,16 @@ export class ChatView extends Widget {
     this._messages.restored();
   }
 
+  protected onBeforeDetach(): void {
+    this._tips.hide();
+  }
+
   dispose(): void {
     if (this.isDisposed) {
       return;
     }
+    NotebookActions.executed.disconnect(this._onExecuted, this);
+    this._tips.dispose();
     this._connection.dispose();
     this._document.dispose();
     super.dispose();
@@ -228,6 +246,13 @@ export class ChatView extends Widget {
       this._composer.showMentions(message.query, message.items);
       return; // an answer to this box only, not part of the conversation
     }
+    if (message.type === 'origin') {
+      this._tips.answer(message);
+      return; // an answer to a hover, not part of the conversation
+    }
+    if (STALE_ORIGINS.has(message.type)) {
+      this._tips.invalidate();
+    }
     const previous = this._store.kernelSession;
     // A new kernel session (restart) may show in a broadcast before its welcome.
     this._restarted ||=
@@ -325,6 +350,13 @@ export class ChatView extends Widget {
     this._showStatus();
   }
 
+  /** A cell of this notebook ran: it may have set a variable a tip told of. */
+  private _onExecuted(_: unknown, args: { notebook: unknown }): void {
+    if (args.notebook === this._notebook.content) {
+      this._tips.invalidate();
+    }
+  }
+
   private _onRenamed(): void {
     this._send({
       type: 'set_notebook',
@@ -391,6 +423,7 @@ export class ChatView extends Widget {
   private readonly _status: StatusLine;
   private readonly _tasks = new TaskList();
   private readonly _messages: MessageList;
+  private readonly _tips: ProvenanceTips;
   private readonly _composer: Composer;
   private readonly _footer = new Footer(change => this._setOptions(change));
   private _jumpTo: { turn: number; pages: number } | null = null;

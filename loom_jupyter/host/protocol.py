@@ -63,6 +63,8 @@ __all__ = [
     "NotebookRequest",
     "NoticeMsg",
     "OptionsMsg",
+    "Origin",
+    "OriginStep",
     "Outbound",
     "ProtocolError",
     "QueueMsg",
@@ -96,6 +98,7 @@ __all__ = [
     "TurnStartedMsg",
     "UsageMsg",
     "Welcome",
+    "WhereFrom",
     "decode",
     "encode",
     "parse_inbound",
@@ -317,6 +320,20 @@ class SetOptions:
     type: Literal["set_options"] = "set_options"
 
 
+@dataclass(frozen=True)
+class WhereFrom:
+    """Where did a variable come from? (The person hovers a variable mentioned in the chat.)
+
+    Answered with `origin`, to this front only: the archived execution that last set it
+    and the chain it depends on. A name that is no Python identifier (a dotted one is
+    traced by its first part) or longer than 200 characters gets an error `notice`.
+    """
+
+    name: str
+    """The variable, e.g. `"df"`."""
+    type: Literal["where_from"] = "where_from"
+
+
 Inbound: TypeAlias = (
     Hello
     | Send
@@ -335,6 +352,7 @@ Inbound: TypeAlias = (
     | SetOptions
     | Complete
     | Command
+    | WhereFrom
 )
 
 
@@ -765,6 +783,49 @@ class CommandResult:
     type: Literal["command_result"] = "command_result"
 
 
+@dataclass(frozen=True)
+class OriginStep:
+    """One archived execution a variable depends on."""
+
+    label: str
+    """Where it ran: `"cell [2]"`, `"run_python (turn 3)"`."""
+    first_line: str
+    """Its code's first non-blank line, cut to 60 characters."""
+
+
+@dataclass(frozen=True)
+class Origin:
+    """The answer to `where_from`: the execution that last set a variable, and its chain.
+
+    Built from the archived executions (`%cowork provenance NAME` shows the same). Code is
+    plain text: the front shows it as text, never as HTML.
+    """
+
+    name: str
+    """The name asked about, as it was sent."""
+    variable: str
+    """The variable traced: `name`, or its first part when `name` is dotted."""
+    found: bool
+    """An archived execution sets it; when false, `why` says why not and the rest is empty."""
+    setter: str = ""
+    """Where it was last set (bound or changed in place): `"cell [7]"`."""
+    when: str = ""
+    """When that ran, e.g. `"2026-11-24 08:30:11 UTC"` (`"?"` when unknown)."""
+    code: str = ""
+    """The first lines (at most 6) of that execution's code."""
+    more_lines: int = 0
+    """How many more lines its code has."""
+    steps: tuple[OriginStep, ...] = ()
+    """What it depends on, oldest first, without the setter itself (at most 12)."""
+    more_steps: int = 0
+    """How many more executions it depends on than `steps` lists."""
+    estimated_s: float = 0.0
+    """The recorded durations of the whole chain (the setter too): a rebuild's estimate."""
+    why: str = ""
+    """When not found: why (e.g. `"no archived execution sets it"`)."""
+    type: Literal["origin"] = "origin"
+
+
 Outbound: TypeAlias = (
     Welcome
     | History
@@ -791,6 +852,7 @@ Outbound: TypeAlias = (
     | OptionsMsg
     | Completions
     | CommandResult
+    | Origin
 )
 
 

@@ -128,6 +128,9 @@ OUTBOUND: tuple[p.Outbound, ...] = (
                         p.CompletionItem("cell", "cell:c1", "x = 1"),
                         p.CompletionItem("file", "data/", "folder"))),
     p.CommandResult("mcp", "**MCP servers**\n\n| server |\n|---|\n| toolbox |"),
+    p.Origin("df.columns", "df", True, "cell [7]", "2026-11-24 08:30:11 UTC",
+             "df = pd.read_csv('a.csv')", 2, (p.OriginStep("cell [2]", "import pandas as pd"),),
+             1, 0.42, ""),
 )  # fmt: skip
 INBOUND: tuple[p.Inbound, ...] = (
     p.Hello("nb.ipynb", 12, "k1", "notebook7", "/srv", p.PROTOCOL_VERSION, True),
@@ -151,6 +154,7 @@ INBOUND: tuple[p.Inbound, ...] = (
     p.RevertTurn(4),
     p.Complete("df", "variable"),
     p.Command("delegate", "clean the data"),
+    p.WhereFrom("df"),
 )  # fmt: skip
 
 

@@ -37,7 +37,8 @@ export type Outbound =
   | NotebookRequest
   | OptionsMsg
   | Completions
-  | CommandResult;
+  | CommandResult
+  | Origin;
 /**
  * A message from the front (`comm_open` data, then `comm_msg` data).
  */
@@ -58,7 +59,8 @@ export type Inbound =
   | RevertTurn
   | SetOptions
   | Complete
-  | Command;
+  | Command
+  | WhereFrom;
 
 /**
  * What every kernel -> front message carries beside its own fields.
@@ -566,6 +568,72 @@ export interface CommandResult {
   type: 'command_result';
 }
 /**
+ * The answer to `where_from`: the execution that last set a variable, and its chain.
+ *
+ * Built from the archived executions (`%cowork provenance NAME` shows the same). Code is
+ * plain text: the front shows it as text, never as HTML.
+ */
+export interface Origin {
+  /**
+   * The name asked about, as it was sent.
+   */
+  name: string;
+  /**
+   * The variable traced: `name`, or its first part when `name` is dotted.
+   */
+  variable: string;
+  /**
+   * An archived execution sets it; when false, `why` says why not and the rest is empty.
+   */
+  found: boolean;
+  /**
+   * Where it was last set (bound or changed in place): `"cell [7]"`.
+   */
+  setter: string;
+  /**
+   * When that ran, e.g. `"2026-11-24 08:30:11 UTC"` (`"?"` when unknown).
+   */
+  when: string;
+  /**
+   * The first lines (at most 6) of that execution's code.
+   */
+  code: string;
+  /**
+   * How many more lines its code has.
+   */
+  more_lines: number;
+  /**
+   * What it depends on, oldest first, without the setter itself (at most 12).
+   */
+  steps: OriginStep[];
+  /**
+   * How many more executions it depends on than `steps` lists.
+   */
+  more_steps: number;
+  /**
+   * The recorded durations of the whole chain (the setter too): a rebuild's estimate.
+   */
+  estimated_s: number;
+  /**
+   * When not found: why (e.g. `"no archived execution sets it"`).
+   */
+  why: string;
+  type: 'origin';
+}
+/**
+ * One archived execution a variable depends on.
+ */
+export interface OriginStep {
+  /**
+   * Where it ran: `"cell [2]"`, `"run_python (turn 3)"`.
+   */
+  label: string;
+  /**
+   * Its code's first non-blank line, cut to 60 characters.
+   */
+  first_line: string;
+}
+/**
  * The first message (the `comm_open` data); sent again as a `comm_msg` to re-sync.
  *
  * With `since_seq` and the `kernel_session` it saw, a front asks for a replay of what
@@ -802,6 +870,20 @@ export interface Command {
    */
   args: string;
   type: 'command';
+}
+/**
+ * Where did a variable come from? (The person hovers a variable mentioned in the chat.)
+ *
+ * Answered with `origin`, to this front only: the archived execution that last set it
+ * and the chain it depends on. A name that is no Python identifier (a dotted one is
+ * traced by its first part) or longer than 200 characters gets an error `notice`.
+ */
+export interface WhereFrom {
+  /**
+   * The variable, e.g. `"df"`.
+   */
+  name: string;
+  type: 'where_from';
 }
 
 /**

@@ -4,6 +4,7 @@ import { AssistantEntry, Change, ChatStore, Entry, ThinkingEntry, notebookTurns 
 import { RenderContext, StreamingMarkdown, renderUntrusted } from '../markdown';
 import { ApprovalCard } from './approval';
 import { button, h } from './dom';
+import { markMentions } from './provenance';
 import { ToolCard } from './toolcard';
 
 /** One entry's view: its node and how to show a newer state of the entry. */
@@ -27,6 +28,7 @@ class AssistantView implements EntryView {
     });
     const body = h('div', { className: 'loom-Message-body loom-Markdown' });
     this.node.append(body);
+    this._body = body;
     this._markdown = new StreamingMarkdown(body, context);
     this._markdown.append(entry.text);
     this.update(entry);
@@ -43,7 +45,17 @@ class AssistantView implements EntryView {
     this.node.dataset.streaming = String(entry.streaming);
     if (!entry.streaming) {
       this._markdown.finish();
+      this._markMentions();
     }
+  }
+
+  /** Once the answer is rendered in full: its variable mentions (once per message). */
+  private _markMentions(): void {
+    if (this._marked) {
+      return;
+    }
+    this._marked = true;
+    void this._markdown.settled.then(() => markMentions(this._body));
   }
 
   dispose(): void {
@@ -51,6 +63,8 @@ class AssistantView implements EntryView {
   }
 
   private readonly _markdown: StreamingMarkdown;
+  private readonly _body: HTMLElement;
+  private _marked = false;
 }
 
 export const REDACTED_NOTE = '(part of the thinking is encrypted by the API and not shown)';

@@ -187,6 +187,8 @@ class SidebarHub:
             await self._complete(peer, m.query, m.kind)
         elif m.type == "command":
             await self._command(peer, m.name, m.args)
+        elif m.type == "where_from":
+            await self._where_from(peer, m.name)
         else:
             assert_never(m)
 
@@ -221,6 +223,8 @@ class SidebarHub:
             for orphan in self._host.orphans:
                 if not orphan.writer_alive:
                     self._reply(peer, NoticeMsg(f"{orphan.hint()} (Run it in a cell.)", "info"))
+        if self._host.restart_offer:  # what a restart took, and that a rebuild makes it
+            self._reply(peer, NoticeMsg(self._host.restart_offer, "info"))
         peer.ready = True  # no await since the snapshot: nothing was missed in between
 
     async def _complete(self, peer: Peer, query: str, kind: str) -> None:
@@ -236,6 +240,13 @@ class SidebarHub:
         from loom_jupyter.host.commands import run_command
 
         self._reply(peer, await run_command(self._host, name, args))
+
+    async def _where_from(self, peer: Peer, name: str) -> None:
+        """Where a variable mentioned in the chat came from (the person hovers it)."""
+        from loom_jupyter.host.origins import check_name, origin
+
+        variable = check_name(name)
+        self._reply(peer, origin(name, await self._host.provenance(variable)))
 
     async def _search(self, peer: Peer, query: str) -> None:
         page = await self._host.views.search_page(query)

@@ -1,0 +1,116 @@
+"""Where a variable came from, asked over the sidebar's comm of a real ipykernel (issue 21).
+
+The page sends ``where_from`` when the person hovers a variable mentioned in the chat;
+the hub answers that comm alone with ``origin``, built from the archived executions.
+One kernel serves the module; everything waits on conditions, never on time.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .sidebar_wire import Wire, hello, start_wire
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    from loom_jupyter.testing import FakeAnthropic
+
+pytestmark = pytest.mark.kernel
+
+
+@pytest.fixture(scope="module")
+def notebook(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("origin") / "nb.ipynb"
+
+
+@pytest.fixture(scope="module")
+def wire(fake: FakeAnthropic, notebook: Path) -> Iterator[Wire]:
+    started = start_wire(fake, notebook, notebook.parent / "config", approval="auto")
+    yield started
+    started.shutdown()
+
+
+@pytest.fixture(scope="module")
+def comm(wire: Wire) -> str:
+    """An open sidebar, welcomed (the archive is open: cells are recorded from now on),
+    after three cells: an unrelated one, ``scores`` and ``total`` from it."""
+    opened = wire.open_comm(hello())
+    wire.wait(lambda: _of(wire, opened, "welcome"), "the welcome")
+    for code in ("unused = 'not needed'", "scores = [1, 2, 3]", "total = sum(scores)"):
+        assert wire.run(code)["status"] == "ok"
+    return opened
+
+
+def _of(wire: Wire, comm: str, kind: str) -> list[dict[str, Any]]:
+    return [e for e in wire.comm_events(comm) if e["type"] == kind]
+
+
+def ask(wire: Wire, comm: str, name: str, kind: str = "origin") -> dict[str, Any]:
+    """Send ``where_from name``; the next ``kind`` message that answers it."""
+    before = len(_of(wire, comm, kind))
+    wire.send(comm, {"type": "where_from", "name": name})
+    answers = wire.wait(
+        lambda: found if len(found := _of(wire, comm, kind)) > before else None,
+        f"the {kind} for {name!r}",
+    )
+    return answers[before]
+
+
+def test_a_variable_set_by_a_cell_names_that_cell_and_the_chain(wire: Wire, comm: str) -> None:
+    origin = ask(wire, comm, "total")
+    assert origin["name"] == origin["variable"] == "total"
+    assert origin["found"] is True
+    assert re.fullmatch(r"cell \[\d+\]", origin["setter"])
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", origin["when"])
+    assert origin["code"] == "total = sum(scores)"
+    assert origin["more_lines"] == 0
+    assert [step["first_line"] for step in origin["steps"]] == ["scores = [1, 2, 3]"]
+    assert re.fullmatch(r"cell \[\d+\]", origin["steps"][0]["label"])
+    assert origin["steps"][0]["label"] != origin["setter"]
+    assert origin["estimated_s"] >= 0
+    assert origin["why"] == ""
+
+    dotted = ask(wire, comm, "scores.copy")  # an attribute: traced by its variable
+    assert (dotted["variable"], dotted["found"], dotted["steps"]) == ("scores", True, [])
+    assert dotted["code"] == "scores = [1, 2, 3]"
+
+
+def test_a_name_nothing_set_says_why_and_a_bad_name_gets_a_notice(wire: Wire, comm: str) -> None:
+    missing = ask(wire, comm, "never_assigned")
+    assert missing["found"] is False
+    assert missing["why"] == "no archived execution sets it"
+    assert (missing["setter"], missing["code"], missing["steps"]) == ("", "", [])
+
+    bad = ask(wire, comm, "df.head()", kind="notice")
+    assert bad["level"] == "error"
+    assert "'df.head()' is no variable name" in bad["message"]
+    long = ask(wire, comm, "x" * 201, kind="notice")
+    assert "over 200 characters" in long["message"]
+    assert len(long["message"]) < 200
+
+
+def test_the_answer_goes_to_the_asking_sidebar_only(wire: Wire, comm: str) -> None:
+    other = wire.open_comm(hello())
+    wire.wait(lambda: _of(wire, other, "welcome"), "the second welcome")
+    ask(wire, comm, "scores")
+    ask(wire, other, "total")
+    assert [o["name"] for o in _of(wire, other, "origin")] == ["total"]
+
+
+def test_a_sidebar_opened_after_a_restart_is_offered_the_rebuild(wire: Wire) -> None:
+    offer = "A restart took scores, total: `%cowork rebuild scores total` makes them again."
+    code = (
+        "from loom_jupyter.jupyter.coworker.registry import current\n"
+        f"current(get_ipython()).host.restart_offer = {offer!r}"
+    )
+    assert wire.run(code)["status"] == "ok"
+    opened = wire.open_comm(hello())
+    notices = wire.wait(lambda: _of(wire, opened, "notice"), "the restart offer")
+    assert notices[0]["message"] == offer
+    assert notices[0]["level"] == "info"
+    assert wire.run(code.replace(repr(offer), "None"))["status"] == "ok"
