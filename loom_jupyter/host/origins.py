@@ -13,19 +13,15 @@ from typing import TYPE_CHECKING
 
 from loom_jupyter.errors import LoomError
 from loom_jupyter.host.protocol import Origin, OriginStep
-from loom_jupyter.tools.rebuild import first_line
+from loom_jupyter.tools.rebuild import SHOWN_LINES, SHOWN_STEPS, first_line, when
 
 if TYPE_CHECKING:
-    from loom_jupyter.lineage import ExecutionRecord, Provenance
+    from loom_jupyter.lineage import Provenance
 
 __all__ = ["MAX_NAME_CHARS", "SHOWN_LINES", "SHOWN_STEPS", "check_name", "origin"]
 
 MAX_NAME_CHARS = 200
 """A longer name is refused (no variable is named like that)."""
-SHOWN_LINES = 6
-"""Lines of the setter's code an origin carries."""
-SHOWN_STEPS = 12
-"""Earlier executions an origin names; the rest are counted."""
 LINE_CHARS = 160
 """Each code line is cut here."""
 
@@ -55,18 +51,13 @@ def origin(name: str, provenance: Provenance) -> Origin:
         provenance.name,
         found=True,
         setter=setter.label,
-        when=_when(setter),
+        when=when(setter),
         code="\n".join(_cut(line) for line in lines[:SHOWN_LINES]),
         more_lines=max(0, len(lines) - SHOWN_LINES),
         steps=steps,
         more_steps=max(0, len(earlier) - SHOWN_STEPS),
         estimated_s=provenance.chain.estimated_s,
     )
-
-
-def _when(record: ExecutionRecord) -> str:
-    """``2026-11-24 08:30:11 UTC`` (``?`` when the record has no time)."""
-    return record.created_at[:19].replace("T", " ") + " UTC" if record.created_at else "?"
 
 
 def _cut(line: str) -> str:
