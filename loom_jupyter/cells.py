@@ -114,6 +114,8 @@ class ChangeResult:
     """The cell's source before an edit or delete."""
     conflicts: tuple[str, ...] = ()
     """A refused revert: the cells changed since the turn."""
+    was_after: str | None = None
+    """A move: the id of the cell that was just above the moved one (`""`: it was first)."""
 
     @classmethod
     def refused(cls, error: str, code: ResultCode = "failed") -> ChangeResult:

@@ -33,7 +33,8 @@ export function okResult(): ChangeResult {
     cell: null,
     index: null,
     before: null,
-    conflicts: []
+    conflicts: [],
+    was_after: null
   };
 }
 
@@ -183,6 +184,12 @@ namespace Private {
       this._cells.delete(id);
     }
 
+    /** The id of the cell just above `id` ("" when it is first). */
+    above(id: string): string {
+      const at = this.index(id);
+      return at > 0 ? this._ids[at - 1] : '';
+    }
+
     /** Put a cell after `afterId` (null: at the top). */
     move(id: string, afterId: string | null): void {
       const from = this.index(id);
@@ -300,7 +307,8 @@ namespace Private {
     return null;
   };
 
-  const move: Op = (live, change) => {
+  const move: Op = (live, change, result) => {
+    result.was_after = live.above(change.cell_id as string); // where a revert puts it back
     live.move(change.cell_id as string, change.after_cell_id);
     return change.cell_id;
   };

@@ -50,6 +50,9 @@ describe('notebook requests on a YNotebook', () => {
     expect(ids('delete')).toEqual(['a', 'c']);
     expect(ids('move')).toEqual(['b', 'c', 'a']);
     expect(ids('moveTop')).toEqual(['c', 'a', 'b']);
+    expect(results.move.wasAfter).toBe(''); // a was first: a revert puts it back on top
+    expect(results.moveTop.wasAfter).toBe('b');
+    expect(results.edit.wasAfter).toBeNull();
   });
 
   it('refuses an edit of a cell that changed since it was read', () => {

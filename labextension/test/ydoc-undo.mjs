@@ -70,6 +70,7 @@ for (const [name, request] of Object.entries(cases)) {
   nb.undo();
   results[name] = {
     ok: result.ok, index: result.index, cell: result.cell, before: result.before,
+    wasAfter: result.was_after,
     changed: after !== before, after: JSON.parse(after), undoSteps: depth,
     restored: snapshot(nb) === before
   };

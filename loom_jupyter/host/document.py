@@ -70,11 +70,10 @@ class FrontDocument:
 
     async def apply(self, change: CellChange) -> ChangeResult:
         """Ask the front; remember what the agent now knows; archive an applied change."""
-        before = await self._position_before(change) if change.op == "move" else None
         result = await self._ask(change)
         if result.ok:
             self._remember(change, result)
-            await self._record(change, result, before)
+            await self._record(change, result)
         return result
 
     async def peek(self, change: CellChange) -> ChangeResult:
@@ -101,15 +100,6 @@ class FrontDocument:
             )
         finally:
             self._waiting.pop(request_id, None)
-
-    async def _position_before(self, change: CellChange) -> str | None:
-        """The cell just above ``change.cell_id`` now ("" at the top): where a revert puts it."""
-        read = await self._ask(CellChange("read", include_outputs=False))
-        ids = [cell.id for cell in read.cells]
-        if change.cell_id not in ids:
-            return None
-        at = ids.index(change.cell_id)
-        return ids[at - 1] if at > 0 else ""
 
     # -- what the agent knows -----------------------------------------------------------
 
@@ -145,10 +135,10 @@ class FrontDocument:
         elif step.action in ("edited", "deleted") and step.before is not None:
             self._learn(step.cell_id, step.before, step.cell_type)
 
-    async def _record(self, change: CellChange, result: ChangeResult, before: str | None) -> None:
+    async def _record(self, change: CellChange, result: ChangeResult) -> None:
         """Keep an applied change for ``revert_turn``."""
         origin = change.provenance
-        step = _step(change, result, self._types.get(change.cell_id or "", "code"), before)
+        step = _step(change, result, self._types.get(change.cell_id or "", "code"))
         if origin is not None and step is not None and self.archive is not None:
             await self.archive.record_cell_change(
                 origin.session, origin.turn, origin.tool_call, step
@@ -172,9 +162,7 @@ class FrontDocument:
         return _edits_note(known, read.cells)
 
 
-def _step(
-    change: CellChange, result: ChangeResult, cell_type: CellType, before: str | None
-) -> RevertStep | None:
+def _step(change: CellChange, result: ChangeResult, cell_type: CellType) -> RevertStep | None:
     """What undoing an applied change needs (None: a read, outputs, a revert)."""
     cell_id = change.cell_id or ""
     if change.op == "insert" and result.cell is not None:
@@ -185,8 +173,8 @@ def _step(
     if change.op == "delete":
         source, index = result.before, result.index
         return RevertStep(cell_id, "deleted", source, cell_type=cell_type, index=index)
-    if change.op == "move" and before is not None:
-        return RevertStep(cell_id, "moved", after_cell_id=before or None)
+    if change.op == "move" and result.was_after is not None:
+        return RevertStep(cell_id, "moved", after_cell_id=result.was_after or None)
     return None
 
 

@@ -88,10 +88,11 @@ class DocumentFront:
             del self.cells[at]
             return ok(index=at, before=cell.source)
         if op == "move":
+            was_after = self.cells[at - 1].id if at > 0 else ""
             del self.cells[at]
             to = self._after(change["after_cell_id"])
             self.cells.insert(to, cell)
-            return ok(cell=self._doc(cell, False), index=to)
+            return ok(cell=self._doc(cell, False), index=to, was_after=was_after)
         if op == "outputs":
             cell.outputs = list(change["outputs"])
             cell.execution_count = change["execution_count"]

@@ -140,7 +140,11 @@ def test_insert_move_delete_and_run_a_cell(wire: Wire, fake: FakeAnthropic) -> N
     assert moved["is_error"] is False
     assert [c.id for c in front.cells] == [new_id, "k1"]
     assert deleted["is_error"] is False
-    close(front)
+    changed = events(front, "turn_started")[-1]["turn"]
+    front.wire.send(front.comm, {"type": "revert_turn", "turn": changed})
+    front.wait(lambda: _notice(front, "Reverted turn"), "the revert notice")
+    assert [c.id for c in front.cells] == ["k1", new_id, "k2"]  # the move went back, by the
+    close(front)  # neighbour the page named when it moved the cell
 
 
 def test_revert_a_turn_and_a_refused_revert_that_names_the_changed_cell(

@@ -795,6 +795,10 @@ export interface ChangeResult {
    * A refused revert: the cells changed since the turn.
    */
   conflicts: string[];
+  /**
+   * A move: the id of the cell that was just above the moved one (`""`: it was first).
+   */
+  was_after: string | null;
 }
 /**
  * One cell of the live notebook as the front reports it.
