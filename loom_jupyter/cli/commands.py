@@ -10,7 +10,8 @@ from loom_jupyter.archive.project import ProjectArchives
 from loom_jupyter.archive.readable import search_for_people
 from loom_jupyter.archive.salvage import recover_archive
 from loom_jupyter.cli.locate import UsageError, find_archive, find_folder, pick_session
-from loom_jupyter.cli.render import session_cost, session_header, table, turn_text
+from loom_jupyter.cli.render import session_header, table, turn_text
+from loom_jupyter.models.pricing import session_cost
 from loom_jupyter.session.export import clock, export_session
 from loom_jupyter.session.recover_view import render_report
 from loom_jupyter.session.search_view import render_matches

@@ -8,7 +8,7 @@ import shutil
 from typing import TYPE_CHECKING, Literal
 
 from loom_jupyter.messages import ToolUseBlock
-from loom_jupyter.models.pricing import cost_text, unpriced_usage
+from loom_jupyter.models.pricing import session_cost
 from loom_jupyter.session.export import clock
 
 if TYPE_CHECKING:
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from loom_jupyter.archive import SessionInfo
     from loom_jupyter.messages import Turn
 
-__all__ = ["session_cost", "session_header", "snippet", "table", "turn_text"]
+__all__ = ["session_header", "snippet", "table", "turn_text"]
 
 Align = Literal["<", ">"]
 
@@ -48,13 +48,6 @@ def _fit(cell: str, width: int, side: str) -> str:
 def one_line(text: str) -> str:
     """``text`` with all runs of whitespace collapsed to one space."""
     return " ".join(text.split())
-
-
-def session_cost(info: SessionInfo) -> str:
-    """A session's cost, or "price unknown" when its model has no known price."""
-    tokens = info.input_tokens + info.output_tokens + info.cache_creation_tokens
-    unknown = unpriced_usage([(info.model, tokens + info.cache_read_tokens)])
-    return cost_text(info.cost_usd, unknown=unknown)
 
 
 def session_header(info: SessionInfo) -> str:

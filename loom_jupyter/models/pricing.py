@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from loom_jupyter.messages import Usage
+    from loom_jupyter.records import SessionInfo
 
 __all__ = [
     "PRICES",
@@ -38,6 +39,7 @@ __all__ = [
     "known_cost_usd",
     "price_for",
     "priced",
+    "session_cost",
     "unpriced_usage",
 ]
 
@@ -202,3 +204,10 @@ def cost_text(known_usd: float | None, *, unknown: bool = False) -> str:
         return PRICE_UNKNOWN
     money = f"${known_usd:.4f}" if known_usd < 1 else f"${known_usd:,.2f}"
     return f"{money} + {PRICE_UNKNOWN}" if unknown else money
+
+
+def session_cost(info: SessionInfo) -> str:
+    """A session's cost, or "price unknown" when its model has no known price."""
+    tokens = info.input_tokens + info.output_tokens + info.cache_creation_tokens
+    unknown = unpriced_usage([(info.model, tokens + info.cache_read_tokens)])
+    return cost_text(info.cost_usd, unknown=unknown)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from loom_jupyter.messages import Usage
+from loom_jupyter.models.pricing import cost_text, unpriced_usage
 
 __all__ = ["Budget"]
 
@@ -17,7 +18,8 @@ class Budget:
     max_usd: float
     max_runs: int
     usage: Usage = field(default_factory=Usage)
-    cost_usd: float = 0.0
+    cost_usd: float = 0.0  # of the requests whose model has a known price
+    unpriced: bool = False  # some requests ran on a model without a known price
     runs: int = 0
 
     @property
@@ -25,9 +27,16 @@ class Budget:
         """Every input (cache writes and reads included) and output token spent."""
         return self.usage.total_input_tokens + self.usage.output_tokens
 
-    def spend(self, usage: Usage, cost: float) -> None:
-        """Count one model request."""
+    @property
+    def cost_text(self) -> str:
+        """What was spent, for people: ``$0.0123``, or with ``+ price unknown``."""
+        return cost_text(self.cost_usd, unknown=self.unpriced)
+
+    def spend(self, usage: Usage, cost: float, model: str) -> None:
+        """Count one model request on ``model`` (``cost`` is 0.0 for an unpriced one)."""
         self.usage, self.cost_usd = self.usage + usage, self.cost_usd + cost
+        tokens = usage.total_input_tokens + usage.output_tokens
+        self.unpriced = self.unpriced or unpriced_usage([(model, tokens)])
 
     def breach(self) -> str | None:
         """Why no more work may start (a token or dollar cap reached), else ``None``."""

@@ -61,8 +61,8 @@ class ChildObserver(Protocol):
     def on_tool(self, name: str) -> None:
         """A tool call is about to run."""
 
-    def on_usage(self, usage: Usage, cost: float) -> None:
-        """A model request finished with this usage."""
+    def on_usage(self, usage: Usage, cost: float, model: str) -> None:
+        """A model request on ``model`` finished with this usage (cost 0.0: unpriced)."""
 
 
 @dataclass(frozen=True)
@@ -152,7 +152,7 @@ class ChildRun:
                 self._observe(event)
                 shown = await turn.record(event)
                 if isinstance(shown, UsageEvent):
-                    self._observer.on_usage(shown.usage, shown.cost_usd)
+                    self._observer.on_usage(shown.usage, shown.cost_usd, shown.model)
         except asyncio.CancelledError:
             await asyncio.shield(self._abandon(turn))
             raise

@@ -346,9 +346,9 @@ class Delegation:
 
     # -- caps and stopping --------------------------------------------------
 
-    def spend(self, usage: Usage, cost: float) -> None:
+    def spend(self, usage: Usage, cost: float, model: str) -> None:
         """Count a request; a breached budget stops all work."""
-        self.budget.spend(usage, cost)
+        self.budget.spend(usage, cost, model)
         why = self.budget.breach()
         if why is not None and self._halt is None:
             self.message = f"Stopped early: {why}."
@@ -432,6 +432,7 @@ class Delegation:
             subtasks=tuple(run.view() for run in self.runs.values()),
             tokens=self.budget.tokens,
             cost_usd=self.budget.cost_usd,
+            unpriced=self.budget.unpriced,
             message=self.message,
         )
 
@@ -462,10 +463,10 @@ class _Observer:
         self._run.last_tool = name
         self._delegation._emit("tool", self._run.sub.id, name)
 
-    def on_usage(self, usage: Usage, cost: float) -> None:
+    def on_usage(self, usage: Usage, cost: float, model: str) -> None:
         run = self._run
         run.usage, run.cost = run.usage + usage, run.cost + cost
-        self._delegation.spend(usage, cost)
+        self._delegation.spend(usage, cost, model)
         self._delegation._emit("usage", run.sub.id)
 
 

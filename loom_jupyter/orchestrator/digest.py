@@ -26,7 +26,7 @@ def digest(
     message: str,
     runs: Iterable[SubtaskRun],
     tokens: int,
-    cost_usd: float,
+    cost: str,
 ) -> str:
     """Goal, status, a line per subtask, verified facts, what was created, cost, the task id."""
     runs = list(runs)
@@ -51,7 +51,7 @@ def digest(
     created = _created(e for run in runs if run.status == "passed" for e in run.effects)
     if created:
         lines.append(f"Created or changed: {created}")
-    lines.append(f"Cost: {tokens:,} tokens, ${cost_usd:.4f}")
+    lines.append(f"Cost: {tokens:,} tokens, {cost}")
     lines.append(
         f"Transcripts: conversation_recall with task_id={task_id} (and subtask=ID) opens any "
         "subtask's run."

@@ -72,7 +72,7 @@ class ForcedCaller:
     """Forced calls of one delegation: counted by ``spend`` and in the session's ledger."""
 
     parent: ParentContext
-    spend: Callable[[Usage, float], None]
+    spend: Callable[[Usage, float, str], None]
 
     async def __call__(
         self, tool: ToolSpec, system: str, prompt: str, model_name: str
@@ -87,7 +87,7 @@ class ForcedCaller:
             model_name=model_name,
             max_tokens=parent.settings.max_output_tokens,
         )
-        self.spend(call.usage, call.cost_usd)
+        self.spend(call.usage, call.cost_usd, call.model)
         await parent.archive.record_model_call(
             parent.session_id,
             model=call.model,

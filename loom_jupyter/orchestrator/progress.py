@@ -73,8 +73,16 @@ class TaskSnapshot:
     status: TaskStatus
     subtasks: tuple[SubtaskView, ...] = ()
     tokens: int = 0
-    cost_usd: float = 0.0
+    cost_usd: float = 0.0  # of the requests whose model has a known price
+    unpriced: bool = False  # some ran on a model without a known price
     message: str = ""
+
+    @property
+    def cost_text(self) -> str:
+        """The cost for people: ``$0.0123``, or with ``+ price unknown``, never a false $0."""
+        from loom_jupyter.models.pricing import cost_text
+
+        return cost_text(self.cost_usd, unknown=self.unpriced)
 
     def to_json(self) -> dict[str, Any]:
         """The fields of the sidebar's ``task`` message (``TaskView`` in the protocol)."""

@@ -195,7 +195,7 @@ class Delegations:
             message=delegation.message,
             runs=delegation.runs.values(),
             tokens=delegation.budget.tokens,
-            cost_usd=delegation.budget.cost_usd,
+            cost=delegation.budget.cost_text,
         )
         snapshot = delegation.snapshot() if final else None
         return DelegationOutcome(delegation.task_id, delegation.status, text, snapshot)

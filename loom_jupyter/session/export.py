@@ -7,6 +7,7 @@ import json
 from typing import TYPE_CHECKING, Any, Literal
 
 from loom_jupyter.messages import ToolUseBlock, block_to_api
+from loom_jupyter.models.pricing import session_cost
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
     from loom_jupyter.archive import SessionInfo
     from loom_jupyter.messages import Turn
 
-__all__ = ["ExportFormat", "clock", "export_session", "money"]
+__all__ = ["ExportFormat", "clock", "export_session"]
 
 ExportFormat = Literal["md", "json"]
 
@@ -48,8 +49,7 @@ def _markdown(info: SessionInfo, turns: Sequence[Turn]) -> str:
         f"- Notebook: `{info.notebook_path}`",
         f"- Model: {info.model}",
         f"- Started: {clock(info.created_at)} UTC; last active {clock(info.last_active_at)} UTC",
-        f"- Tokens in/out: {info.input_tokens:,}/{info.output_tokens:,}; "
-        f"cost {money(info.cost_usd)}",
+        f"- Tokens in/out: {info.input_tokens:,}/{info.output_tokens:,}; cost {session_cost(info)}",
         "",
     ]
     for turn in turns:
@@ -78,11 +78,6 @@ def _markdown_turn(turn: Turn) -> list[str]:
 def clock(timestamp: str) -> str:
     """``2026-11-22 02:46`` from an archive timestamp (UTC)."""
     return timestamp[:16].replace("T", " ")
-
-
-def money(cost: float) -> str:
-    """A cost in dollars."""
-    return f"${cost:.4f}" if cost < 1 else f"${cost:,.2f}"
 
 
 def _pretty(data: Mapping[str, Any]) -> str:

@@ -236,7 +236,7 @@ def test_the_panel_says_price_unknown_after_an_unpriced_call() -> None:
 
 
 def test_the_cli_says_price_unknown_for_a_session_on_an_unpriced_model() -> None:
-    from loom_jupyter.cli.render import session_cost
+    from loom_jupyter.models.pricing import session_cost
     from loom_jupyter.records import SessionInfo
 
     def info(model: str, tokens: int, cost: float) -> SessionInfo:

@@ -6,6 +6,8 @@ import asyncio
 import json
 from typing import TYPE_CHECKING
 
+import pytest
+
 from loom_jupyter.errors import OverloadedError
 from loom_jupyter.models.scripted import fail, stall, text, tool_call
 from loom_jupyter.orchestrator import DelegateOptions, TaskUpdate
@@ -450,3 +452,24 @@ async def test_sub_agents_cache_their_history_for_five_minutes(
     assert len(sub_agent) == 2  # the brief, then after the tool round
     assert {r.history_ttl for r in sub_agent} == {"5m"}  # requests seconds apart
     assert {r.prefix_ttl for r in sub_agent} == {"1h"}  # tools + system shared with the parent
+
+
+@pytest.mark.parametrize(
+    ("model_name", "cost"), [("acme-model-x", "price unknown"), ("claude-sonnet-4-5", "$0.0")]
+)
+async def test_the_digest_never_shows_an_unpriced_models_cost_as_zero(
+    delegations: OpenDelegations, model_name: str, cost: str
+) -> None:
+    from loom_jupyter.models.scripted import ScriptedModel
+
+    router = Router(
+        [plan({"id": "one", "description": "count rows"})],
+        steps={"count rows": [text("120 rows")]},
+    )
+    orchestrator = await delegations(ScriptedModel(router, model_name=model_name))
+    outcome = await orchestrator.start(GOAL)
+    cost_line = next(line for line in outcome.digest.splitlines() if line.startswith("Cost:"))
+    assert f"tokens, {cost}" in cost_line
+    assert outcome.snapshot is not None
+    assert outcome.snapshot.cost_text.startswith(cost)
+    assert cost == "price unknown" or "unknown" not in cost_line

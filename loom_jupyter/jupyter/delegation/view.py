@@ -35,7 +35,7 @@ def task_table_html(snapshot: TaskSnapshot) -> str:
     color = _COLORS.get(snapshot.status, "#333")
     head = "".join(f"<th style='text-align:left;padding:0 8px'>{h}</th>" for h in _HEAD)
     rows = "".join(_row_html(view) for view in snapshot.subtasks)
-    cost = f" · {snapshot.tokens:,} tokens · ${snapshot.cost_usd:.4f}" if snapshot.tokens else ""
+    cost = f" · {snapshot.tokens:,} tokens · {snapshot.cost_text}" if snapshot.tokens else ""
     return (
         f"<div data-loom-task='{esc(snapshot.task_id)}' style='margin:4px 0'>"
         f"<b>Delegated:</b> {esc(_short(snapshot.goal, 120))} "
@@ -75,7 +75,7 @@ def task_table_text(snapshot: TaskSnapshot) -> str:
             f"{v.tokens:>9,}  {v.last_tool or ''}"
         )
     if snapshot.tokens:
-        lines.append(f"  {snapshot.tokens:,} tokens, ${snapshot.cost_usd:.4f}")
+        lines.append(f"  {snapshot.tokens:,} tokens, {snapshot.cost_text}")
     return "\n".join(lines)
 
 
@@ -91,7 +91,7 @@ def progress_line(update: TaskUpdate) -> str | None:
     if update.change == "finished" and sub:
         return f"■ {sub} {_short(update.message, 160)}"
     if update.change == "task_done":
-        return f"Delegation {snap.status} ({snap.tokens:,} tokens, ${snap.cost_usd:.4f})"
+        return f"Delegation {snap.status} ({snap.tokens:,} tokens, {snap.cost_text})"
     return None
 
 
