@@ -372,8 +372,6 @@ async def _summary(ctx: ToolContext) -> ToolOutput:
 
 
 async def _stats(archive: ArchiveReader, session_id: str) -> str:
-    from loom_jupyter.models.pricing import session_cost
-
     info = await archive.get_session(session_id)
     usage = await archive.usage_totals(session_id)
     lines = [
@@ -382,6 +380,6 @@ async def _stats(archive: ArchiveReader, session_id: str) -> str:
         f"  turns archived: {await archive.last_turn_number(session_id)}",
         f"  model requests: {usage.calls}; tokens in {usage.input_tokens:,}, "
         f"out {usage.output_tokens:,}, cache read {usage.cache_read_tokens:,}, "
-        f"cache write {usage.cache_creation_tokens:,}; cost {session_cost(info)}",
+        f"cache write {usage.cache_creation_tokens:,}; cost ${usage.cost_usd:.4f}",
     ]
     return "\n".join(lines)
