@@ -20,6 +20,8 @@ from loom_jupyter.engine.events import TextDelta, ToolStarted, UsageEvent
 from loom_jupyter.engine.prompts import SYSTEM_PROMPT
 from loom_jupyter.engine.state import SessionState
 from loom_jupyter.messages import TextBlock, TurnDraft, Usage
+from loom_jupyter.models.wire import server_tool_params
+from loom_jupyter.session.shape import RequestShape
 from loom_jupyter.session.turn import ActiveTurn
 from loom_jupyter.session.turn_writer import TurnWriter
 from loom_jupyter.tools.approval import ApprovalPolicy
@@ -115,10 +117,12 @@ class ChildRun:
         notebook_path: Path,
         observer: ChildObserver,
         approval: ApprovalMode = "auto",
+        shape: RequestShape | None = None,
     ) -> None:
+        self._shape = shape or RequestShape(SYSTEM_PROMPT, settings.max_output_tokens)
         self._window = ContextWindow(
             WindowConfig.from_settings(settings),
-            system=SYSTEM_PROMPT,
+            system=self._shape.system,
             tools=tools.specs(),
             rhythm=SUB_AGENT_RHYTHM,
         )
@@ -163,11 +167,16 @@ class ChildRun:
         )
 
     def _request(self) -> ModelRequest:
-        return self._window.build(
+        shape = self._shape
+        request = self._window.build(
             model=self._model.name,
             state_text=_SUBAGENT_NOTE,
-            max_tokens=self._settings.max_output_tokens,
+            max_tokens=shape.max_tokens,
+            thinking=shape.thinking,
+            effort=shape.effort,
         )
+        server_tools = server_tool_params(self._settings)
+        return replace(request, server_tools=server_tools) if server_tools else request
 
     def _observe(self, event: AgentEvent) -> None:
         if isinstance(event, TextDelta):

@@ -318,6 +318,7 @@ class Delegation:
             notebook_path=parent.notebook_path,
             observer=_Observer(self, run),
             approval=parent.child_approval,
+            shape=parent.shape,
         )
 
     # -- verifying ----------------------------------------------------------

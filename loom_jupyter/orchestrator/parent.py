@@ -11,6 +11,7 @@ if TYPE_CHECKING:
 
     from loom_jupyter.archive import Archive
     from loom_jupyter.models.base import Model
+    from loom_jupyter.session.shape import RequestShape
     from loom_jupyter.settings import ApprovalMode, Settings
     from loom_jupyter.tools.base import KernelBridge
     from loom_jupyter.tools.registry import ToolRegistry
@@ -47,3 +48,4 @@ class ParentContext:
     # Sub-agents do not ask per call (the plan was the person's decision), but a
     # read-only session stays read-only for them too.
     child_approval: ApprovalMode = "auto"
+    shape: RequestShape | None = None  # None: the static prompt and loom.yaml's max tokens

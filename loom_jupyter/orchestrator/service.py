@@ -280,6 +280,7 @@ class Delegations:
             kernel=self.kernel,
             context=await self._context_text(context),
             child_approval="read-only" if session.policy.mode == "read-only" else "auto",
+            shape=await session.request_shape(),
         )
 
     async def _context_text(self, extra: str) -> str:

@@ -66,6 +66,7 @@ from loom_jupyter.records import FINISHED_TASK
 from loom_jupyter.session.instructions import Instructions, ProjectInstructions
 from loom_jupyter.session.lease import SessionLease
 from loom_jupyter.session.recovery import KERNEL_DIED_RESULT, CrashRecovery
+from loom_jupyter.session.shape import RequestShape
 from loom_jupyter.session.turn import ActiveTurn
 from loom_jupyter.session.turn_writer import TurnWriter
 from loom_jupyter.settings import ApprovalMode, EffortLevel, Settings, ThinkingMode
@@ -591,6 +592,17 @@ class CoworkSession:
         )
         server_tools = server_tool_params(self.settings)
         return replace(request, server_tools=server_tools) if server_tools else request
+
+    async def request_shape(self) -> RequestShape:
+        """How a delegation's sub-agents ask: this session's system prompt (project
+        instructions included, as they are now), max tokens, thinking and effort."""
+        thinking, effort = self.request_options()
+        return RequestShape(
+            system=SYSTEM_PROMPT + self._instructions.current().text,
+            max_tokens=max_output_tokens(self.settings, self._follow_model()),
+            thinking=thinking,
+            effort=effort,
+        )
 
     def _follow_model(self) -> ModelInfo | None:
         """The current model's limits (Models API cache or shipped table); the window's

@@ -15,6 +15,8 @@ from loom_jupyter.orchestrator import DelegateOptions, TaskUpdate
 from .conftest import OpenDelegations, Router, first_user_text, plan, scripted, sequence
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from loom_jupyter.archive import Archive
     from loom_jupyter.models.base import ModelRequest
     from loom_jupyter.tools.local_kernel import LocalKernel
@@ -473,3 +475,25 @@ async def test_the_digest_never_shows_an_unpriced_models_cost_as_zero(
     assert outcome.snapshot is not None
     assert outcome.snapshot.cost_text.startswith(cost)
     assert cost == "price unknown" or "unknown" not in cost_line
+
+
+async def test_sub_agents_ask_as_the_session_does(
+    delegations: OpenDelegations, notebook: Path
+) -> None:
+    from loom_jupyter.models.scripted import ScriptedModel
+
+    (notebook.parent / "AGENTS.md").write_text("Always use metric units.\n")
+    router = Router(
+        [plan({"id": "one", "description": "count rows"})],
+        steps={"count rows": [text("120 rows")]},
+    )
+    model = ScriptedModel(router, model_name="claude-opus-4-6")
+    orchestrator = await delegations(
+        model, thinking="adaptive", effort="high", max_output_tokens=12_345
+    )
+    outcome = await orchestrator.start(GOAL)
+    assert outcome.status == "passed"
+    sub_agent = next(r for r in model.requests if first_user_text(r).startswith("count rows"))
+    assert "Always use metric units." in sub_agent.system  # the project instructions
+    assert (sub_agent.thinking, sub_agent.effort) == (True, "high")
+    assert sub_agent.max_tokens == 12_345

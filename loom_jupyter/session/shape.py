@@ -1,0 +1,21 @@
+"""How a session asks the model, for whoever asks on its behalf (a delegation's sub-agents)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from loom_jupyter.settings import EffortLevel
+
+__all__ = ["RequestShape"]
+
+
+@dataclass(frozen=True)
+class RequestShape:
+    """The system prompt, max tokens, thinking and effort of a session's requests."""
+
+    system: str  # the static prompt with the project instructions
+    max_tokens: int  # loom.yaml's max_output_tokens, else the model's limit
+    thinking: bool = False
+    effort: EffortLevel | None = None
