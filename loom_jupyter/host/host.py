@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from loom_jupyter.host.mirror import Source
     from loom_jupyter.host.protocol import ModelOptions
     from loom_jupyter.host.relocate import Orphan
+    from loom_jupyter.host.restart import RestartOffer
     from loom_jupyter.host.views import Views
     from loom_jupyter.lineage import ExecutionRecord, Provenance
     from loom_jupyter.models.base import Model
@@ -90,7 +91,7 @@ class Host:
         self.document = FrontDocument(self.loop_thread.loop)
         self.lease_message: str | None = None
         self.crash_message: str | None = None  # the previous kernel died holding the session
-        self.restart_offer: str | None = None  # variables a restart took that a rebuild makes
+        self.restart_offer: RestartOffer | None = None  # what a restart took; a rebuild makes it
         self.resumed: SessionInfo | None = None  # the session resumed at open, if any
         self.resumed_prompts = 0  # how many messages the person sent in it
         self.orphans: list[Orphan] = []  # conversations of vanished notebooks beside this one
@@ -147,7 +148,7 @@ class Host:
             self.orphans = await find_orphans(self.location, settings.lease_stale_seconds)
         return held
 
-    async def _restart_offer(self, archive: Archive, info: SessionInfo) -> str | None:
+    async def _restart_offer(self, archive: Archive, info: SessionInfo) -> RestartOffer | None:
         """What the previous kernel took that a rebuild can make again (for the banner)."""
         from loom_jupyter.host.restart import gone_variables, restart_offer
 

@@ -3,12 +3,14 @@
 A session resumed in another kernel than the one its variables were made in has lost
 them (:meth:`~loom_jupyter.engine.state.SessionState.in_kernel` says the same to the
 model). :func:`gone_variables` names them from the session's saved state;
-:func:`restart_offer` is the banner's line: which of them ``%cowork rebuild`` can make
-again from the archived executions, with how many steps and about how long.
+:func:`restart_offer` says which of them a rebuild can make again from the archived
+executions, in how many steps and about how long (:class:`RestartOffer`: the banner's
+line and the sidebar's notice).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from loom_jupyter.lineage import plan_rebuild
@@ -19,7 +21,7 @@ if TYPE_CHECKING:
     from loom_jupyter.lineage import ExecutionRecord
     from loom_jupyter.records import SessionInfo
 
-__all__ = ["gone_variables", "restart_offer"]
+__all__ = ["RestartOffer", "gone_variables", "restart_offer"]
 
 OFFERED = 8  # names put in the offered command; the rest are counted
 
@@ -36,30 +38,53 @@ def gone_variables(info: SessionInfo, owner: str) -> list[str]:
     return list(dict.fromkeys(v.name for v in reversed(state.variables) if v.name.isidentifier()))
 
 
-def restart_offer(names: Sequence[str], records: Sequence[ExecutionRecord]) -> str | None:
-    """One line offering ``%cowork rebuild`` for the ``names`` the records can make; None
-    when there are none."""
+@dataclass(frozen=True)
+class RestartOffer:
+    """What a restart took that the archived executions can make again, and the cost."""
+
+    names: tuple[str, ...]  # offered, newest first (at most OFFERED)
+    more: int  # rebuildable names beyond those
+    steps: int  # executions the slice runs
+    recorded: int  # executions archived
+    estimated_s: float  # their recorded durations, summed
+    risky: int  # steps that may write files, use the network or run a subprocess
+
+    def text(self, command: str) -> str:
+        """The offer, naming ``command`` (``%cowork rebuild`` in a cell, ``/rebuild`` in
+        the sidebar)."""
+        from loom_jupyter.tools.rebuild import seconds
+
+        shown = " ".join(self.names)
+        more = f" (and {self.more} more: `%cowork provenance NAME` for any)" if self.more else ""
+        line = (
+            f"Variables this conversation used are gone with the previous kernel: "
+            f"{', '.join(self.names)}{more}. `{command} {shown}` makes them again: "
+            f"{self.steps} of {self.recorded} recorded executions, about "
+            f"{seconds(self.estimated_s)}, shown before they run."
+        )
+        if self.risky:
+            line += (
+                f" {self.risky} of the steps may write files, use the network or run a "
+                "subprocess: add --yes once you have read them."
+            )
+        return line
+
+
+def restart_offer(names: Sequence[str], records: Sequence[ExecutionRecord]) -> RestartOffer | None:
+    """The offer for the ``names`` the records can make; None when there are none."""
     if not names:
         return None
     missing = plan_rebuild(records, names).missing
     offered = [name for name in names if name not in missing]
     if not offered:
         return None
-    shown, rest = offered[:OFFERED], len(offered) - OFFERED
+    shown = tuple(offered[:OFFERED])
     plan = plan_rebuild(records, shown)
-    from loom_jupyter.tools.rebuild import seconds
-
-    more = f" (and {rest} more: `%cowork provenance NAME` for any)" if rest > 0 else ""
-    line = (
-        f"Variables this conversation used are gone with the previous kernel: "
-        f"{', '.join(shown)}{more}. `%cowork rebuild {' '.join(shown)}` makes them again: "
-        f"{len(plan.steps)} of {len(records)} recorded executions, about "
-        f"{seconds(plan.estimated_s)}, shown before they run."
+    return RestartOffer(
+        names=shown,
+        more=len(offered) - len(shown),
+        steps=len(plan.steps),
+        recorded=len(records),
+        estimated_s=plan.estimated_s,
+        risky=len(plan.consent_steps),
     )
-    risky = len(plan.consent_steps)
-    if risky:
-        line += (
-            f" {risky} of the steps may write files, use the network or run a subprocess: "
-            "add --yes once you have read them."
-        )
-    return line

@@ -57,6 +57,11 @@ def records(
     return made
 
 
+def text_of(names: list[str], history: list[ExecutionRecord]) -> str | None:
+    offer = restart_offer(names, history)
+    return offer.text("%cowork rebuild") if offer is not None else None
+
+
 def test_a_new_kernel_has_lost_what_the_conversation_used_newest_first() -> None:
     assert gone_variables(used("a", "b", "a"), NEW) == ["a", "b"]
 
@@ -69,17 +74,20 @@ def test_the_same_kernel_or_a_conversation_without_code_has_lost_nothing() -> No
 
 def test_the_offer_names_the_command_the_slice_and_its_time() -> None:
     history = records("a = 1", "noise = 2", "b = a + 1", "other = 3")
-    offer = restart_offer(["b", "a", "lost"], history)
+    offer = text_of(["b", "a", "lost"], history)
     assert offer is not None
     assert "gone with the previous kernel: b, a." in offer
     assert "`%cowork rebuild b a`" in offer
     assert "2 of 4 recorded executions, about 3.00 s" in offer
     assert "--yes" not in offer
+    sidebar = restart_offer(["b", "a"], history)
+    assert sidebar is not None
+    assert "`/rebuild b a` makes them again" in sidebar.text("/rebuild")
 
 
 def test_steps_with_side_effects_are_pointed_out() -> None:
     history = records("a = 1", "b = a + 1", effects={1: ("writes files",)})
-    offer = restart_offer(["b"], history)
+    offer = text_of(["b"], history)
     assert offer is not None
     assert "1 of the steps may write files" in offer
     assert "--yes" in offer
@@ -92,7 +100,7 @@ def test_nothing_to_offer_without_records_that_make_the_names() -> None:
 
 def test_many_names_are_offered_eight_at_a_time() -> None:
     names = [f"v{n}" for n in range(11)]
-    offer = restart_offer(names, records(*(f"{name} = 1" for name in names)))
+    offer = text_of(names, records(*(f"{name} = 1" for name in names)))
     assert offer is not None
     assert f"`%cowork rebuild {' '.join(names[:8])}`" in offer
     assert "(and 3 more: `%cowork provenance NAME` for any)" in offer

@@ -103,14 +103,15 @@ def test_the_answer_goes_to_the_asking_sidebar_only(wire: Wire, comm: str) -> No
 
 
 def test_a_sidebar_opened_after_a_restart_is_offered_the_rebuild(wire: Wire) -> None:
-    offer = "A restart took scores, total: `%cowork rebuild scores total` makes them again."
+    offer = "RestartOffer(('scores', 'total'), 0, steps=2, recorded=5, estimated_s=1.5, risky=0)"
     code = (
         "from loom_jupyter.jupyter.coworker.registry import current\n"
-        f"current(get_ipython()).host.restart_offer = {offer!r}"
+        "from loom_jupyter.host.restart import RestartOffer\n"
+        f"current(get_ipython()).host.restart_offer = {offer}"
     )
     assert wire.run(code)["status"] == "ok"
     opened = wire.open_comm(hello())
     notices = wire.wait(lambda: _of(wire, opened, "notice"), "the restart offer")
-    assert notices[0]["message"] == offer
+    assert "`/rebuild scores total` makes them again: 2 of 5 recorded" in notices[0]["message"]
     assert notices[0]["level"] == "info"
-    assert wire.run(code.replace(repr(offer), "None"))["status"] == "ok"
+    assert wire.run(code.replace(offer, "None"))["status"] == "ok"

@@ -329,7 +329,8 @@ class KernelCowork:
             head = f"{where} — resumed “{title}” ({plural(host.resumed_prompts, 'prompt')})"
         hint = "%cowork sessions to switch · %cowork --help for help"
         offers = [o.hint() for o in host.orphans if not o.writer_alive]
-        messages = (host.crash_message, host.lease_message, host.restart_offer, *offers)
+        offer = host.restart_offer.text("%cowork rebuild") if host.restart_offer else None
+        messages = (host.crash_message, host.lease_message, offer, *offers)
         notes = [wrap_words(m) for m in messages if m]
         return "\n".join([wrap_words(head), hint, *notes])
 

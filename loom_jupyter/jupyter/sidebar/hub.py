@@ -224,7 +224,7 @@ class SidebarHub:
                 if not orphan.writer_alive:
                     self._reply(peer, NoticeMsg(f"{orphan.hint()} (Run it in a cell.)", "info"))
         if self._host.restart_offer:  # what a restart took, and that a rebuild makes it
-            self._reply(peer, NoticeMsg(self._host.restart_offer, "info"))
+            self._reply(peer, NoticeMsg(self._host.restart_offer.text("/rebuild"), "info"))
         peer.ready = True  # no await since the snapshot: nothing was missed in between
 
     async def _complete(self, peer: Peer, query: str, kind: str) -> None:
