@@ -71,11 +71,11 @@ def _record(row: sqlite3.Row) -> ExecutionRecord:
         id=row["id"],
         source=row["source"],
         code=row["code"],
-        reads=tuple(json.loads(row["reads"])),
-        sets=tuple(json.loads(row["sets"])),
-        mutates=tuple(json.loads(row["mutates"])),
-        effects=tuple(json.loads(row["effects"])),
-        fingerprints=json.loads(row["fingerprints"]),
+        reads=_names(row["reads"]),
+        sets=_names(row["sets"]),
+        mutates=_names(row["mutates"]),
+        effects=_names(row["effects"]),
+        fingerprints=json.loads(row["fingerprints"]) if row["fingerprints"] != "{}" else {},
         parsed=bool(row["parsed"]),
         duration_s=row["duration_s"],
         error=row["error"],
@@ -86,3 +86,8 @@ def _record(row: sqlite3.Row) -> ExecutionRecord:
         kernel_run=row["kernel_run"],
         created_at=row["created_at"],
     )
+
+
+def _names(text: str) -> tuple[str, ...]:
+    """A JSON list of names as a tuple (most are empty: no parsing for those)."""
+    return () if text == "[]" else tuple(json.loads(text))
