@@ -152,6 +152,28 @@ _RANDOM_CALLS = frozenset(
 )
 _RANDOM_ROOTS = frozenset({"rng", "generator", "torch"})
 _SEED_CALLS = frozenset({"seed", "manual_seed", "set_seed"})
+# Generators made from a seed (``default_rng(7)``): what they draw repeats.
+_SEEDED_MAKERS = frozenset({"default_rng", "RandomState", "Random", "Generator", "PRNGKey"})
+# Methods that draw from a generator object and so advance its state.
+_DRAW_METHODS = _RANDOM_CALLS | frozenset(
+    {
+        "standard_normal",
+        "exponential",
+        "poisson",
+        "binomial",
+        "beta",
+        "gamma",
+        "lognormal",
+        "multivariate_normal",
+        "bytes",
+        "gauss",
+        "randrange",
+        "getrandbits",
+        "choices",
+        "triangular",
+    }
+)
+_GENERATOR_TYPES = frozenset({"Generator", "RandomState", "Random", "SystemRandom"})
 _IGNORED_READS = frozenset(dir(builtins)) | {"get_ipython", "In", "Out", "_", "__", "___"}
 
 _SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -168,6 +190,7 @@ class CodeFacts:
     mutates: tuple[str, ...] = ()  # names changed in place (a call, a subscript, an attribute)
     effects: tuple[str, ...] = ()  # heuristic SideEffect labels
     parsed: bool = True  # False: not Python we could read (a cell magic); reads unknown
+    draws: tuple[str, ...] = ()  # names whose draw-like methods ran (``rng.normal()``)
 
     @property
     def needs_consent(self) -> bool:
@@ -236,6 +259,7 @@ def analyze(code: str) -> CodeFacts:
         sets=tuple(scan.sets),
         mutates=tuple(name for name in scan.mutates if name not in scan.sets),
         effects=tuple(effects),
+        draws=tuple(scan.draws),
     )
 
 
@@ -309,6 +333,7 @@ class _Scan:
         self.reads: list[str] = []
         self.sets: list[str] = []
         self.mutates: list[str] = []
+        self.draws: list[str] = []
         self._bound: set[str] = set()
 
     def statements(self, body: Iterable[ast.stmt]) -> None:
@@ -402,6 +427,8 @@ class _Scan:
             )
             if base is not None and (func.attr in MUTATING_METHODS or inplace):
                 self.mutate(base)
+            elif base is not None and func.attr in _DRAW_METHODS and base not in self.draws:
+                self.draws.append(base)  # a generator's state advances (if it is one)
 
     def target(self, target: ast.expr) -> None:
         if isinstance(target, ast.Name):
@@ -535,7 +562,9 @@ def _effects(tree: ast.Module) -> list[str]:
             add("network")
         if root in _SUBPROCESS_MODULES or (root == "os" and name in _SUBPROCESS_CALLS):
             add("subprocess")
-        if name in _SEED_CALLS:
+        if name in _SEED_CALLS or (
+            name in _SEEDED_MAKERS and (node.args or any(k.arg == "seed" for k in node.keywords))
+        ):
             seeded = True
         elif root in _RANDOM_MODULES or (
             name in _RANDOM_CALLS and ("random" in parts[:-1] or root in _RANDOM_ROOTS)
@@ -674,8 +703,10 @@ def execution_record(
     """
     facts = analyze(code)
     sets = tuple(dict.fromkeys((*facts.sets, *changed)))
+    drawn = [name for name in facts.draws if _is_generator(namespace.get(name))]
+    mutates = tuple(dict.fromkeys((*facts.mutates, *drawn)))
     fingerprints: dict[str, str] = {}
-    for name in (*sets, *facts.mutates):
+    for name in (*sets, *mutates):
         if name in namespace:
             value = fingerprint(namespace[name])
             if value is not None:
@@ -686,7 +717,7 @@ def execution_record(
         code=code,
         reads=facts.reads,
         sets=sets,
-        mutates=tuple(name for name in facts.mutates if name not in sets),
+        mutates=tuple(name for name in mutates if name not in sets),
         effects=facts.effects,
         parsed=facts.parsed,
         duration_s=duration_s,
@@ -696,3 +727,12 @@ def execution_record(
         turn=turn,
         cell_id=cell_id,
     )
+
+
+def _is_generator(value: Any) -> bool:
+    """A random generator object (NumPy's or the standard library's): draws change it."""
+    kind = type(value)
+    return kind.__name__ in _GENERATOR_TYPES and kind.__module__.split(".")[0] in {
+        "numpy",
+        "random",
+    }

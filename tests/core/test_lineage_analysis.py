@@ -131,3 +131,34 @@ def test_fingerprints_of_arrays_and_frames() -> None:
     frame = pd.DataFrame({"a": [1, 2], "b": ["x", "y"]})
     assert fingerprint(frame) == fingerprint(frame.copy())
     assert fingerprint(frame) != fingerprint(frame.assign(a=[1, 3]))
+
+
+def test_a_generator_made_from_a_seed_repeats() -> None:
+    from loom_jupyter.lineage import analyze
+
+    assert "randomness" not in analyze("rng = np.random.default_rng(7)").effects
+    assert "randomness" not in analyze("r = random.Random(seed=3)\nx = r.random()").effects
+    assert "randomness" in analyze("rng = np.random.default_rng()\nx = rng.normal()").effects
+
+
+def test_drawing_from_a_generator_changes_it_so_a_rebuild_replays_earlier_draws() -> None:
+    import random
+    from dataclasses import replace
+
+    from loom_jupyter.lineage import execution_record, plan_rebuild
+
+    namespace: dict[str, object] = {"random": random}
+    cells = ["gen = random.Random(5)", "first = gen.random()", "second = gen.random()"]
+    records = []
+    for n, code in enumerate(cells, 1):
+        exec(code, namespace)
+        made = execution_record(
+            code, source="cell", changed=(), namespace=namespace, duration_s=0.1
+        )
+        records.append(replace(made, id=n))
+    assert records[1].mutates == ("gen",)  # the draw advanced the generator
+    assert [s.code for s in plan_rebuild(records, ["second"]).steps] == cells  # same draw again
+    rows = execution_record(
+        "picked = rows.sample()", source="cell", changed=(), namespace={"rows": [1]}, duration_s=0
+    )
+    assert rows.mutates == ()  # .sample() of something that is no generator changes nothing
