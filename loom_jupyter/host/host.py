@@ -248,10 +248,10 @@ class Host:
                 await session.append_note(note)
             if self._ports is not None and self._ports.before_turn is not None:
                 await self._ports.before_turn(session)
-            if source == "sidebar":  # @-mentions add their objects' summaries, marked
-                from loom_jupyter.host.mentions import expand_mentions
+            from loom_jupyter.host.mentions import expand_mentions
 
-                text = await expand_mentions(self.mention_sources(session), text)
+            # @-mentions add their objects' summaries, marked, from a cell as from the sidebar
+            text = await expand_mentions(self.mention_sources(session), text)
             async for event in session.send(text):
                 await self.floor.publish(event)
         finally:
