@@ -6,8 +6,8 @@
 import { ChatStore, Entry } from '../src/store';
 import { KernelMessage } from '../src/protocol';
 import {
-  COMMANDS,
   CompletionItem,
+  SLASH_COMMANDS,
   applyCompletion,
   commandItems,
   completionContext,
@@ -48,14 +48,41 @@ describe('completionContext', () => {
 describe('commandItems', () => {
   it('lists every command with its description for a bare slash, in order', () => {
     const items = commandItems('');
-    expect(items.map(i => i.label)).toEqual(COMMANDS.map(c => c.name));
+    expect(items.map(i => i.label)).toEqual(SLASH_COMMANDS.map(c => c.name));
     expect(items.every(i => i.kind === 'command' && i.detail.length > 0)).toBe(true);
     expect(items.map(i => i.label)).toEqual(
       expect.arrayContaining(['new', 'fork', 'sessions', 'search', 'cost', 'model', 'effort'])
     );
     expect(items.map(i => i.label)).toEqual(
-      expect.arrayContaining(['delegate', 'export', 'mcp', 'help'])
+      expect.arrayContaining(['delegate', 'rebuild', 'export', 'mcp', 'help'])
     );
+  });
+
+  it('comes from the table generated from the kernel’s, and reads as its /help line', () => {
+    // /help answers `- \`USAGE\` — DESCRIPTION` per row of the same table (kernel side)
+    for (const [index, item] of commandItems('').entries()) {
+      const command = SLASH_COMMANDS[index];
+      const row = `/${item.label}${command.args === '' ? ' — ' : ' '}${item.detail}`;
+      expect(row).toBe(`${command.usage} — ${command.description}`);
+    }
+    const rebuild = SLASH_COMMANDS.find(c => c.name === 'rebuild');
+    expect(rebuild).toMatchObject({ usage: '/rebuild NAME [NAME ...] [--yes]', front: false });
+    expect(SLASH_COMMANDS.filter(c => c.front).map(c => c.name)).toEqual([
+      'new',
+      'fork',
+      'sessions',
+      'search'
+    ]);
+  });
+
+  it('completes /reb to /rebuild, with its arguments', () => {
+    const [item] = commandItems('reb');
+    expect(commandItems('reb')).toHaveLength(1);
+    expect(item.label).toBe('rebuild');
+    expect(item.detail).toMatch(/^NAME \[NAME \.\.\.\] \[--yes\] — /);
+    const context = completionContext('/reb', 4)!;
+    expect(applyCompletion('/reb', context, item)).toEqual({ text: '/rebuild ', caret: 9 });
+    expect(parseSlash('/rebuild total --yes')).toEqual({ name: 'rebuild', args: 'total --yes' });
   });
 
   it('filters by prefix as the person types', () => {

@@ -1,8 +1,10 @@
-"""The sidebar's slash commands that the kernel answers without the model.
+"""The sidebar's slash commands: the one table, and the answers the kernel gives.
 
-``/new``, ``/fork``, ``/sessions`` and ``/search`` are the front's own messages; the
-commands here need the kernel: ``/cost``, ``/model``, ``/effort``, ``/mcp``,
-``/export``, ``/delegate`` and ``/help``. Each answer is a
+:data:`SLASH_COMMANDS` is the table, written once: ``/help`` lists it and the front's
+completion reads it from ``labextension/src/generated/commands.ts``, which
+``python -m loom_jupyter.host.contract`` writes from it. ``/new``, ``/fork``,
+``/sessions`` and ``/search`` are answered by the front itself (``front``); the rest
+need the kernel, without the model. Each answer is a
 :class:`~loom_jupyter.host.protocol.CommandResult` whose markdown the sidebar renders
 sanitized, as a small card. Nothing here imports Jupyter.
 """
@@ -10,35 +12,69 @@ sanitized, as a small card. Nothing here imports Jupyter.
 from __future__ import annotations
 
 import asyncio
+import re
 import shlex
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, get_args
 
 from loom_jupyter.errors import LoomError
-from loom_jupyter.host.protocol import CommandResult
+from loom_jupyter.host.protocol import CommandResult, EffortChoice
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Awaitable, Callable, Sequence
     from pathlib import Path
 
     from loom_jupyter.host.host import Host
+    from loom_jupyter.lineage import RebuildPlan
     from loom_jupyter.records import ModelCallRecord
+    from loom_jupyter.tools.rebuild import Replayed
 
-__all__ = ["COMMANDS", "run_command"]
+__all__ = ["SLASH_COMMANDS", "SlashCommand", "help_text", "run_command"]
 
-COMMANDS: tuple[tuple[str, str], ...] = (
-    ("new", "start a new conversation"),
-    ("fork", "copy this conversation and continue in the copy"),
-    ("sessions", "list this notebook's conversations"),
-    ("search", "search every conversation of this notebook: /search WORDS"),
-    ("cost", "tokens and cost of this conversation"),
-    ("model", "show the model, or use another: /model NAME"),
-    ("effort", "show or set the thinking effort: /effort low|medium|high|xhigh|max"),
-    ("delegate", "hand a big goal to parallel sub-agents: /delegate GOAL"),
-    ("export", "write this conversation as Markdown: /export [PATH]"),
-    ("mcp", "MCP servers, their state and tools: /mcp [--restart NAME]"),
-    ("help", "these commands, and @-mentions"),
+
+@dataclass(frozen=True)
+class SlashCommand:
+    """A sidebar slash command: how it is typed and what it does. The kernel's `/help` and
+    the front's completion show these words."""
+
+    name: str
+    """Typed after the slash, e.g. `rebuild`."""
+    args: str
+    """Its arguments as typed after the name (`""`: none), e.g. `NAME [NAME ...] [--yes]`."""
+    description: str
+    """What it does, in a few words."""
+    front: bool = False
+    """The front answers it itself; the others go to the kernel as a `command` message."""
+
+    @property
+    def usage(self) -> str:
+        """The whole form: `/rebuild NAME [NAME ...] [--yes]`."""
+        return f"/{self.name} {self.args}".rstrip()
+
+
+EFFORT_LEVELS: tuple[str, ...] = get_args(EffortChoice)
+
+SLASH_COMMANDS: tuple[SlashCommand, ...] = (
+    SlashCommand("new", "", "start a new conversation", front=True),
+    SlashCommand("fork", "", "copy this conversation and continue in the copy", front=True),
+    SlashCommand("sessions", "", "list this notebook's conversations", front=True),
+    SlashCommand("search", "WORDS", "search every conversation of this notebook", front=True),
+    SlashCommand("cost", "", "tokens and cost of this conversation"),
+    SlashCommand("model", "[NAME]", "show the model, or use another"),
+    SlashCommand(
+        "effort", "[LEVEL]", f"show or set the thinking effort ({', '.join(EFFORT_LEVELS)})"
+    ),
+    SlashCommand("delegate", "GOAL", "hand a big goal to parallel sub-agents"),
+    SlashCommand(
+        "rebuild",
+        "NAME [NAME ...] [--yes]",
+        "make variables again by re-running the recorded cells they need",
+    ),
+    SlashCommand("export", "[PATH]", "write this conversation as Markdown"),
+    SlashCommand("mcp", "[--restart NAME]", "MCP servers, their state and tools"),
+    SlashCommand("help", "", "these commands, and @-mentions"),
 )
-"""Every slash command and its one-line description (the sidebar has the same table)."""
+"""Every slash command, in the order the front lists them."""
 
 _MENTIONS_HELP = (
     "Type `@` to mention a variable (`@df`), a cell (`@cell:ID`) or a file in the "
@@ -46,21 +82,29 @@ _MENTIONS_HELP = (
 )
 
 
+def help_text() -> str:
+    """The `/help` answer: one line per command of :data:`SLASH_COMMANDS`, then mentions."""
+    lines = [f"- `{c.usage}` — {c.description}" for c in SLASH_COMMANDS]
+    return "**Commands**\n\n" + "\n".join(lines) + "\n\n" + _MENTIONS_HELP
+
+
 async def run_command(host: Host, name: str, args: str) -> CommandResult:
     """Run ``/name args``; a failure is a result that says why (``ok`` False)."""
-    handler = _HANDLERS.get(name)
-    if handler is None:
-        known = ", ".join(f"/{n}" for n, _ in COMMANDS)
+    command = next((c for c in SLASH_COMMANDS if c.name == name), None)
+    if command is None:
+        known = ", ".join(f"/{c.name}" for c in SLASH_COMMANDS)
         return CommandResult(name, f"Unknown command `/{name}`. Commands: {known}.", ok=False)
+    if command.front:  # only an incomplete one reaches the kernel, e.g. /search without words
+        text = f"Usage: `{command.usage}` — {command.description} (the sidebar answers it)."
+        return CommandResult(name, text, ok=False)
     try:
-        return await handler(host, args.strip())
+        return await _HANDLERS[name](host, args.strip())
     except LoomError as exc:
         return CommandResult(name, str(exc), ok=False)
 
 
 async def _help(host: Host, args: str) -> CommandResult:
-    lines = [f"- `/{n}` — {text}" for n, text in COMMANDS]
-    return CommandResult("help", "**Commands**\n\n" + "\n".join(lines) + "\n\n" + _MENTIONS_HELP)
+    return CommandResult("help", help_text())
 
 
 async def _cost(host: Host, args: str) -> CommandResult:
@@ -111,9 +155,8 @@ async def _effort(host: Host, args: str) -> CommandResult:
         from loom_jupyter.host.options import apply_options, model_options, options_line
     except ImportError:
         return CommandResult("effort", "Effort is not available in this kernel.", ok=False)
-    levels = ("default", "low", "medium", "high", "xhigh", "max")
-    if args and args not in levels:
-        raise LoomError(f"Usage: /effort {'|'.join(levels)} (got {args!r}).")
+    if args and args not in EFFORT_LEVELS:
+        raise LoomError(f"Usage: /effort {'|'.join(EFFORT_LEVELS)} (got {args!r}).")
     if args:  # the same door as the sidebar's set_options message
         options = await apply_options(host, effort=args)
     else:
@@ -182,6 +225,96 @@ async def _delegate(host: Host, args: str) -> CommandResult:
     )
 
 
+async def _rebuild(host: Host, args: str) -> CommandResult:
+    """Plan, show, run (side effects only with ``--yes``), check: ``%cowork rebuild``'s path."""
+    from loom_jupyter.lineage import plan_rebuild
+    from loom_jupyter.tools.rebuild import consent_note, rebuild_names, replay
+
+    words = args.split()
+    flags = [w for w in words if w.startswith("-")]
+    if set(flags) - {"--yes"} or not words:
+        raise LoomError(f"Usage: `{_usage('rebuild')}`, e.g. `/rebuild total`.")
+    names = rebuild_names(w for w in words if w != "--yes")
+    _refuse_while_busy(host)
+    session = await host.session_async()
+    kernel = session.kernel
+    present = {v.name for v in await kernel.list_variables()}
+    plan = plan_rebuild(await host.executions(), names, present)
+    shown = _plan_markdown(plan, names)
+    held = consent_note(plan)
+    if held is not None and "--yes" not in flags:
+        retry = f"Type `/rebuild {' '.join(names)} --yes` to run them."
+        return CommandResult("rebuild", f"{shown}\n\n**{held}** {retry}", ok=False)
+    if not plan.steps:
+        return CommandResult("rebuild", shown, ok=not plan.missing)
+    _refuse_while_busy(host)
+    done = await replay(kernel, plan, names)
+    if done.ok:
+        host.restart_offer = None  # taken up: a sidebar opened now is not offered it again
+    answer = f"{shown}\n\n{_checks_markdown(done)}"
+    return CommandResult("rebuild", answer, ok=done.ok and not plan.missing)
+
+
+def _refuse_while_busy(host: Host) -> None:
+    """A rebuild runs code in the namespace: never beside a turn or a delegation."""
+    running = [t for t in host.floor.tasks.values() if t.status in ("planning", "running")]
+    if not host.idle or host.floor.busy or running:
+        what = "a delegation" if running and host.idle else "a turn"
+        raise LoomError(
+            f"Not now: {what} is running. Wait for it to end (or stop it), then send the "
+            "/rebuild again."
+        )
+
+
+def _plan_markdown(plan: RebuildPlan, names: Sequence[str]) -> str:
+    """The plan as markdown: the steps' table, the estimate, what cannot be made and why."""
+    from loom_jupyter.tools.rebuild import PLAN_HEADERS, plan_rows, seconds
+
+    wanted = ", ".join(_code(n) for n in names)
+    if not plan.steps:
+        parts = [f"**Nothing to run to rebuild {wanted}.**"]
+    else:
+        head = f"**To rebuild {wanted}: {len(plan.steps)} step(s), about "
+        rows = [
+            f"| {n} | {_cell(label)} | {_cell(_code(line))} | {est} | {_cell(effects or '—')} |"
+            for n, label, line, est, effects in plan_rows(plan)
+        ]
+        table = ["| " + " | ".join(PLAN_HEADERS) + " |", "|---:|---|---|---:|---|", *rows]
+        parts = [head + f"{seconds(plan.estimated_s)}.**", "\n".join(table)]
+    if plan.missing:
+        missing = [f"- {_code(name)}: {_cell(why)}" for name, why in plan.missing.items()]
+        parts.append("Cannot rebuild:\n\n" + "\n".join(missing))
+    if plan.unresolved:
+        listed = ", ".join(_code(n) for n in plan.unresolved)
+        parts.append(f"Read but set by no recorded execution (must exist already): {listed}.")
+    return "\n\n".join(parts)
+
+
+def _checks_markdown(done: Replayed) -> str:
+    """What the rebuild ran and each name's check, as markdown."""
+    rows = [
+        f"| {_code(name)} | {'yes' if ok else 'no'} | {_cell(found)} |"
+        for name, ok, found in done.checks
+    ]
+    table = "\n".join(["| name | rebuilt | check |", "|---|---|---|", *rows])
+    ran = f"Ran {len(done.runs)} of {done.total} step(s)."
+    failure = f" {_cell(done.failure)}" if done.failure is not None else ""
+    return f"{ran}{failure}\n\n{table}"
+
+
+def _usage(name: str) -> str:
+    return next(c.usage for c in SLASH_COMMANDS if c.name == name)
+
+
+def _code(text: str) -> str:
+    """``text`` as an inline code span, whatever backticks it holds."""
+    if not text:
+        return ""
+    fence = "`" * (max(map(len, re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def _write(path: Path, text: str) -> Path:
     path = path.expanduser()
     path.write_text(text, encoding="utf-8")
@@ -193,7 +326,7 @@ def _cell(value: object) -> str:
     return " ".join(str(value).split()).replace("|", "\\|")
 
 
-_HANDLERS = {
+_HANDLERS: dict[str, Callable[[Host, str], Awaitable[CommandResult]]] = {
     "help": _help,
     "cost": _cost,
     "model": _model,
@@ -201,4 +334,5 @@ _HANDLERS = {
     "mcp": _mcp,
     "export": _export,
     "delegate": _delegate,
+    "rebuild": _rebuild,
 }

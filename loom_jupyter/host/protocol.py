@@ -298,8 +298,8 @@ class Complete:
 class Command:
     """A sidebar slash command that the kernel answers without the model.
 
-    `cost`, `model [NAME]`, `effort [LEVEL]`, `mcp [--restart NAME]`, `export [PATH]`,
-    `delegate GOAL` and `help`; answered with `command_result` (or an error `notice`).
+    One the page's slash command table marks as answered by the kernel (`cost`, `rebuild`,
+    `help`...); answered with `command_result` (or an error `notice`).
     """
 
     name: str

@@ -3,12 +3,15 @@
 :func:`~loom_jupyter.lineage.plan_rebuild` chooses the steps; this module shows them
 (:func:`plan_rows`, :func:`render_plan`), runs them through a
 :class:`~loom_jupyter.tools.base.KernelBridge` (:func:`run_steps`, stopping at the first
-error) and checks the names afterwards (:func:`check_names`). ``%cowork rebuild`` and the
-tool ``rebuild_variables`` (:class:`RebuildVariables`) share them.
+error) and checks the names afterwards (:func:`check_names`). ``%cowork rebuild``, the
+sidebar's ``/rebuild`` and the tool ``rebuild_variables`` (:class:`RebuildVariables`) share
+one path: :func:`rebuild_names` (which names), :func:`consent_note` (steps that need
+``--yes``), :func:`replay` (run, then check) and :func:`failure_text`.
 """
 
 from __future__ import annotations
 
+import keyword
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -20,24 +23,61 @@ from loom_jupyter.tools.base import ToolAccess, ToolContext, ToolOutput
 from loom_jupyter.tools.schema import object_schema
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
     from loom_jupyter.lineage import ExecutionRecord, Provenance, RebuildPlan
     from loom_jupyter.tools.base import ExecutionResult, KernelBridge
 
 __all__ = [
+    "MAX_NAMES",
     "PLAN_HEADERS",
     "RebuildVariables",
+    "Replayed",
     "StepRun",
     "check_names",
+    "consent_note",
+    "failure_text",
     "first_line",
     "plan_rows",
     "provenance_text",
+    "rebuild_names",
     "render_plan",
+    "replay",
     "run_steps",
 ]
 
 PLAN_HEADERS = ("#", "source", "first line", "est. time", "effects")
+MAX_NAMES = 50
+"""At most this many names in one rebuild."""
+
+
+def rebuild_names(names: Iterable[str]) -> list[str]:
+    """The names to rebuild, each once, in order; a clear :class:`ToolError` for none, more
+    than :data:`MAX_NAMES`, or one that is no variable name (a Python identifier)."""
+    unique = list(dict.fromkeys(str(name) for name in names))
+    if not unique:
+        raise ToolError("Name the variables to rebuild.")
+    if len(unique) > MAX_NAMES:
+        raise ToolError(f"At most {MAX_NAMES} names in one rebuild (got {len(unique)}).")
+    bad = [name for name in unique if not name.isidentifier() or keyword.iskeyword(name)]
+    if bad:
+        shown = ", ".join(repr(name if len(name) <= 40 else name[:39] + "…") for name in bad[:5])
+        raise ToolError(f"Not a variable name (a Python identifier): {shown}.")
+    return unique
+
+
+def consent_note(plan: RebuildPlan) -> str | None:
+    """Why nothing ran, when steps of ``plan`` change the world outside the namespace (they
+    run only with the person's ``--yes``); ``None`` when no step needs that."""
+    risky = [
+        f"{n} ({', '.join(s.effects)})" for n, s in enumerate(plan.steps, 1) if s.needs_consent
+    ]
+    if not risky:
+        return None
+    return (
+        f"Nothing was run: step(s) {', '.join(risky)} may write files, use the network or "
+        "run a subprocess."
+    )
 
 
 def first_line(code: str, limit: int = 60) -> str:
@@ -173,16 +213,52 @@ def check_names(
     return outcome
 
 
-def _run_text(runs: Sequence[StepRun], total: int) -> str:
-    lines = []
+def failure_text(runs: Sequence[StepRun], total: int) -> str | None:
+    """The step that raised (its error's last line) and how many were not run, or ``None``."""
     for n, run in enumerate(runs, 1):
         if run.result.error is not None:
             error = [x for x in run.result.error.strip().splitlines() if x.strip()]
-            lines.append(f"Step {n} ({run.step.label}) raised: {error[-1] if error else 'error'}")
-            lines.append(f"Stopped: {total - n} later step(s) not run.")
-    if not lines:
-        lines.append(f"Ran {len(runs)} step(s).")
-    return "\n".join(lines)
+            return (
+                f"Step {n} ({run.step.label}) raised: {error[-1] if error else 'error'}. "
+                f"Stopped: {total - n} later step(s) not run."
+            )
+    return None
+
+
+@dataclass(frozen=True)
+class Replayed:
+    """A plan as it ran again: the steps run (up to the first error) and each name's check."""
+
+    runs: tuple[StepRun, ...]
+    checks: tuple[tuple[str, bool, str], ...]  # (name, ok, what was found): check_names
+    total: int  # the plan's steps
+
+    @property
+    def failure(self) -> str | None:
+        """What stopped the run (:func:`failure_text`), or ``None``."""
+        return failure_text(self.runs, self.total)
+
+    @property
+    def ok(self) -> bool:
+        """Every step ran without an error and every name checks out."""
+        return self.failure is None and all(ok for _, ok, _ in self.checks)
+
+    @property
+    def rebuilt(self) -> int:
+        """How many names check out."""
+        return sum(ok for _, ok, _ in self.checks)
+
+
+async def replay(kernel: KernelBridge, plan: RebuildPlan, names: Sequence[str]) -> Replayed:
+    """Run ``plan``'s steps through ``kernel`` (:func:`run_steps`), then check ``names``
+    against the fingerprints the kernel finds now (:func:`check_names`)."""
+    runs = await run_steps(kernel, plan.steps)
+    checks = check_names(names, plan.steps, await kernel.fingerprints(names))
+    return Replayed(tuple(runs), tuple(checks), len(plan.steps))
+
+
+def _run_text(done: Replayed) -> str:
+    return done.failure or f"Ran {len(done.runs)} step(s)."
 
 
 class RebuildVariables:
@@ -221,31 +297,24 @@ class RebuildVariables:
         """Plan, refuse side effects, run the steps, check the names."""
         if ctx.executions is None:
             raise ToolError("No execution archive here: nothing to rebuild from.")
-        names = list(dict.fromkeys(str(n) for n in args["names"]))
+        names = rebuild_names(args["names"])
         records = await ctx.executions.executions()
         present = {v.name for v in await ctx.kernel.list_variables()}
         plan = plan_rebuild(records, names, present)
         text = render_plan(plan)
-        if plan.consent_steps:
-            listed = ", ".join(
-                f"{n} ({', '.join(s.effects)})"
-                for n, s in enumerate(plan.steps, 1)
-                if s.needs_consent
-            )
+        held = consent_note(plan)
+        if held is not None:
             return ToolOutput.error(
-                f"{text}\nNot run: step(s) {listed} change things outside the namespace. Ask "
-                f"the person to run `%cowork rebuild {' '.join(names)} --yes` if they agree."
+                f"{text}\n{held} Ask the person to run `%cowork rebuild {' '.join(names)} "
+                "--yes` if they agree."
             )
         if not plan.steps:
             return ToolOutput.text(text, summary="nothing to rebuild", is_error=bool(plan.missing))
-        runs = await run_steps(ctx.kernel, plan.steps)
-        outcome = check_names(names, plan.steps, await ctx.kernel.fingerprints(names))
-        lines = [text, _run_text(runs, len(plan.steps))]
-        lines += [f"{name}: {found}" for name, _, found in outcome]
-        failed = any(r.result.error for r in runs) or not all(ok for _, ok, _ in outcome)
-        rebuilt = sum(ok for _, ok, _ in outcome)
+        done = await replay(ctx.kernel, plan, names)
+        lines = [text, _run_text(done)]
+        lines += [f"{name}: {found}" for name, _, found in done.checks]
         return ToolOutput.text(
             "\n".join(lines),
-            summary=f"rebuilt {rebuilt} of {len(names)} name(s)",
-            is_error=failed,
+            summary=f"rebuilt {done.rebuilt} of {len(names)} name(s)",
+            is_error=not done.ok,
         )

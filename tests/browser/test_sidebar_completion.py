@@ -18,6 +18,7 @@ from lab_harness import LabPage, write_notebook
 from playwright.sync_api import expect
 from sidebar_page import ANSWER_TIMEOUT_MS, INPUT, USER, env_cell, open_chat, send, wait_answer
 
+from loom_jupyter.host.commands import SLASH_COMMANDS
 from loom_jupyter.host.mentions import MENTIONS_HEADER
 from loom_jupyter.testing import FakeAnthropic
 
@@ -31,10 +32,7 @@ pytestmark = pytest.mark.browser
 COMPLETIONS = '[data-loom="completions"]'
 COMPLETION = '[data-loom="completion"]'
 TOOLBOX = Path(__file__).resolve().parents[1] / "mcp" / "servers" / "toolbox.py"
-COMMAND_NAMES = [
-    "new", "fork", "sessions", "search", "cost", "model",
-    "effort", "delegate", "export", "mcp", "help",
-]  # fmt: skip
+COMMAND_NAMES = [command.name for command in SLASH_COMMANDS]  # the one table, in its order
 
 
 @pytest.fixture

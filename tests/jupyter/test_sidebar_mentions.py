@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from loom_jupyter.host.commands import COMMANDS, run_command
+from loom_jupyter.host.commands import SLASH_COMMANDS, run_command
 from loom_jupyter.host.mentions import (
     MAX_OBJECT_CHARS,
     MENTIONS_HEADER,
@@ -146,8 +146,8 @@ async def test_binary_files_and_big_files_are_capped(sources: MentionSources) ->
 async def test_help_lists_every_command_and_unknown_ones_say_so() -> None:
     result = await run_command(None, "help", "")  # type: ignore[arg-type]  # help needs no host
     assert result.ok
-    for name, _ in COMMANDS:
-        assert f"`/{name}`" in result.text
+    for command in SLASH_COMMANDS:
+        assert f"- `{command.usage}` — {command.description}\n" in result.text
     assert "@" in result.text
     unknown = await run_command(None, "frobnicate", "")  # type: ignore[arg-type]
     assert not unknown.ok

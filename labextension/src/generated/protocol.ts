@@ -861,8 +861,8 @@ export interface Complete {
 /**
  * A sidebar slash command that the kernel answers without the model.
  *
- * `cost`, `model [NAME]`, `effort [LEVEL]`, `mcp [--restart NAME]`, `export [PATH]`,
- * `delegate GOAL` and `help`; answered with `command_result` (or an error `notice`).
+ * One the page's slash command table marks as answered by the kernel (`cost`, `rebuild`,
+ * `help`...); answered with `command_result` (or an error `notice`).
  */
 export interface Command {
   /**

@@ -1,51 +1,16 @@
 /**
  * Slash commands and @-mentions in the message box: what the text at the caret
- * asks to complete, the commands' table, and the completion list
- * (`[data-loom="completions"]` holding `[data-loom="completion"]`, DESIGN §9).
- * The kernel answers mention completions (variables, cells, files); commands
- * are completed here.
+ * asks to complete, and the completion list (`[data-loom="completions"]`
+ * holding `[data-loom="completion"]`, DESIGN §9). The kernel answers mention
+ * completions (variables, cells, files); commands are completed here, from the
+ * table generated from the kernel's (`generated/commands.ts`, which `/help` lists).
  */
+import { SLASH_COMMANDS, SlashCommand } from '../generated/commands';
 import type { CompletionItem } from '../generated/protocol';
 import { h } from './dom';
 
-export type { CompletionItem };
-
-/** A slash command and its one-line description (the kernel's `/help` has the same). */
-export type SlashCommand = { name: string; description: string; takesArgs: boolean };
-
-export const COMMANDS: SlashCommand[] = [
-  { name: 'new', description: 'start a new conversation', takesArgs: false },
-  {
-    name: 'fork',
-    description: 'copy this conversation and continue in the copy',
-    takesArgs: false
-  },
-  { name: 'sessions', description: 'list this notebook’s conversations', takesArgs: false },
-  {
-    name: 'search',
-    description: 'search this notebook’s conversations: /search WORDS',
-    takesArgs: true
-  },
-  { name: 'cost', description: 'tokens and cost of this conversation', takesArgs: false },
-  { name: 'model', description: 'show the model, or use another: /model NAME', takesArgs: true },
-  {
-    name: 'effort',
-    description: 'show or set the thinking effort: /effort LEVEL',
-    takesArgs: true
-  },
-  {
-    name: 'delegate',
-    description: 'hand a big goal to parallel sub-agents: /delegate GOAL',
-    takesArgs: true
-  },
-  {
-    name: 'export',
-    description: 'write this conversation as Markdown: /export [PATH]',
-    takesArgs: true
-  },
-  { name: 'mcp', description: 'MCP servers, their state and tools', takesArgs: true },
-  { name: 'help', description: 'the commands, and @-mentions', takesArgs: false }
-];
+export type { CompletionItem, SlashCommand };
+export { SLASH_COMMANDS };
 
 /** What the text at the caret completes: a command name or a mention. */
 export type CompletionContext = {
@@ -81,12 +46,17 @@ export function completionContext(text: string, caret: number): CompletionContex
   return { kind: 'mention', query: text.slice(at, caret), start: at - 1, end: caret };
 }
 
+/** A command's line beside its name: its arguments, then what it does (as in `/help`). */
+export function commandDetail(command: SlashCommand): string {
+  return command.args === '' ? command.description : `${command.args} — ${command.description}`;
+}
+
 /** Commands whose name starts with `query`, as completion items. */
 export function commandItems(query: string): CompletionItem[] {
-  return COMMANDS.filter(c => c.name.startsWith(query.toLowerCase())).map(c => ({
+  return SLASH_COMMANDS.filter(c => c.name.startsWith(query.toLowerCase())).map(c => ({
     kind: 'command',
     label: c.name,
-    detail: c.description
+    detail: commandDetail(c)
   }));
 }
 
@@ -112,7 +82,7 @@ export function parseSlash(text: string): { name: string; args: string } | null 
     return null;
   }
   const name = match[1].toLowerCase();
-  if (!COMMANDS.some(c => c.name === name)) {
+  if (!SLASH_COMMANDS.some(c => c.name === name)) {
     return null;
   }
   return { name, args: (match[2] ?? '').trim() };

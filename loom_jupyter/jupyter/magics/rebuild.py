@@ -14,14 +14,15 @@ from typing import TYPE_CHECKING
 
 from loom_jupyter.errors import LoomError
 from loom_jupyter.jupyter.cell.output import show_table, show_text
-from loom_jupyter.lineage import fingerprint, plan_rebuild
+from loom_jupyter.lineage import plan_rebuild
 from loom_jupyter.tools.rebuild import (
     PLAN_HEADERS,
-    check_names,
     code_head,
+    consent_note,
     plan_rows,
+    rebuild_names,
     render_plan,
-    run_steps,
+    replay,
     seconds,
     when,
 )
@@ -67,40 +68,29 @@ def provenance(cw: KernelCowork, args: argparse.Namespace) -> None:
 
 def rebuild(cw: KernelCowork, args: argparse.Namespace) -> None:
     """``%cowork rebuild NAME [NAME ...] [--yes]``: show the slice, run it, check the names."""
-    names = list(dict.fromkeys(args.names))
+    names = rebuild_names(args.names)
     if not cw.idle:
         raise LoomError("A turn or a delegation is running: wait for it (or stop it) first.")
-    namespace = cw.shell.user_ns
-    plan = plan_rebuild(_records(cw), names, set(namespace))
+    plan = plan_rebuild(_records(cw), names, set(cw.shell.user_ns))
     _show_plan(plan, f"To rebuild {', '.join(names)}: {seconds(plan.estimated_s)} estimated.")
     if not plan.steps:
         return
-    risky = [n for n, step in enumerate(plan.steps, 1) if step.needs_consent]
-    if risky and not args.yes:
-        listed = ", ".join(str(n) for n in risky)
-        show_text(
-            f"Step(s) {listed} may write files, use the network or run a subprocess: nothing "
-            f"was run. Run `%cowork rebuild {' '.join(names)} --yes` to run them."
-        )
+    held = consent_note(plan)
+    if held is not None and not args.yes:
+        show_text(f"{held} Run `%cowork rebuild {' '.join(names)} --yes` to run them.")
         return
     from loom_jupyter.jupyter.kernel.bridge import LiveKernelBridge
 
     bridge = LiveKernelBridge(cw.shell, cw.main)  # no recorder: the originals stay the record
-    runs = cw.run(run_steps(bridge, plan.steps))
+    done = cw.run(replay(bridge, plan, names))
     cw.host.restart_offer = None  # taken up: a sidebar opened now is not offered it again
-    for n, run in enumerate(runs, 1):
+    for run in done.runs:
         if run.result.stdout:
             show_text(run.result.stdout.rstrip())
-        if run.result.error is not None:
-            error = [x for x in run.result.error.strip().splitlines() if x.strip()]
-            show_text(
-                f"Step {n} ({run.step.label}) raised: {error[-1] if error else 'error'}. "
-                f"Stopped; {len(plan.steps) - n} later step(s) not run."
-            )
-    current = {name: fingerprint(namespace[name]) for name in names if name in namespace}
-    outcome = check_names(names, plan.steps, current)
+    if done.failure is not None:
+        show_text(done.failure)
     show_table(
         ("name", "rebuilt", "check"),
-        [(name, "yes" if ok else "no", found) for name, ok, found in outcome],
-        caption=f"Ran {len(runs)} of {len(plan.steps)} step(s).",
+        [(name, "yes" if ok else "no", found) for name, ok, found in done.checks],
+        caption=f"Ran {len(done.runs)} of {len(plan.steps)} step(s).",
     )
