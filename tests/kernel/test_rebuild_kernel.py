@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from typing import TYPE_CHECKING
 
 import pytest
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from pathlib import Path
 
     from loom_jupyter.testing import FakeAnthropic
 
@@ -73,3 +76,48 @@ def test_after_a_restart_the_banner_and_the_model_are_offered_a_rebuild(
     assert "same fingerprint as recorded" in out, out
     assert kernel.value("scaled") == "21"
     assert "Variables this conversation used" not in kernel.run("%reload_ext loom_jupyter").stdout
+
+
+def test_an_interrupted_rebuild_says_what_is_missing_and_goes_on_after(
+    start_kernel: Callable[..., Kernel], fake: FakeAnthropic, tmp_path: Path
+) -> None:
+    started, flag = tmp_path / "started", tmp_path / "go"
+    kernel = start_kernel()
+    kernel.run("%load_ext loom_jupyter")
+    fake.add("Hello.")
+    kernel.run("%cowork hello")
+    kernel.run(f"started, flag = {str(started)!r}, {str(flag)!r}")
+    flag.touch()
+    slow_cell = (
+        "import os, time\n"
+        "open(started, 'w').close()\n"
+        "while not os.path.exists(flag):\n"
+        "    time.sleep(0.05)\n"
+        "slow = 7"
+    )
+    assert kernel.run(slow_cell).status == "ok"
+    kernel.run("%cowork provenance slow")  # the records are written
+
+    kernel.km.restart_kernel(now=False)
+    kernel.kc.wait_for_ready(timeout=60)
+    kernel.run("%load_ext loom_jupyter")
+    flag.unlink()
+    started.unlink()
+
+    def interrupt_once_it_runs() -> None:
+        while not started.exists():  # the replayed step is running (and waits for the flag)
+            time.sleep(0.05)
+        kernel.km.interrupt_kernel()
+
+    waiter = threading.Thread(target=interrupt_once_it_runs, daemon=True)
+    waiter.start()
+    out = kernel.run("%cowork rebuild slow --yes").text()
+    waiter.join(timeout=60)
+    assert "Rebuild interrupted. Present now: none of them; missing: slow." in out, out
+    assert "KeyboardInterrupt" not in out
+    assert kernel.value("started") == repr(str(started))  # the steps before it stay run
+
+    flag.touch()
+    again = kernel.run("%cowork rebuild slow --yes").text()
+    assert "same fingerprint as recorded" in again, again
+    assert kernel.value("slow") == "7"

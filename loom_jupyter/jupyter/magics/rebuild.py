@@ -66,6 +66,17 @@ def provenance(cw: KernelCowork, args: argparse.Namespace) -> None:
     _show_plan(plan, f"What {name} depends on, in order ({seconds(plan.estimated_s)} in all).")
 
 
+def _interrupted(cw: KernelCowork, names: list[str]) -> None:
+    """Say what an interrupted rebuild left: the steps already run stay run."""
+    made = [name for name in names if name in cw.shell.user_ns]
+    missing = [name for name in names if name not in made]
+    show_text(
+        f"Rebuild interrupted. Present now: {', '.join(made) or 'none of them'}; missing: "
+        f"{', '.join(missing)}. `%cowork rebuild {' '.join(missing)}` goes on from here "
+        "(what exists now is not made again)."
+    )
+
+
 def rebuild(cw: KernelCowork, args: argparse.Namespace) -> None:
     """``%cowork rebuild NAME [NAME ...] [--yes]``: show the slice, run it, check the names."""
     names = rebuild_names(args.names)
@@ -82,7 +93,11 @@ def rebuild(cw: KernelCowork, args: argparse.Namespace) -> None:
     from loom_jupyter.jupyter.kernel.bridge import LiveKernelBridge
 
     bridge = LiveKernelBridge(cw.shell, cw.main)  # no recorder: the originals stay the record
-    done = cw.run(replay(bridge, plan, names))
+    try:
+        done = cw.run(replay(bridge, plan, names))
+    except KeyboardInterrupt:
+        _interrupted(cw, names)
+        return
     cw.host.restart_offer = None  # taken up: a sidebar opened now is not offered it again
     for run in done.runs:
         if run.result.stdout:
