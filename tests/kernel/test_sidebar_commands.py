@@ -259,3 +259,25 @@ def test_delegate_answers_with_the_task_and_its_digest_reaches_the_conversation(
 
     [(note,)] = wire.wait(digest, "the digest in the conversation")
     assert note.startswith(f"Delegated task {task['task_id']} — passed")
+
+
+def test_a_replayed_plot_does_not_land_in_an_old_cells_output(
+    wire: Wire, comm: str, fake: FakeAnthropic
+) -> None:
+    fake.add("Hello from a cell.")
+    assert wire.run("%cowork hello")["status"] == "ok"  # a cell's turn: it had a renderer
+    plot = "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplotted = 1"
+    assert wire.run(plot)["status"] == "ok"
+    recorded(wire, comm, "plotted")
+    assert wire.run("del plotted")["status"] == "ok"
+
+    mark = len(wire.log)
+    result = command(wire, comm, "rebuild", "plotted")
+    assert result["ok"] is True, result["text"]
+    shown = [
+        msg
+        for channel, msg in wire.log[mark:]
+        if channel == "iopub" and msg["msg_type"] in ("display_data", "update_display_data")
+    ]
+    assert shown == []  # no cell asked: the figure goes nowhere (the answer names the step)
+    assert wire.value("plotted") == "1"

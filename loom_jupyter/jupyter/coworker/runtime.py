@@ -383,8 +383,10 @@ class KernelCowork:
         return TurnOutcome(interrupted=True)
 
     def _shown(self, code: str, result: ExecutionResult) -> None:
-        """Code run for a cell's turn shows in that cell (a sidebar turn's does not)."""
-        if self._renderer is not None and not self.floor.sidebar_turn():
+        """Code run for a cell (a ``%cowork`` turn, a ``%delegate``) shows in that cell; code
+        run for the sidebar (its turns, ``/rebuild``) shows in none: no cell asked for it."""
+        in_cell = self._guard is not None and self._guard.cell_running
+        if self._renderer is not None and in_cell and not self.floor.sidebar_turn():
             self._renderer.show_execution(code, result)
 
 
