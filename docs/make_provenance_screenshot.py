@@ -1,0 +1,78 @@
+"""Make docs/provenance.png: hovering a variable named in an answer shows where it came from.
+
+    python docs/make_provenance_screenshot.py
+
+A real JupyterLab + Debian chromium with the installed extension, the fake Messages API
+scripting the answer (no network); the cells run in the notebook's kernel, so the tip
+names the real cells that made the variable.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "browser"))
+
+from lab_harness import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    LabPage,
+    start_lab_server,
+    stop_lab_server,
+    write_notebook,
+)
+from playwright.sync_api import expect, sync_playwright
+from sidebar_page import env_cell, open_chat, send, wait_answer
+
+from loom_jupyter.testing import FakeAnthropic
+
+ROOT = Path(__file__).resolve().parents[1]
+CELLS = [
+    "import statistics",
+    "prices = [12.5, 9.0, 14.25, 11.0]\nunits = [30, 42, 18, 25]",
+    "notes = 'draft for Monday'",
+    "revenue = [p * u for p, u in zip(prices, units)]\nrevenue.append(99.0)",
+    "mean_revenue = statistics.mean(revenue)\nmean_revenue",
+]
+ANSWER = (
+    "`mean_revenue` is the mean of `revenue`, which still holds the test value 99.0 "
+    "appended by hand. Drop it and the mean rises to about 394."
+)
+OUT = ROOT / "docs" / "provenance.png"
+# The first cell points the kernel at the fake API: not part of the picture.
+HIDE_SETUP = "(app) => { app.shell.currentWidget.content.widgets[0].inputHidden = true; }"
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory() as tmp, FakeAnthropic() as fake:
+        server = start_lab_server(Path(tmp) / "lab")
+        try:
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(
+                    executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+                )
+                context = browser.new_context(viewport={"width": 1280, "height": 720})
+                lab = LabPage(page=context.new_page(), server=server)
+                cells = [env_cell(fake.base_url), *CELLS]
+                path = write_notebook(server.root_dir, "sales.ipynb", cells)
+                panel = open_chat(lab, path.relative_to(server.root_dir).as_posix())
+                lab.app_eval(HIDE_SETUP)
+                fake.add(ANSWER)
+                send(panel, "Why is mean_revenue so low?")
+                answer = wait_answer(panel, "rises to about")
+                mention = answer.locator('[data-loom="variable-mention"][data-name="mean_revenue"]')
+                mention.hover()
+                tip = lab.page.locator('[data-loom="provenance-tip"]')
+                expect(tip).to_have_attribute("data-state", "shown", timeout=60_000)
+                lab.page.screenshot(path=str(OUT))
+                browser.close()
+        finally:
+            stop_lab_server(server)
+    print(f"wrote {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
