@@ -14,6 +14,8 @@ from jupyter_client.manager import KernelManager, start_new_kernel
 
 from loom_jupyter.testing import FakeAnthropic
 
+from .sidebar_wire import Wire, start_wire
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from pathlib import Path
@@ -171,3 +173,17 @@ def archive_rows(notebook: Path, sql: str) -> list[tuple[Any, ...]]:
     path = notebook.parent / ".loom" / f"{notebook.name}.sqlite"
     with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
         return db.execute(sql).fetchall()
+
+
+@pytest.fixture(scope="module")
+def wire_notebook(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
+    """The notebook a module's sidebar kernel serves, in a folder of its own."""
+    return tmp_path_factory.mktemp(request.module.__name__.rpartition(".")[2]) / "nb.ipynb"
+
+
+@pytest.fixture(scope="module")
+def wire(fake: FakeAnthropic, wire_notebook: Path) -> Iterator[Wire]:
+    """One kernel with Loom loaded (approval ``auto``), shared by a module's sidebar tests."""
+    started = start_wire(fake, wire_notebook, wire_notebook.parent / "config", approval="auto")
+    yield started
+    started.shutdown()

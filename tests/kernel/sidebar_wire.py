@@ -67,6 +67,10 @@ class Wire:
             and msg["content"]["comm_id"] == comm_id
         ]
 
+    def events(self, comm_id: str, kind: str) -> list[dict[str, Any]]:
+        """The comm messages of one ``type`` the kernel sent on ``comm_id``."""
+        return [e for e in self.comm_events(comm_id) if e["type"] == kind]
+
     def position(self, test: Callable[[str, dict[str, Any]], bool], start: int = 0) -> int:
         """The log index of the first message from ``start`` on passing ``test`` (-1: none)."""
         found = (i for i, (ch, msg) in enumerate(self.log) if i >= start and test(ch, msg))

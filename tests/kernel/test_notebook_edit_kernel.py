@@ -14,10 +14,9 @@ import pytest
 
 from .conftest import archive_rows
 from .document_front import Cell, DocumentFront
-from .sidebar_wire import Wire, hello, start_wire
+from .sidebar_wire import Wire, hello
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from pathlib import Path
 
     from loom_jupyter.testing import FakeAnthropic
@@ -26,17 +25,11 @@ pytestmark = pytest.mark.kernel
 
 
 @pytest.fixture(scope="module")
-def notebook(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def wire_notebook(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An empty notebook file: the tools must never write it (the page holds the notebook)."""
     path = tmp_path_factory.mktemp("edits") / "nb.ipynb"
     path.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
     return path
-
-
-@pytest.fixture(scope="module")
-def wire(fake: FakeAnthropic, notebook: Path) -> Iterator[Wire]:
-    started = start_wire(fake, notebook, notebook.parent / "config", approval="auto")
-    yield started
-    started.shutdown()
 
 
 def page(wire: Wire, *cells: Cell) -> DocumentFront:
@@ -71,7 +64,7 @@ def close(front: DocumentFront) -> None:
 
 
 def test_read_then_edit_changes_the_live_cell_with_provenance(
-    wire: Wire, fake: FakeAnthropic, notebook: Path
+    wire: Wire, fake: FakeAnthropic, wire_notebook: Path
 ) -> None:
     front = page(wire, Cell("a1", "x = 1\nprint(x)"), Cell("b2", "# notes", "markdown"))
     fake.add(
@@ -91,8 +84,8 @@ def test_read_then_edit_changes_the_live_cell_with_provenance(
     assert origin["turn"] == user_turn
     assert origin["action"] == "edited"
     assert origin["tool_call"]
-    assert json.loads(notebook.read_text())["cells"] == []  # never the file behind the page
-    rows = archive_rows(notebook, "SELECT cell_id, action, before, after FROM cell_changes")
+    assert json.loads(wire_notebook.read_text())["cells"] == []  # never the file behind the page
+    rows = archive_rows(wire_notebook, "SELECT cell_id, action, before, after FROM cell_changes")
     assert rows[-1] == ("a1", "edited", "x = 1\nprint(x)", "x = 2\nprint(x)")
     close(front)
 
@@ -211,7 +204,7 @@ def test_under_ask_the_edit_is_an_approval_and_a_rejection_changes_nothing(
 
 
 def test_a_turn_started_in_a_cell_edits_through_the_page(
-    wire: Wire, fake: FakeAnthropic, notebook: Path
+    wire: Wire, fake: FakeAnthropic, wire_notebook: Path
 ) -> None:
     subshell = wire.subshell()
     comm = wire.open_comm(hello(documents=True), subshell=subshell)

@@ -59,35 +59,19 @@ def fake() -> Iterator[FakeAnthropic]:
 
 
 @pytest.fixture(scope="module")
-def notebook(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("commands") / "nb.ipynb"
-
-
-@pytest.fixture(scope="module")
-def wire(fake: FakeAnthropic, notebook: Path) -> Iterator[Wire]:
-    started = start_wire(fake, notebook, notebook.parent / "config", approval="auto")
-    yield started
-    started.shutdown()
-
-
-@pytest.fixture(scope="module")
 def comm(wire: Wire) -> str:
     """An open sidebar, welcomed: the archive is open and cells are recorded from now on."""
     opened = wire.open_comm(hello())
-    wire.wait(lambda: _of(wire, opened, "welcome"), "the welcome")
+    wire.wait(lambda: wire.events(opened, "welcome"), "the welcome")
     return opened
-
-
-def _of(wire: Wire, comm: str, kind: str) -> list[dict[str, Any]]:
-    return [e for e in wire.comm_events(comm) if e["type"] == kind]
 
 
 def command(wire: Wire, comm: str, name: str, args: str = "") -> dict[str, Any]:
     """Send ``/name args``; the ``command_result`` that answers it."""
-    before = len(_of(wire, comm, "command_result"))
+    before = len(wire.events(comm, "command_result"))
     wire.send(comm, {"type": "command", "name": name, "args": args})
     results = wire.wait(
-        lambda: found if len(found := _of(wire, comm, "command_result")) > before else None,
+        lambda: found if len(found := wire.events(comm, "command_result")) > before else None,
         f"the answer to /{name} {args}",
     )
     result = results[before]
@@ -97,10 +81,10 @@ def command(wire: Wire, comm: str, name: str, args: str = "") -> dict[str, Any]:
 
 def recorded(wire: Wire, comm: str, name: str) -> None:
     """Wait until the archive has the execution that set ``name`` (asked like a hover)."""
-    before = len(_of(wire, comm, "origin"))
+    before = len(wire.events(comm, "origin"))
     wire.send(comm, {"type": "where_from", "name": name})
     origins = wire.wait(
-        lambda: found if len(found := _of(wire, comm, "origin")) > before else None,
+        lambda: found if len(found := wire.events(comm, "origin")) > before else None,
         f"the origin of {name}",
     )
     assert origins[before]["found"] is True, origins[before]
@@ -116,11 +100,11 @@ def test_rebuild_after_a_restart_runs_only_the_slice_and_checks_the_fingerprint(
     wire = start_wire(fake, notebook, tmp_path / "config", approval="auto")
     try:
         first = wire.open_comm(hello())
-        wire.wait(lambda: _of(wire, first, "welcome"), "the welcome")
+        wire.wait(lambda: wire.events(first, "welcome"), "the welcome")
         for code in ("base = 20", "other = 1", "total = base + 22"):
             assert wire.run(code)["status"] == "ok"
         wire.send(first, {"type": "send", "client_id": "r-1", "text": "I made total"})
-        wire.wait(lambda: _of(wire, first, "turn_done"), "the turn that saw the cells")
+        wire.wait(lambda: wire.events(first, "turn_done"), "the turn that saw the cells")
         recorded(wire, first, "total")
 
         wire.km.restart_kernel(now=False)
@@ -128,7 +112,7 @@ def test_rebuild_after_a_restart_runs_only_the_slice_and_checks_the_fingerprint(
         assert wire.run("%load_ext loom_jupyter")["status"] == "ok"
         assert wire.value("'total' in globals()") == "False"
         comm = wire.open_comm(hello())
-        offers = wire.wait(lambda: _of(wire, comm, "notice"), "the restart offer")
+        offers = wire.wait(lambda: wire.events(comm, "notice"), "the restart offer")
         assert "/rebuild" in offers[0]["message"], offers
 
         result = command(wire, comm, "rebuild", "total")
@@ -145,16 +129,18 @@ def test_rebuild_after_a_restart_runs_only_the_slice_and_checks_the_fingerprint(
         assert wire.value("'other' in globals()") == "False"
 
         again = wire.open_comm(hello())  # the offer was taken up: not made again
-        wire.wait(lambda: _of(wire, again, "welcome"), "the next welcome")
-        assert not [n for n in _of(wire, again, "notice") if "/rebuild" in n["message"]]
+        wire.wait(lambda: wire.events(again, "welcome"), "the next welcome")
+        assert not [n for n in wire.events(again, "notice") if "/rebuild" in n["message"]]
     finally:
         wire.shutdown()
 
 
-def test_a_step_with_side_effects_runs_only_with_yes(wire: Wire, comm: str, notebook: Path) -> None:
+def test_a_step_with_side_effects_runs_only_with_yes(
+    wire: Wire, comm: str, wire_notebook: Path
+) -> None:
     assert wire.run("open('x.txt', 'w').write('hi'); wrote = 1")["status"] == "ok"
     recorded(wire, comm, "wrote")
-    written = notebook.parent / "x.txt"
+    written = wire_notebook.parent / "x.txt"
     written.unlink()
 
     held = command(wire, comm, "rebuild", "wrote")
@@ -193,14 +179,14 @@ def test_bad_names_and_bad_arguments_are_refused_before_anything_runs(
 
 def test_rebuild_is_refused_while_a_turn_runs(wire: Wire, comm: str, fake: FakeAnthropic) -> None:
     fake.add({"fault": "stall", "after_deltas": 1, "seconds": 60, "text": "A slow start and"})
-    before = len(_of(wire, comm, "turn_done"))
+    before = len(wire.events(comm, "turn_done"))
     wire.send(comm, {"type": "send", "client_id": "busy-1", "text": "take your time"})
-    wire.wait(lambda: _of(wire, comm, "text"), "the slow answer's first words")
+    wire.wait(lambda: wire.events(comm, "text"), "the slow answer's first words")
     refused = command(wire, comm, "rebuild", "wrote --yes")
     assert refused["ok"] is False
     assert "Not now: a turn is running" in refused["text"]
     wire.send(comm, {"type": "stop"})
-    wire.wait(lambda: len(_of(wire, comm, "turn_done")) > before, "the stopped turn")
+    wire.wait(lambda: len(wire.events(comm, "turn_done")) > before, "the stopped turn")
 
 
 # -- /effort and /delegate -------------------------------------------------------------
@@ -214,12 +200,12 @@ def test_effort_is_shown_set_for_every_sidebar_and_a_bad_level_refused(
     assert shown["text"].startswith("Thinking: ")
     assert "Effort: " in shown["text"]
 
-    before = len(_of(wire, comm, "options"))
+    before = len(wire.events(comm, "options"))
     changed = command(wire, comm, "effort", "low")
     assert changed["ok"] is True
     assert "Effort: low" in changed["text"]
     options = wire.wait(
-        lambda: found if len(found := _of(wire, comm, "options")) > before else None,
+        lambda: found if len(found := wire.events(comm, "options")) > before else None,
         "the options every sidebar gets",
     )
     assert options[-1]["options"]["effort"] == "low"
@@ -233,7 +219,7 @@ def test_effort_is_shown_set_for_every_sidebar_and_a_bad_level_refused(
 
 
 def test_delegate_answers_with_the_task_and_its_digest_reaches_the_conversation(
-    wire: Wire, comm: str, notebook: Path
+    wire: Wire, comm: str, wire_notebook: Path
 ) -> None:
     assert command(wire, comm, "delegate")["text"].startswith("Usage: /delegate GOAL")
 
@@ -243,7 +229,7 @@ def test_delegate_answers_with_the_task_and_its_digest_reaches_the_conversation(
     assert found, started["text"]
 
     def passed() -> dict[str, Any] | None:
-        tasks = [t for t in _of(wire, comm, "task") if t["task_id"].startswith(found[1])]
+        tasks = [t for t in wire.events(comm, "task") if t["task_id"].startswith(found[1])]
         return next((t for t in tasks if t["status"] == "passed"), None)
 
     task = wire.wait(passed, "the delegated task to pass")
@@ -252,7 +238,7 @@ def test_delegate_answers_with_the_task_and_its_digest_reaches_the_conversation(
 
     def digest() -> list[tuple[Any, ...]]:
         return archive_rows(
-            notebook,
+            wire_notebook,
             "SELECT content FROM conversation_turns WHERE role = 'system'"
             f" AND content LIKE 'Delegated task {task['task_id']}%'",
         )

@@ -14,24 +14,11 @@ from .conftest import archive_rows
 from .sidebar_wire import Wire, hello, start_wire
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from pathlib import Path
 
     from loom_jupyter.testing import FakeAnthropic
 
 pytestmark = pytest.mark.kernel
-
-
-@pytest.fixture(scope="module")
-def notebook(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("sidebar") / "nb.ipynb"
-
-
-@pytest.fixture(scope="module")
-def wire(fake: FakeAnthropic, notebook: Path) -> Iterator[Wire]:
-    started = start_wire(fake, notebook, notebook.parent / "config", approval="auto")
-    yield started
-    started.shutdown()
 
 
 def of(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
@@ -57,7 +44,7 @@ def send(wire: Wire, comm: str, text: str, client_id: str, subshell: str | None 
 
 
 def test_open_welcomes_and_a_sidebar_message_streams_into_the_cells_session(
-    wire: Wire, fake: FakeAnthropic, notebook: Path
+    wire: Wire, fake: FakeAnthropic, wire_notebook: Path
 ) -> None:
     comm = wire.open_comm(hello())
     (welcome,) = wait_type(wire, comm, "welcome")
@@ -85,9 +72,11 @@ def test_open_welcomes_and_a_sidebar_message_streams_into_the_cells_session(
 
     fake.add("The cell's answer.")
     assert wire.run("%cowork and one from a cell")["status"] == "ok"
-    sessions = archive_rows(notebook, "SELECT DISTINCT session_id FROM conversation_turns")
+    sessions = archive_rows(wire_notebook, "SELECT DISTINCT session_id FROM conversation_turns")
     assert len(sessions) == 1  # sidebar and cell share one conversation
-    users = archive_rows(notebook, "SELECT content FROM conversation_turns WHERE role = 'user'")
+    users = archive_rows(
+        wire_notebook, "SELECT content FROM conversation_turns WHERE role = 'user'"
+    )
     assert users == [("hello from the sidebar",), ("and one from a cell",)]
 
 
@@ -149,7 +138,7 @@ def test_a_reloaded_sidebar_gets_what_it_missed_or_a_welcome_with_history(
 
 
 def test_a_resent_client_id_runs_once_and_bad_messages_get_a_notice(
-    wire: Wire, fake: FakeAnthropic, notebook: Path
+    wire: Wire, fake: FakeAnthropic, wire_notebook: Path
 ) -> None:
     comm = wire.open_comm(hello())
     wait_type(wire, comm, "welcome")
@@ -164,14 +153,14 @@ def test_a_resent_client_id_runs_once_and_bad_messages_get_a_notice(
     assert "no_such_type" in notices[0]["message"]
     assert len(of(wire.comm_events(comm), "turn_started")) == 1
     rows = archive_rows(
-        notebook, "SELECT COUNT(*) FROM conversation_turns WHERE content = 'only once please'"
+        wire_notebook, "SELECT COUNT(*) FROM conversation_turns WHERE content = 'only once please'"
     )
     assert rows == [(1,)]
     assert wire.value("1 + 1") == "2"  # the kernel is fine
 
 
 def test_messages_queue_behind_a_running_turn_cancel_and_stop(
-    wire: Wire, fake: FakeAnthropic, notebook: Path
+    wire: Wire, fake: FakeAnthropic, wire_notebook: Path
 ) -> None:
     comm = wire.open_comm(hello())
     wait_type(wire, comm, "welcome")
@@ -197,7 +186,7 @@ def test_messages_queue_behind_a_running_turn_cancel_and_stop(
     assert done[0]["stop_reason"] == "interrupted"
     assert done[1]["text"] == "Second answer."
     users = archive_rows(
-        notebook,
+        wire_notebook,
         "SELECT content, status FROM conversation_turns WHERE role = 'user' ORDER BY turn_number",
     )
     assert [u[0] for u in users[-2:]] == ["first (slow)", "second"]
@@ -321,12 +310,12 @@ def test_stop_in_the_sidebar_interrupts_a_cell_turn(wire: Wire, fake: FakeAnthro
 
 
 def test_the_sidebar_answers_while_a_cell_runs_and_its_code_waits_for_the_cell(
-    wire: Wire, fake: FakeAnthropic, notebook: Path
+    wire: Wire, fake: FakeAnthropic, wire_notebook: Path
 ) -> None:
     subshell = wire.subshell()
     comm = wire.open_comm(hello(), subshell=subshell)
     wait_type(wire, comm, "welcome")
-    flag = notebook.parent / "release-the-cell"
+    flag = wire_notebook.parent / "release-the-cell"
     cell = wire.execute(
         f"import pathlib, time\nwhile not pathlib.Path({str(flag)!r}).exists():\n"
         "    time.sleep(0.05)\nbusy_cell_done = True"

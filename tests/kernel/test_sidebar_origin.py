@@ -8,31 +8,13 @@ One kernel serves the module; everything waits on conditions, never on time.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
-from .sidebar_wire import Wire, hello, start_wire
-
-if TYPE_CHECKING:
-    from collections.abc import Iterator
-    from pathlib import Path
-
-    from loom_jupyter.testing import FakeAnthropic
+from .sidebar_wire import Wire, hello
 
 pytestmark = pytest.mark.kernel
-
-
-@pytest.fixture(scope="module")
-def notebook(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("origin") / "nb.ipynb"
-
-
-@pytest.fixture(scope="module")
-def wire(fake: FakeAnthropic, notebook: Path) -> Iterator[Wire]:
-    started = start_wire(fake, notebook, notebook.parent / "config", approval="auto")
-    yield started
-    started.shutdown()
 
 
 @pytest.fixture(scope="module")
@@ -40,22 +22,18 @@ def comm(wire: Wire) -> str:
     """An open sidebar, welcomed (the archive is open: cells are recorded from now on),
     after three cells: an unrelated one, ``scores`` and ``total`` from it."""
     opened = wire.open_comm(hello())
-    wire.wait(lambda: _of(wire, opened, "welcome"), "the welcome")
+    wire.wait(lambda: wire.events(opened, "welcome"), "the welcome")
     for code in ("unused = 'not needed'", "scores = [1, 2, 3]", "total = sum(scores)"):
         assert wire.run(code)["status"] == "ok"
     return opened
 
 
-def _of(wire: Wire, comm: str, kind: str) -> list[dict[str, Any]]:
-    return [e for e in wire.comm_events(comm) if e["type"] == kind]
-
-
 def ask(wire: Wire, comm: str, name: str, kind: str = "origin") -> dict[str, Any]:
     """Send ``where_from name``; the next ``kind`` message that answers it."""
-    before = len(_of(wire, comm, kind))
+    before = len(wire.events(comm, kind))
     wire.send(comm, {"type": "where_from", "name": name})
     answers = wire.wait(
-        lambda: found if len(found := _of(wire, comm, kind)) > before else None,
+        lambda: found if len(found := wire.events(comm, kind)) > before else None,
         f"the {kind} for {name!r}",
     )
     return answers[before]
@@ -96,10 +74,10 @@ def test_a_name_nothing_set_says_why_and_a_bad_name_gets_a_notice(wire: Wire, co
 
 def test_the_answer_goes_to_the_asking_sidebar_only(wire: Wire, comm: str) -> None:
     other = wire.open_comm(hello())
-    wire.wait(lambda: _of(wire, other, "welcome"), "the second welcome")
+    wire.wait(lambda: wire.events(other, "welcome"), "the second welcome")
     ask(wire, comm, "scores")
     ask(wire, other, "total")
-    assert [o["name"] for o in _of(wire, other, "origin")] == ["total"]
+    assert [o["name"] for o in wire.events(other, "origin")] == ["total"]
 
 
 def test_a_sidebar_opened_after_a_restart_is_offered_the_rebuild(wire: Wire) -> None:
@@ -111,7 +89,7 @@ def test_a_sidebar_opened_after_a_restart_is_offered_the_rebuild(wire: Wire) -> 
     )
     assert wire.run(code)["status"] == "ok"
     opened = wire.open_comm(hello())
-    notices = wire.wait(lambda: _of(wire, opened, "notice"), "the restart offer")
+    notices = wire.wait(lambda: wire.events(opened, "notice"), "the restart offer")
     assert "`/rebuild scores total` makes them again: 2 of 5 recorded" in notices[0]["message"]
     assert notices[0]["level"] == "info"
     assert wire.run(code.replace(offer, "None"))["status"] == "ok"
