@@ -23,21 +23,12 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "browser"))
 
-from lab_harness import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    LabPage,
-    start_lab_server,
-    stop_lab_server,
-    write_notebook,
-)
-from playwright.sync_api import sync_playwright
+from lab_harness import LabPage, standalone_lab, write_notebook
 from sidebar_page import ROUND_TRIPS, env_cell, kernel_run, open_chat, send, wait_answer
 
 from loom_jupyter.settings import Settings
@@ -177,20 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="8 edits instead of 20")
     edits = 8 if parser.parse_args(argv).quick else 20  # 3 reads + 20 edits + answer: 24 steps
-    with tempfile.TemporaryDirectory() as tmp, FakeAnthropic() as fake:
-        server = start_lab_server(Path(tmp) / "lab")
-        try:
-            with sync_playwright() as playwright:
-                browser = playwright.chromium.launch(
-                    executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-                )
-                context = browser.new_context(viewport={"width": 1400, "height": 900})
-                context.set_default_timeout(120_000)
-                lab = LabPage(page=context.new_page(), server=server)
-                probe = measure(lab, server.root_dir, fake, edits)
-                browser.close()
-        finally:
-            stop_lab_server(server)
+    with FakeAnthropic() as fake, standalone_lab(timeout_ms=120_000) as lab:
+        probe = measure(lab, lab.server.root_dir, fake, edits)
     report(probe, edits)
     return 0
 

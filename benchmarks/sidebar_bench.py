@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -32,15 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "browser"))
 
-from lab_harness import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    LabPage,
-    start_lab_server,
-    stop_lab_server,
-    write_notebook,
-)
-from playwright.sync_api import expect, sync_playwright
+from lab_harness import LabPage, standalone_lab, write_notebook
+from playwright.sync_api import expect
 from sidebar_page import (
     ROUND_TRIPS,
     env_cell,
@@ -257,23 +249,8 @@ def main(argv: list[str] | None = None) -> int:
     sizes = Sizes(2_000, 5) if args.quick else Sizes(20_000, 30)
     clock = ReplyClock()
     script = [{"content": [{"type": "text", "text": answer_text(sizes.tokens)}], "delay": 0.002}]
-    with (
-        tempfile.TemporaryDirectory() as tmp,
-        FakeAnthropic(script=script, responder=clock) as fake,
-    ):
-        server = start_lab_server(Path(tmp) / "lab")
-        try:
-            with sync_playwright() as playwright:
-                browser = playwright.chromium.launch(
-                    executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-                )
-                context = browser.new_context(viewport={"width": 1400, "height": 900})
-                context.set_default_timeout(60_000)
-                lab = LabPage(page=context.new_page(), server=server)
-                result = measure(lab, server.root_dir, fake, clock, sizes)
-                browser.close()
-        finally:
-            stop_lab_server(server)
+    with FakeAnthropic(script=script, responder=clock) as fake, standalone_lab() as lab:
+        result = measure(lab, lab.server.root_dir, fake, clock, sizes)
     report(result, sizes)
     return 0
 

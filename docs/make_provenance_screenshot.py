@@ -10,20 +10,12 @@ names the real cells that made the variable.
 from __future__ import annotations
 
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "browser"))
 
-from lab_harness import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    LabPage,
-    start_lab_server,
-    stop_lab_server,
-    write_notebook,
-)
-from playwright.sync_api import expect, sync_playwright
+from lab_harness import standalone_lab, write_notebook
+from playwright.sync_api import expect
 from sidebar_page import env_cell, open_chat, send, wait_answer
 
 from loom_jupyter.testing import FakeAnthropic
@@ -46,30 +38,20 @@ HIDE_SETUP = "(app) => { app.shell.currentWidget.content.widgets[0].inputHidden 
 
 
 def main() -> int:
-    with tempfile.TemporaryDirectory() as tmp, FakeAnthropic() as fake:
-        server = start_lab_server(Path(tmp) / "lab")
-        try:
-            with sync_playwright() as playwright:
-                browser = playwright.chromium.launch(
-                    executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-                )
-                context = browser.new_context(viewport={"width": 1280, "height": 720})
-                lab = LabPage(page=context.new_page(), server=server)
-                cells = [env_cell(fake.base_url), *CELLS]
-                path = write_notebook(server.root_dir, "sales.ipynb", cells)
-                panel = open_chat(lab, path.relative_to(server.root_dir).as_posix())
-                lab.app_eval(HIDE_SETUP)
-                fake.add(ANSWER)
-                send(panel, "Why is mean_revenue so low?")
-                answer = wait_answer(panel, "rises to about")
-                mention = answer.locator('[data-loom="variable-mention"][data-name="mean_revenue"]')
-                mention.hover()
-                tip = lab.page.locator('[data-loom="provenance-tip"]')
-                expect(tip).to_have_attribute("data-state", "shown", timeout=60_000)
-                lab.page.screenshot(path=str(OUT))
-                browser.close()
-        finally:
-            stop_lab_server(server)
+    with FakeAnthropic() as fake, standalone_lab(1280, 720, timeout_ms=120_000) as lab:
+        server = lab.server
+        cells = [env_cell(fake.base_url), *CELLS]
+        path = write_notebook(server.root_dir, "sales.ipynb", cells)
+        panel = open_chat(lab, path.relative_to(server.root_dir).as_posix())
+        lab.app_eval(HIDE_SETUP)
+        fake.add(ANSWER)
+        send(panel, "Why is mean_revenue so low?")
+        answer = wait_answer(panel, "rises to about")
+        mention = answer.locator('[data-loom="variable-mention"][data-name="mean_revenue"]')
+        mention.hover()
+        tip = lab.page.locator('[data-loom="provenance-tip"]')
+        expect(tip).to_have_attribute("data-state", "shown", timeout=60_000)
+        lab.page.screenshot(path=str(OUT))
     print(f"wrote {OUT}")
     return 0
 

@@ -74,8 +74,27 @@ export function inputCode(input: unknown): string | null {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     return null;
   }
-  const code = (input as Record<string, unknown>).code;
-  return typeof code === 'string' ? code : null;
+  const fields = input as Record<string, unknown>;
+  const key = CODE_KEYS.find(name => typeof fields[name] === 'string');
+  return key === undefined ? null : (fields[key] as string);
+}
+
+/** The input fields shown as code: run_python's `code`, the cell tools' `source`. */
+const CODE_KEYS = ['code', 'source'] as const;
+
+/**
+ * The other short fields of an input whose code is shown (`cell_id: a56db4cd`),
+ * on one line; "" when there are none.
+ */
+export function inputFields(input: unknown): string {
+  if (inputCode(input) === null) {
+    return '';
+  }
+  return Object.entries(input as Record<string, unknown>)
+    .filter(([name, value]) => !(CODE_KEYS as readonly string[]).includes(name) && value !== null)
+    .filter(([, value]) => ['string', 'number', 'boolean'].includes(typeof value))
+    .map(([name, value]) => `${name}: ${String(value).slice(0, 80)}`)
+    .join(' · ');
 }
 
 /**
@@ -83,7 +102,7 @@ export function inputCode(input: unknown): string | null {
  * far as it has arrived (so code shows while the model writes it).
  */
 export function partialCode(partial: string): string | null {
-  const match = /"code"\s*:\s*"((?:[^"\\]|\\.)*)(\\?)/.exec(partial);
+  const match = /"(?:code|source)"\s*:\s*"((?:[^"\\]|\\.)*)(\\?)/.exec(partial);
   if (match === null) {
     return null;
   }

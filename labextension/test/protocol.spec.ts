@@ -2,7 +2,7 @@
  * Reading what the kernel sends: the generated validator behind
  * parseKernelMessage, and the tool-input helpers.
  */
-import { inputCode, parseKernelMessage, partialCode } from '../src/protocol';
+import { inputCode, inputFields, parseKernelMessage, partialCode } from '../src/protocol';
 
 const envelope = { seq: 3, kernel_session: 'k1', turn: 1 };
 const started = {
@@ -54,11 +54,18 @@ describe('tool input helpers', () => {
     expect(inputCode({ code: 'print(1)' })).toBe('print(1)');
     expect(inputCode({ path: 'a.csv' })).toBeNull();
     expect(inputCode(['code'])).toBeNull();
+    expect(inputCode({ cell_id: 'c1', source: 'x = 1' })).toBe('x = 1');
+    expect(inputFields({ cell_id: 'c1', source: 'x = 1', run: true })).toBe(
+      'cell_id: c1 · run: true'
+    );
+    expect(inputFields({ code: 'print(1)' })).toBe('');
+    expect(inputFields({ path: 'a.csv' })).toBe('');
   });
 
   it('decodes the code of an input still streaming, as far as it has come', () => {
     expect(partialCode('{"code": "print(\\"hi')).toBe('print("hi');
     expect(partialCode('{"code": "a\\nb\\u00')).toBe('a\nb');
     expect(partialCode('{"path": "a.csv"')).toBeNull();
+    expect(partialCode('{"cell_id": "c1", "source": "a = 1\\nb')).toBe('a = 1\nb');
   });
 });

@@ -13,9 +13,11 @@ import secrets
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,6 +26,8 @@ import pytest
 from jupyter_core.paths import jupyter_path
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from playwright.sync_api import Locator, Page
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -317,3 +321,28 @@ def start_lab_server(base: Path) -> LabServer:
         stop_lab_server(server)
         raise
     return server
+
+
+@contextmanager
+def standalone_lab(
+    width: int = 1400, height: int = 900, timeout_ms: float = 60_000
+) -> Iterator[LabPage]:
+    """A JupyterLab in a temporary folder and a headless chromium page on it, for scripts
+    (benchmarks, screenshots): the server, the browser and the folder go afterwards."""
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory() as tmp:
+        server = start_lab_server(Path(tmp) / "lab")
+        try:
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(
+                    executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+                )
+                try:
+                    context = browser.new_context(viewport={"width": width, "height": height})
+                    context.set_default_timeout(timeout_ms)
+                    yield LabPage(page=context.new_page(), server=server)
+                finally:
+                    browser.close()
+        finally:
+            stop_lab_server(server)

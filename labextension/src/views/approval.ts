@@ -1,5 +1,5 @@
 /** An approval request: the tool input first, then allow / deny / always. */
-import { Decision } from '../protocol';
+import { Decision, inputFields } from '../protocol';
 import { ApprovalEntry } from '../store';
 import { button, h } from './dom';
 import { toolInput } from './toolcard';
@@ -22,8 +22,10 @@ export class ApprovalCard {
 
   update(entry: ApprovalEntry): void {
     this.node.dataset.decision = entry.decision ?? 'pending';
+    const fields = inputFields(entry.input);
     const parts: HTMLElement[] = [
       h('div', { className: 'loom-Approval-title', text: `Allow ${entry.tool}?` }),
+      ...(fields ? [h('div', { className: 'loom-Approval-fields', text: fields })] : []),
       h('pre', {
         className: 'loom-Approval-input',
         loom: 'approval-input',

@@ -42,20 +42,28 @@ class AssistantView implements EntryView {
     if (entry.kind !== 'assistant') {
       return;
     }
-    this.node.dataset.streaming = String(entry.streaming);
-    if (!entry.streaming) {
-      this._markdown.finish();
-      this._markMentions();
+    if (entry.streaming) {
+      this.node.dataset.streaming = 'true';
+    } else {
+      this._finish();
     }
   }
 
-  /** Once the answer is rendered in full: its variable mentions (once per message). */
-  private _markMentions(): void {
-    if (this._marked) {
+  /**
+   * The answer is complete: render the rest, then (once) say so with
+   * `data-streaming="false"` — no raw tail is left by then — and mark its
+   * variable mentions.
+   */
+  private _finish(): void {
+    if (this._finished) {
       return;
     }
-    this._marked = true;
-    void this._markdown.settled.then(() => markMentions(this._body));
+    this._finished = true;
+    this._markdown.finish();
+    void this._markdown.settled.then(() => {
+      this.node.dataset.streaming = 'false';
+      markMentions(this._body);
+    });
   }
 
   dispose(): void {
@@ -64,7 +72,7 @@ class AssistantView implements EntryView {
 
   private readonly _markdown: StreamingMarkdown;
   private readonly _body: HTMLElement;
-  private _marked = false;
+  private _finished = false;
 }
 
 export const REDACTED_NOTE = '(part of the thinking is encrypted by the API and not shown)';
