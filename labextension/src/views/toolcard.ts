@@ -1,5 +1,5 @@
 /** A tool card: name, input (code as it streams), result, duration, error state; collapsible. */
-import { inputCode, partialCode } from '../protocol';
+import { inputCode, inputFields, partialCode } from '../protocol';
 import { ToolEntry } from '../store';
 import { formatDuration, h, inputText } from './dom';
 
@@ -70,8 +70,10 @@ namespace Private {
   }
 
   export function body(entry: ToolEntry): HTMLElement[] {
+    const fields = inputFields(entry.input);
+    const label = fields ? `Input · ${fields}` : 'Input';
     const parts = [
-      h('div', { className: 'loom-ToolCard-label', text: 'Input' }),
+      h('div', { className: 'loom-ToolCard-label', text: label }),
       h('pre', { className: 'loom-ToolCard-input', loom: 'tool-input', text: toolInput(entry) })
     ];
     if (entry.done) {
