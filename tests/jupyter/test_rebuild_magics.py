@@ -55,6 +55,19 @@ def test_provenance_shows_the_setter_and_its_chain(
     assert "no archived execution sets it" in cowork("provenance prov_nowhere")
 
 
+def test_provenance_without_a_name_is_a_table_of_every_variable(
+    shell: InteractiveShell, cowork: Callable[[str], str]
+) -> None:
+    shell.run_cell("ovr_base = 4")
+    shell.run_cell("ovr_twice = ovr_base * 2")
+    shell.user_ns["ovr_untraced"] = 1  # made without a cell: no record
+    rows = {line.split()[0]: line for line in cowork("provenance").splitlines() if line}
+    assert "cell [" in rows["ovr_twice"]
+    assert "2 step(s)" in rows["ovr_twice"]  # its own cell and ovr_base's
+    assert "1 step(s)" in rows["ovr_base"]
+    assert "no archived execution sets it" in rows["ovr_untraced"]
+
+
 def test_provenance_and_rebuild_have_help(cowork: Callable[[str], str]) -> None:
     assert "last set NAME" in cowork("provenance --help")
     assert "--yes" in cowork("rebuild --help")

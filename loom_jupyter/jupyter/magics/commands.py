@@ -260,11 +260,11 @@ SUBCOMMANDS: dict[str, Subcommand] = {
             _parser(
                 "provenance",
                 "Show the execution (cell or agent code) that last set NAME — its code, time "
-                "and duration — and the chain of executions it depends on.",
-                _arg("name", help="variable name"),
+                "and duration — and the chain of executions it depends on; with no NAME, a "
+                "table of every variable: what last set it and what rebuilding it would take.",
+                _arg("name", nargs="?", default=None, help="variable name"),
             ),
             Handler("rebuild", "provenance"),
-            required=True,
         ),
         Subcommand(
             "rebuild",

@@ -50,8 +50,12 @@ def _show_plan(plan: RebuildPlan, caption: str) -> None:
 
 
 def provenance(cw: KernelCowork, args: argparse.Namespace) -> None:
-    """``%cowork provenance NAME``: the execution that last set NAME, and its chain."""
+    """``%cowork provenance [NAME]``: the execution that last set NAME, and its chain; with
+    no NAME, every variable of the namespace in one table."""
     name = args.name
+    if name is None:
+        _overview(cw)
+        return
     origin = cw.run(cw.host.provenance(name))
     setter = origin.setter
     if setter is None:
@@ -74,6 +78,41 @@ def _interrupted(cw: KernelCowork, names: list[str]) -> None:
         f"Rebuild interrupted. Present now: {', '.join(made) or 'none of them'}; missing: "
         f"{', '.join(missing)}. `%cowork rebuild {' '.join(missing)}` goes on from here "
         "(what exists now is not made again)."
+    )
+
+
+def _overview(cw: KernelCowork) -> None:
+    """A row per variable of the namespace: what last set it, when, what a rebuild takes."""
+    from loom_jupyter.lineage import trace
+    from loom_jupyter.tools.describe import user_variables
+
+    records = _records(cw)
+    rows = []
+    for variable in user_variables(dict(cw.shell.user_ns)):
+        origin = trace(records, variable.name)
+        setter = origin.setter
+        if setter is None:
+            rows.append((variable.name, variable.type_name, origin.why, "", "", ""))
+            continue
+        chain = origin.chain
+        steps = f"{len(chain.steps)} step(s)" + (", needs --yes" if chain.consent_steps else "")
+        rows.append(
+            (
+                variable.name,
+                variable.type_name,
+                setter.label,
+                when(setter),
+                steps,
+                seconds(chain.estimated_s),
+            )
+        )
+    if not rows:
+        show_text("No variables in the namespace yet.")
+        return
+    show_table(
+        ("name", "type", "last set by", "when", "rebuild", "est. time"),
+        rows,
+        caption=f"{len(rows)} variable(s); `%cowork provenance NAME` shows one's chain.",
     )
 
 
