@@ -29,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="loom-jupyter",
         description="Browse, search, export and recover the conversations archived beside a "
-        "notebook.",
+        "notebook, and say where its variables came from.",
         epilog="Run `loom-jupyter COMMAND --help` for examples.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -37,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_show(commands)
     _add_search(commands)
     _add_export(commands)
+    _add_provenance(commands)
     _add_recover(commands)
     return parser
 
@@ -116,6 +117,20 @@ def _add_export(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     sub.add_argument("session", nargs="?", metavar="SESSION", help=f"{_SESSION_HELP}")
     sub.add_argument("--format", choices=("md", "json"), default="md", help="default: md")
     sub.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+
+
+def _add_provenance(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    sub = _command(
+        commands,
+        "provenance",
+        "Where a variable came from, by the executions the notebook's kernels archived (the "
+        "person's cells and the agent's code): the one that last set NAME, its code and time, "
+        "and the executions it depends on. Without NAME: every name the archive saw set, with "
+        "what last set it.",
+        "  loom-jupyter provenance analysis.ipynb\n"
+        "  loom-jupyter provenance analysis.ipynb monthly_revenue",
+    )
+    sub.add_argument("name", nargs="?", metavar="NAME", help="a variable name")
 
 
 def _add_recover(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     import argparse
 
     from loom_jupyter.archive import SessionInfo
+    from loom_jupyter.lineage import ExecutionRecord
 
 __all__ = ["run_command"]
 
@@ -42,6 +43,8 @@ async def run_command(args: argparse.Namespace) -> str:
             return await _show(archive, args)
         if args.command == "search":
             return await _search(archive, args)
+        if args.command == "provenance":
+            return await _provenance(archive, args)
         return await _export(archive, args)
 
 
@@ -112,6 +115,24 @@ async def _export(archive: Archive, args: argparse.Namespace) -> str:
         return text.rstrip("\n")
     target = _write(Path(args.output), text)
     return f"Wrote {len(text):,} characters ({info.turn_count} turns) to {target}."
+
+
+async def _provenance(archive: Archive, args: argparse.Namespace) -> str:
+    from loom_jupyter.lineage import trace
+    from loom_jupyter.tools.rebuild import provenance_text, when
+
+    records = await archive.executions()
+    if not records:
+        return f"No executions recorded yet in {archive.path} (they are once Loom is loaded)."
+    if args.name is not None:
+        return provenance_text(trace(records, args.name))
+    last: dict[str, ExecutionRecord] = {}
+    for record in records:
+        if record.error is None:
+            for name in (*record.sets, *record.mutates):
+                last[name] = record
+    rows = [[name, last[name].label, when(last[name])] for name in sorted(last)]
+    return table(("NAME", "LAST SET BY", "WHEN"), rows, "<<<")
 
 
 async def _recover(path: Path, settings: Settings, args: argparse.Namespace) -> str:

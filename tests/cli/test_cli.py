@@ -175,3 +175,30 @@ async def test_sub_agent_sessions_are_listed_only_when_asked(notebook: Notebook)
     assert shown.code == 0, shown.err
     assert "Do part a" in shown.out
     assert "Find outliers" in run_cli("show", str(notebook.path), "1").out
+
+
+async def test_provenance_from_the_archived_executions(notebook: Notebook) -> None:
+    from loom_jupyter.lineage import execution_record
+
+    cells = ["import json", "rows = [1, 2]", "noise = 0", "total = sum(rows)"]
+    async with Archive.open(archive_path_for(notebook.path)) as archive:
+        for n, code in enumerate(cells, 1):
+            await archive.record_execution(
+                execution_record(
+                    code, source="cell", changed=(), namespace={}, duration_s=0.5,
+                    execution_count=n,
+                )  # fmt: skip
+            )
+    one = run_cli("provenance", str(notebook.path), "total")
+    assert one.code == 0, one.err
+    assert "Provenance of total: last set by cell [4]" in one.out
+    assert "    total = sum(rows)" in one.out
+    assert "depends on 1 earlier execution(s): cell [2] `rows = [1, 2]`." in one.out
+    every = run_cli("provenance", str(notebook.path))
+    assert every.code == 0, every.err
+    names = [line.split()[0] for line in every.out.splitlines()[2:]]
+    assert names == ["json", "noise", "rows", "total"]
+    assert "no archived execution sets it" in run_cli(
+        "provenance", str(notebook.path), "nowhere"
+    ).out
+    assert "provenance" in run_cli("--help").out
