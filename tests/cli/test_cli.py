@@ -183,12 +183,10 @@ async def test_provenance_from_the_archived_executions(notebook: Notebook) -> No
     cells = ["import json", "rows = [1, 2]", "noise = 0", "total = sum(rows)"]
     async with Archive.open(archive_path_for(notebook.path)) as archive:
         for n, code in enumerate(cells, 1):
-            await archive.record_execution(
-                execution_record(
-                    code, source="cell", changed=(), namespace={}, duration_s=0.5,
-                    execution_count=n,
-                )  # fmt: skip
+            made = execution_record(
+                code, source="cell", changed=(), namespace={}, duration_s=0.5, execution_count=n
             )
+            await archive.record_execution(made)
     one = run_cli("provenance", str(notebook.path), "total")
     assert one.code == 0, one.err
     assert "Provenance of total: last set by cell [4]" in one.out
@@ -198,7 +196,7 @@ async def test_provenance_from_the_archived_executions(notebook: Notebook) -> No
     assert every.code == 0, every.err
     names = [line.split()[0] for line in every.out.splitlines()[2:]]
     assert names == ["json", "noise", "rows", "total"]
-    assert "no archived execution sets it" in run_cli(
-        "provenance", str(notebook.path), "nowhere"
-    ).out
+    assert (
+        "no archived execution sets it" in run_cli("provenance", str(notebook.path), "nowhere").out
+    )
     assert "provenance" in run_cli("--help").out
