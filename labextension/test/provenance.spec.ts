@@ -5,7 +5,14 @@
  * holds elements and text and refuses any HTML (innerHTML throws).
  */
 import { Origin } from '../src/generated/protocol';
-import { isVariableName, markMentions, seconds, tipLines, tipNodes } from '../src/views/provenance';
+import {
+  isVariableName,
+  markMentions,
+  seconds,
+  tipLines,
+  tipNodes,
+  withMentions
+} from '../src/views/provenance';
 
 /** An element of the fake DOM: tag, class, data, children and text; never HTML. */
 class FakeElement {
@@ -118,6 +125,27 @@ describe('markMentions', () => {
     expect(names[1].dataset.loom).toBeUndefined();
     expect(block.dataset.loom).toBeUndefined();
     expect(markMentions(root as unknown as ParentNode)).toBe(2); // idempotent
+  });
+});
+
+describe('withMentions', () => {
+  it('makes each @name in the person’s text a mention, and nothing else', () => {
+    const parts = withMentions('Compare @df and @cell:a1 with @totals, mail a@b.org or @@x.');
+    const mentions = parts.filter(p => typeof p !== 'string') as unknown as FakeElement[];
+    expect(mentions.map(m => [m.dataset.loom, m.dataset.name, m.textContent])).toEqual([
+      ['variable-mention', 'df', '@df'],
+      ['variable-mention', 'totals', '@totals']
+    ]);
+    expect(mentions.every(m => m.tabIndex === 0)).toBe(true);
+    const text = parts.map(p =>
+      typeof p === 'string' ? p : (p as unknown as FakeElement).textContent
+    );
+    expect(text.join('')).toBe('Compare @df and @cell:a1 with @totals, mail a@b.org or @@x.');
+  });
+
+  it('leaves text without mentions as it is', () => {
+    expect(withMentions('no mentions <b>here</b>')).toEqual(['no mentions <b>here</b>']);
+    expect(withMentions('@class is a keyword')).toEqual(['@class is a keyword']);
   });
 });
 

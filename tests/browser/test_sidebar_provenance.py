@@ -43,7 +43,7 @@ def test_hovering_a_mentioned_variable_shows_the_cell_that_set_it_and_its_chain(
     _, scores_count, total_count = lab.page.evaluate(COUNTS)
 
     fake.add("`total` is `sum(scores)`; `nothing_here` was never set.\n\n```\ntotal\n```")
-    send(panel, "What is total?")
+    send(panel, "What is @total?")
     answer = wait_answer(panel, "was never set")
     mentions = answer.locator(MENTION)
     expect(mentions).to_have_count(2)  # not `sum(scores)`, not the code block
@@ -77,3 +77,9 @@ def test_hovering_a_mentioned_variable_shows_the_cell_that_set_it_and_its_chain(
     expect(tip).to_be_visible()
     lab.page.keyboard.press("Escape")
     expect(tip).to_be_hidden()
+
+    asked = panel.locator('[data-loom="message"][data-role="user"]').locator(MENTION)
+    expect(asked).to_have_text("@total")  # the person's own @-mention is one too
+    asked.hover()
+    expect(tip).to_have_attribute("data-name", "total")
+    expect(tip.locator('[data-part="head"]')).to_contain_text("total — last set by cell [")

@@ -4,7 +4,7 @@ import { AssistantEntry, Change, ChatStore, Entry, ThinkingEntry, notebookTurns 
 import { RenderContext, StreamingMarkdown, renderUntrusted } from '../markdown';
 import { ApprovalCard } from './approval';
 import { button, h } from './dom';
-import { markMentions } from './provenance';
+import { markMentions, withMentions } from './provenance';
 import { ToolCard } from './toolcard';
 
 /** One entry's view: its node and how to show a newer state of the entry. */
@@ -139,7 +139,9 @@ function textView(entry: Entry, context: RenderContext): EntryView {
   const update = (next: Entry): void => {
     if (next.kind === 'user') {
       const revert = node.querySelector('[data-loom="revert-turn"]');
-      node.replaceChildren(h('div', { className: 'loom-Message-body', text: next.text }));
+      node.replaceChildren(
+        h('div', { className: 'loom-Message-body' }, ...withMentions(next.text))
+      );
       if (revert !== null) {
         node.append(revert);
       }

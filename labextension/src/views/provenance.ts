@@ -54,6 +54,38 @@ export function markMentions(root: ParentNode): number {
   return marked;
 }
 
+/** An `@name` mention in the person's text (as the kernel finds them: not in an address). */
+const AT_MENTION = /(?<![\w@.])@([\p{L}_][\p{L}\p{N}_]*)(?![\w.\-/:])/gu;
+
+/**
+ * The person's message as text and mentions: each `@name` of a variable is a
+ * focusable `[data-loom="variable-mention"]` span holding the same text, so its
+ * tip works as in an answer; everything else stays plain text.
+ */
+export function withMentions(text: string): (Node | string)[] {
+  const parts: (Node | string)[] = [];
+  let at = 0;
+  for (const match of text.matchAll(AT_MENTION)) {
+    const name = match[1];
+    const start = match.index ?? 0;
+    if (!isVariableName(name)) {
+      continue;
+    }
+    parts.push(text.slice(at, start));
+    const span = h('span', {
+      className: 'loom-VariableMention',
+      loom: 'variable-mention',
+      data: { name },
+      text: match[0]
+    });
+    span.tabIndex = 0;
+    parts.push(span);
+    at = start + match[0].length;
+  }
+  parts.push(text.slice(at));
+  return parts.filter(part => part !== '');
+}
+
 /** `0.12 s`, `3.4 s`, `2 min 5 s` (as the kernel's tables say it). */
 export function seconds(value: number): string {
   if (value >= 60) {
