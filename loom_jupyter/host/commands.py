@@ -76,6 +76,10 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
 )
 """Every slash command, in the order the front lists them."""
 
+PRINTED_CHARS = 4000
+"""The most of the replayed steps' printed output a /rebuild answer shows."""
+
+
 _MENTIONS_HELP = (
     "Type `@` to mention a variable (`@df`), a cell (`@cell:ID`) or a file in the "
     "notebook's folder (`@data/sales.csv`): the message then carries a short summary of it."
@@ -299,7 +303,18 @@ def _checks_markdown(done: Replayed) -> str:
     table = "\n".join(["| name | rebuilt | check |", "|---|---|---|", *rows])
     ran = f"Ran {len(done.runs)} of {done.total} step(s)."
     failure = f" {_cell(done.failure)}" if done.failure is not None else ""
-    return f"{ran}{failure}\n\n{table}"
+    return f"{ran}{failure}{_printed(done)}\n\n{table}"
+
+
+def _printed(done: Replayed) -> str:
+    """What the steps printed, as the magic shows it: a fenced block, capped."""
+    text = "".join(run.result.stdout for run in done.runs).rstrip()
+    if not text:
+        return ""
+    if len(text) > PRINTED_CHARS:
+        text = text[:PRINTED_CHARS].rstrip() + f"\n[... cut at {PRINTED_CHARS:,} characters]"
+    fence = "`" * max(3, max(map(len, re.findall(r"`+", text)), default=0) + 1)
+    return f"\n\nThe steps printed:\n\n{fence}text\n{text}\n{fence}"
 
 
 def _usage(name: str) -> str:

@@ -267,3 +267,12 @@ def test_a_replayed_plot_does_not_land_in_an_old_cells_output(
     ]
     assert shown == []  # no cell asked: the figure goes nowhere (the answer names the step)
     assert wire.value("plotted") == "1"
+
+
+def test_what_the_replayed_steps_print_is_in_the_answer(wire: Wire, comm: str) -> None:
+    assert wire.run("print('loaded 3 rows'); printed_rows = 3")["status"] == "ok"
+    recorded(wire, comm, "printed_rows")
+    assert wire.run("del printed_rows")["status"] == "ok"
+    result = command(wire, comm, "rebuild", "printed_rows")
+    assert result["ok"] is True, result["text"]
+    assert "The steps printed:\n\n```text\nloaded 3 rows\n```" in result["text"]
