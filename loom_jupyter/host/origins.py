@@ -18,7 +18,7 @@ from loom_jupyter.tools.rebuild import SHOWN_LINES, SHOWN_STEPS, first_line, whe
 if TYPE_CHECKING:
     from loom_jupyter.lineage import Provenance
 
-__all__ = ["MAX_NAME_CHARS", "SHOWN_LINES", "SHOWN_STEPS", "check_name", "origin"]
+__all__ = ["MAX_NAME_CHARS", "check_name", "origin"]
 
 MAX_NAME_CHARS = 200
 """A longer name is refused (no variable is named like that)."""

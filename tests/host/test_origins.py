@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from loom_jupyter.errors import LoomError
-from loom_jupyter.host.origins import SHOWN_LINES, SHOWN_STEPS, check_name, origin
+from loom_jupyter.host.origins import check_name, origin
 from loom_jupyter.host.protocol import OriginStep
 from loom_jupyter.lineage import ExecutionRecord, trace
+from loom_jupyter.tools.rebuild import SHOWN_LINES, SHOWN_STEPS
 
 
 def record(n: int, code: str, reads: tuple[str, ...], sets: tuple[str, ...]) -> ExecutionRecord:

@@ -84,26 +84,6 @@ def test_the_note_is_newest_first_within_its_budget() -> None:
     assert activity_note([]) is None
 
 
-@pytest.fixture
-def cowork(
-    shell: InteractiveShell,
-    fake_anthropic: FakeAnthropic,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> Iterator[Callable[[str], str]]:
-    monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "nb.ipynb"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    shell.run_line_magic("load_ext", "loom_jupyter")
-
-    def run(line: str) -> str:
-        shell.run_line_magic("cowork", line)
-        return capsys.readouterr().out
-
-    yield run
-    shell.run_line_magic("unload_ext", "loom_jupyter")
-
-
 def _last_request(fake: FakeAnthropic) -> str:
     return json.dumps(fake.message_requests[-1].body)
 

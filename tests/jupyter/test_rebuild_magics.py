@@ -7,37 +7,21 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
     from pathlib import Path
 
     from IPython.core.interactiveshell import InteractiveShell
 
-    from loom_jupyter.testing import FakeAnthropic
-
-pytest_plugins = ["loom_jupyter.testing.pytest_plugin"]
-
 
 @pytest.fixture
 def cowork(
-    shell: InteractiveShell,
-    fake_anthropic: FakeAnthropic,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> Iterator[Callable[[str], str]]:
-    monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "nb.ipynb"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    cowork: Callable[[str], str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Callable[[str], str]:
+    """The shared ``cowork``, run from the notebook's folder, after a first turn: the
+    archive is open, so cells are recorded from here on."""
     monkeypatch.chdir(tmp_path)
-    shell.run_line_magic("load_ext", "loom_jupyter")
-
-    def run(line: str) -> str:
-        capsys.readouterr()
-        shell.run_line_magic("cowork", line)
-        return capsys.readouterr().out
-
-    run("hello")  # opens the archive: cells are recorded from here on
-    yield run
-    shell.run_line_magic("unload_ext", "loom_jupyter")
+    cowork("hello")
+    return cowork
 
 
 def test_provenance_shows_the_setter_and_its_chain(
