@@ -1,8 +1,13 @@
 """Settings, resolved in one place.
 
-Precedence, highest first: explicit keyword arguments, ``LOOM_*`` environment
-variables, ``loom.yaml`` beside the notebook, ``~/.config/loom/loom.yaml``,
-then the defaults below. A bad file or value raises :class:`LoomConfigError`
+The person's own values win: explicit keyword arguments (what they typed), then
+``LOOM_*`` environment variables, then ``~/.config/loom/loom.yaml``. The project's
+``loom.yaml`` beside the notebook fills in only what the person has not set, and its
+security keys (``approval``, ``web_search``, ``web_fetch``) loosen nothing unless the
+folder is trusted (DESIGN §12, :mod:`loom_jupyter.trust`): a project may always make
+them stricter. Its ``mcp_servers`` join the person's (their names win) and start only
+in a trusted folder. Then the defaults below. Each value remembers where it came from
+(:meth:`Settings.source_of`). A bad file or value raises :class:`LoomConfigError`
 naming the file (or variable) and the key.
 """
 
@@ -16,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from loom_jupyter.errors import LoomConfigError
+from loom_jupyter.folders import CONFIG_FILE_NAME, project_config
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -26,12 +32,20 @@ __all__ = [
     "EffortLevel",
     "McpServerConfig",
     "Provider",
+    "SettingSource",
     "Settings",
     "ThinkingMode",
+    "read_config_file",
+    "stricter_approval",
     "user_config_path",
 ]
 
 ApprovalMode = Literal["ask", "auto", "read-only"]
+SettingSource = Literal["default", "user", "env", "project", "magic"]
+"""Where a value in force came from: the default, the person's ``~/.config/loom/loom.yaml``,
+a ``LOOM_*`` variable, the project's ``loom.yaml``, or what the person typed (a magic,
+a keyword argument)."""
+McpOrigin = Literal["user", "project"]
 Provider = Literal["anthropic", "bedrock", "vertex"]
 ThinkingMode = Literal["off", "adaptive"]
 """loom.yaml ``thinking``: ``adaptive`` asks for ``"thinking": {"type": "adaptive"}`` (on
@@ -46,7 +60,9 @@ MODEL_ALIASES = {
     "opus": "claude-opus-5-5",
     "haiku": "claude-haiku-5-5",
 }
-CONFIG_FILE_NAME = "loom.yaml"
+TIGHTEN_ONLY = ("approval", "web_search", "web_fetch")
+"""Keys an untrusted project may only make stricter (DESIGN §12)."""
+_APPROVAL_RANK: dict[str, int] = {"auto": 0, "ask": 1, "read-only": 2}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -93,6 +109,8 @@ class Settings:
     those win over a model's own limits (``models/catalog.py``)."""
     thinking: ThinkingMode = "off"  # adaptive thinking (DESIGN §10), where the model takes it
     effort: EffortLevel | None = None  # output_config.effort; None: the API's default
+    sources: tuple[tuple[str, SettingSource], ...] = field(default=(), compare=False, repr=False)
+    """Where each value that is not a default came from (see :meth:`source_of`)."""
 
     def __post_init__(self) -> None:
         _check_literal("approval", self.approval, ApprovalMode, "settings")
@@ -107,20 +125,36 @@ class Settings:
         cls,
         notebook_dir: str | os.PathLike[str] | None = None,
         *,
+        trusted: bool = False,
         env: Mapping[str, str] | None = None,
         user_config: Path | None = None,
         **overrides: Any,
     ) -> Settings:
-        """Resolve settings for a notebook folder (see the module docstring)."""
-        values: dict[str, Any] = {}
-        for path in _config_files(notebook_dir, user_config):
-            values.update(_read_yaml(path))
-        values.update(_read_env(os.environ if env is None else env))
-        values.update({k: v for k, v in overrides.items() if v is not None})
+        """Resolve settings for a notebook folder (see the module docstring). ``trusted``:
+        whether the person trusts the folder (:func:`loom_jupyter.trust.load_settings`
+        decides it from the trust store); untrusted is the safe default."""
         unknown = sorted(set(overrides) - _field_names())
         if unknown:
             raise LoomConfigError(f"unknown setting(s): {', '.join(unknown)}")
-        return cls(**values, explicit=frozenset(values))
+        person: dict[str, tuple[Any, SettingSource]] = {}
+        user = user_config or user_config_path()
+        if user.is_file():
+            person.update({k: (v, "user") for k, v in _read_yaml(user).items()})
+        env_values = _read_env(os.environ if env is None else env)
+        person.update({k: (v, "env") for k, v in env_values.items()})
+        person.update({k: (v, "magic") for k, v in overrides.items() if v is not None})
+        project_file = project_config(notebook_dir) if notebook_dir is not None else None
+        project = _read_yaml(project_file) if project_file and project_file.is_file() else {}
+        values, sources = _merge(person, project, trusted=trusted)
+        return cls(
+            **values,
+            explicit=frozenset(values),
+            sources=tuple(sorted(sources.items())),
+        )
+
+    def source_of(self, key: str) -> SettingSource:
+        """Where the value of ``key`` in force came from."""
+        return dict(self.sources).get(key, "default")
 
     def replace(self, **changes: Any) -> Settings:
         """A copy with some fields changed (validated like a fresh load)."""
@@ -137,11 +171,57 @@ def _field_names() -> set[str]:
     return {f.name for f in fields(Settings)} - {"explicit"}
 
 
-def _config_files(notebook_dir: str | os.PathLike[str] | None, user: Path | None) -> list[Path]:
-    files = [user or user_config_path()]
-    if notebook_dir is not None:
-        files.append(Path(notebook_dir) / CONFIG_FILE_NAME)
-    return [p for p in files if p.is_file()]
+def _merge(
+    person: dict[str, tuple[Any, SettingSource]], project: dict[str, Any], *, trusted: bool
+) -> tuple[dict[str, Any], dict[str, SettingSource]]:
+    """The person's values, with the project's filling in what they leave unset; security
+    keys loosen only in a trusted folder; project servers join the person's."""
+    values = {key: value for key, (value, _) in person.items()}
+    sources = {key: source for key, (_, source) in person.items()}
+    for key, value in project.items():
+        if key == "mcp_servers":
+            continue
+        unset = key not in person
+        if key in TIGHTEN_ONLY:
+            current = values.get(key, getattr(Settings(), key))
+            applies = _stricter(key, value, current) or (trusted and unset)
+        else:
+            applies = unset
+        if applies:
+            values[key], sources[key] = value, "project"
+    servers = _joined_servers(values.get("mcp_servers", ()), project.get("mcp_servers", ()))
+    if servers:
+        values["mcp_servers"] = servers
+        sources.setdefault("mcp_servers", "project")
+    return values, sources
+
+
+def _stricter(key: str, value: Any, current: Any) -> bool:
+    if key == "approval":
+        return stricter_approval(value, current)
+    return bool(current) and not bool(value)  # web_search / web_fetch: off is stricter
+
+
+def stricter_approval(mode: str, than: str) -> bool:
+    """Whether approval ``mode`` allows less than ``than`` (read-only > ask > auto)."""
+    return _APPROVAL_RANK[mode] > _APPROVAL_RANK[than]
+
+
+def _joined_servers(
+    own: tuple[McpServerConfig, ...], project: tuple[McpServerConfig, ...]
+) -> tuple[McpServerConfig, ...]:
+    """The person's servers, then the project's whose names the person does not use."""
+    names = {s.name for s in own}
+    extra = tuple(
+        dataclasses.replace(s, origin="project") for s in project if s.name not in names
+    )
+    return (*own, *extra)
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """A ``loom.yaml``'s settings, checked and typed (:class:`LoomConfigError` names the
+    file and key of a problem)."""
+    return _read_yaml(path)
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
@@ -263,6 +343,8 @@ class McpServerConfig:
     headers: tuple[tuple[str, str], ...] = ()
     approval: ApprovalMode = "ask"
     timeout: float = 120.0
+    origin: McpOrigin = "user"
+    """``project``: from the notebook's folder, started only when the folder is trusted."""
 
     @property
     def transport(self) -> Literal["stdio", "http"]:

@@ -25,6 +25,7 @@ from loom_jupyter.archive.readable import ReadableMatch, search_for_people, with
 from loom_jupyter.archive.schema import MIGRATIONS
 from loom_jupyter.archive.search import search_turns
 from loom_jupyter.errors import ArchiveError
+from loom_jupyter.folders import project_root
 from loom_jupyter.records import ProjectHit, ProjectSearch
 
 if TYPE_CHECKING:
@@ -62,15 +63,6 @@ _SKIP = frozenset({".git", "node_modules", "__pycache__", ".ipynb_checkpoints", 
 @dataclass(frozen=True)
 class _Skipped:
     reason: str
-
-
-def project_root(notebook_path: str | os.PathLike[str]) -> Path:
-    """The nearest folder up from the notebook holding ``.git``, else the notebook's folder."""
-    folder = Path(notebook_path).expanduser().absolute().parent
-    for candidate in (folder, *folder.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return folder
 
 
 def _folders(root: Path) -> Iterator[Path]:

@@ -72,6 +72,7 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     ),
     SlashCommand("export", "[PATH]", "write this conversation as Markdown"),
     SlashCommand("mcp", "[--restart NAME]", "MCP servers, their state and tools"),
+    SlashCommand("trust", "", "what this folder asks for, and trust it (or not)"),
     SlashCommand("help", "", "these commands, and @-mentions"),
 )
 """Every slash command, in the order the front lists them."""
@@ -166,6 +167,24 @@ async def _effort(host: Host, args: str) -> CommandResult:
     else:
         options = model_options(await host.session_async())
     return CommandResult("effort", options_line(options))
+
+
+async def _trust(host: Host, args: str) -> CommandResult:
+    """What the folder asks for, as text (the folder's words are never markup), and the
+    trust card opened to answer it."""
+    from loom_jupyter.host.trust import show_trust
+
+    if args:
+        raise LoomError("Usage: /trust (then Allow or Deny on the card)")
+    trust = await show_trust(host)
+    return CommandResult("trust", "**Folder trust**\n\n" + _fenced(trust.report()))
+
+
+def _fenced(text: str) -> str:
+    """``text`` as a fenced block that nothing inside can close."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{text}\n{fence}"
 
 
 async def _mcp(host: Host, args: str) -> CommandResult:
@@ -347,6 +366,7 @@ _HANDLERS: dict[str, Callable[[Host, str], Awaitable[CommandResult]]] = {
     "model": _model,
     "effort": _effort,
     "mcp": _mcp,
+    "trust": _trust,
     "export": _export,
     "delegate": _delegate,
     "rebuild": _rebuild,

@@ -28,6 +28,7 @@ from loom_jupyter.host.document import FrontDocument
 from loom_jupyter.host.floor import TurnFloor
 from loom_jupyter.host.loop_thread import LoopThread
 from loom_jupyter.host.protocol import NoticeMsg, SessionChanged, TurnErrorMsg, Welcome
+from loom_jupyter.host.trust import approval_view, trust_view
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -44,9 +45,10 @@ if TYPE_CHECKING:
     from loom_jupyter.models.base import Model
     from loom_jupyter.records import SessionInfo
     from loom_jupyter.session.conversation import CoworkSession
-    from loom_jupyter.settings import Settings
+    from loom_jupyter.settings import ApprovalMode, Settings, SettingSource
     from loom_jupyter.tools.approval import Approver
     from loom_jupyter.tools.base import KernelBridge
+    from loom_jupyter.trust import FolderTrust
 
 __all__ = ["LEASE_MESSAGE", "Host", "KernelPorts", "missing_key_message"]
 
@@ -92,11 +94,14 @@ class Host:
         self.lease_message: str | None = None
         self.crash_message: str | None = None  # the previous kernel died holding the session
         self.restart_offer: RestartOffer | None = None  # what a restart took; a rebuild makes it
+        self.tracked_archive: str | None = None  # the banner's line: git tracks the archive
         self.resumed: SessionInfo | None = None  # the session resumed at open, if any
         self.resumed_prompts = 0  # how many messages the person sent in it
         self.orphans: list[Orphan] = []  # conversations of vanished notebooks beside this one
         self.renamed_to: NotebookLocation | None = None  # the notebook's new name, to follow
         self.on_renamed: Callable[[], None] | None = None  # any thread: follow it when idle
+        self.settings: Settings | None = None  # as loaded at open (the banner's approval)
+        self.folder_trust: FolderTrust | None = None  # the folder's trust as found at open
         self._ports: KernelPorts | None = None
         self._archive: Archive | None = None
         self._session: CoworkSession | None = None
@@ -118,9 +123,10 @@ class Host:
 
     async def _open(self) -> None:
         from loom_jupyter.archive import Archive, archive_path_for
-        from loom_jupyter.settings import Settings
+        from loom_jupyter.trust import load_settings
 
-        settings = Settings.load(self.location.directory)
+        settings, self.folder_trust = load_settings(self.location.path)
+        self.settings = settings
         path = archive_path_for(self.location.path)
         self._archive = await Archive.open(path, busy_timeout=settings.busy_timeout_seconds)
         self.document.archive = self._archive
@@ -131,6 +137,9 @@ class Host:
 
     async def _peek(self, archive: Archive, settings: Settings) -> bool:
         """The session to resume, for the banner; True when another live kernel holds it."""
+        from loom_jupyter.archive.gitindex import tracked_note
+
+        self.tracked_archive = tracked_note(archive.path)  # read from .git/index; git not run
         self.resumed = await archive.latest_active_session()  # a moved notebook keeps it
         held = self.resumed is not None and await archive.lease_is_held(
             self.resumed.id, self.owner, stale_after=settings.lease_stale_seconds
@@ -167,6 +176,7 @@ class Host:
             "approver": self._ports.approver(),
             "owner": self.owner,
             "model": self._model,
+            "trust": self.folder_trust,
         }
         try:
             self._session = await CoworkSession.open(self._archive, resume=resume, **options)
@@ -176,6 +186,20 @@ class Host:
         self._session.document = self.document
         if self._ports.opened is not None:
             await self._ports.opened(self._session)
+
+    def approval_mode(self) -> tuple[ApprovalMode, SettingSource]:
+        """The approval mode in force and where it came from (DESIGN §12)."""
+        if self._session is not None:
+            return self._session.policy.mode, self._session.policy.source
+        if self.settings is not None:
+            return self.settings.approval, self.settings.source_of("approval")
+        return "ask", "default"
+
+    def trust_now(self) -> FolderTrust | None:
+        """The folder's trust as the session last checked it (as found at open before)."""
+        if self._session is not None and self._session.trust is not None:
+            return self._session.trust
+        return self.folder_trust
 
     def close(self, timeout: float = 5.0) -> None:
         """Release the lease, close the archive and stop the engine thread (any thread but
@@ -331,6 +355,8 @@ class Host:
             subshells=subshells,
             tasks=tuple(floor.tasks.values()),
             options=_options(self._session),
+            approval=approval_view(self),
+            trust=trust_view(trust) if (trust := self.trust_now()) is not None else None,
         )
         return welcome, list(running.sent) if running is not None else []
 

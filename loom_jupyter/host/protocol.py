@@ -61,6 +61,8 @@ __all__ = [
     "New",
     "NotebookReply",
     "NotebookRequest",
+    "ApprovalModeMsg",
+    "ApprovalModeView",
     "NoticeMsg",
     "OptionsMsg",
     "Origin",
@@ -82,6 +84,9 @@ __all__ = [
     "SessionsMsg",
     "SetNotebook",
     "SetOptions",
+    "TrustDecisionMsg",
+    "TrustMsg",
+    "TrustView",
     "StateName",
     "Status",
     "Stop",
@@ -334,6 +339,16 @@ class WhereFrom:
     type: Literal["where_from"] = "where_from"
 
 
+@dataclass(frozen=True)
+class TrustDecisionMsg:
+    """The person's answer on the trust card (DESIGN §12): `trust` the notebook's folder as
+    it asks now, or `deny` it (its extras stay off and the card stops opening by itself).
+    Every front then gets `trust` and `approval_mode`."""
+
+    decision: Literal["trust", "deny"]
+    type: Literal["trust_decision"] = "trust_decision"
+
+
 Inbound: TypeAlias = (
     Hello
     | Send
@@ -353,6 +368,7 @@ Inbound: TypeAlias = (
     | Complete
     | Command
     | WhereFrom
+    | TrustDecisionMsg
 )
 
 
@@ -512,6 +528,49 @@ class OptionsMsg:
 
 
 @dataclass(frozen=True)
+class ApprovalModeView:
+    """The approval mode in force and where that value came from (DESIGN §12): the footer
+    shows it as `[data-loom="approval-mode"]` with `data-source`."""
+
+    mode: Literal["ask", "auto", "read-only"]
+    source: Literal["default", "user", "env", "project", "magic"]
+    """`default`, the person's `user` config, a `LOOM_APPROVAL` `env` variable, the folder's
+    `project` loom.yaml, or a `magic` the person typed (`%cowork approval`)."""
+
+
+@dataclass(frozen=True)
+class ApprovalModeMsg:
+    """The approval mode in force changed (`%cowork approval`, a trust decision)."""
+
+    approval: ApprovalModeView
+    type: Literal["approval_mode"] = "approval_mode"
+
+
+@dataclass(frozen=True)
+class TrustView:
+    """What the notebook's folder asks for and the person's decision (the trust card)."""
+
+    root: str
+    """The project root's real path (the folder holding `.git`, else the notebook's)."""
+    status: Literal["trusted", "untrusted", "changed", "denied", "not-needed"]
+    """`changed`: trusted once, but its loom.yaml or an instruction file changed since."""
+    asks: tuple[str, ...]
+    """Everything it asks for, one item a line, nothing cut short: each MCP server's whole
+    command line or URL and the approval it wants, approval and web settings, instruction
+    files. Plain text."""
+
+
+@dataclass(frozen=True)
+class TrustMsg:
+    """The folder's trust (after a decision, or `/trust`). The card opens when `show` is
+    true, or when the folder is `untrusted` or `changed`."""
+
+    trust: TrustView
+    show: bool = False
+    type: Literal["trust"] = "trust"
+
+
+@dataclass(frozen=True)
 class Welcome:
     """The reply to a `hello` that cannot be answered by a replay, built from the archive.
 
@@ -532,6 +591,10 @@ class Welcome:
     tasks: tuple[TaskView, ...]
     options: ModelOptions | None = None
     """Thinking and effort (`null` before the session is open)."""
+    approval: ApprovalModeView | None = None
+    """The approval mode in force and its source (the footer)."""
+    trust: TrustView | None = None
+    """The folder's trust; the card opens on `untrusted` or `changed`."""
     type: Literal["welcome"] = "welcome"
 
 
@@ -853,6 +916,8 @@ Outbound: TypeAlias = (
     | Completions
     | CommandResult
     | Origin
+    | ApprovalModeMsg
+    | TrustMsg
 )
 
 

@@ -37,7 +37,9 @@ if TYPE_CHECKING:
 
 __all__ = ["RemoteTool", "ServerConnection", "ServerGone", "ServerState"]
 
-ServerState = Literal["not started", "starting", "running", "failed", "dead", "stopped"]
+ServerState = Literal[
+    "not started", "needs trust", "starting", "running", "failed", "dead", "stopped"
+]
 
 MAX_EVENT_BYTES = 64 * 1024 * 1024
 """The largest single message accepted from an HTTP server (the SDK's default is 1 MB,

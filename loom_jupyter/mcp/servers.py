@@ -3,7 +3,9 @@ their tools added to the session's registry, restarted once after a crash, stopp
 with the session.
 
 "First use" is the first turn (the model must see the tools in its first request) or
-``%cowork mcp``; ``%load_ext`` starts nothing. Tools are appended after the built-in
+``%cowork mcp``; ``%load_ext`` starts nothing. A server from the notebook's folder
+(``origin: project``) starts only while the folder is trusted (DESIGN §12): until then
+it is listed as ``needs trust``. Tools are appended after the built-in
 ones, server by server in loom.yaml's order, each server's in the order it lists them,
 and stay put while the servers do not change: the tool list is part of the cached
 prompt prefix.
@@ -46,10 +48,33 @@ class ServerStatus:
 class McpServers:
     """The configured servers of one session."""
 
-    def __init__(self, configs: Iterable[McpServerConfig], *, cwd: Path) -> None:
+    def __init__(
+        self, configs: Iterable[McpServerConfig], *, cwd: Path, trusted: bool = True
+    ) -> None:
         self._connections = {c.name: ServerConnection(c, cwd=cwd) for c in configs}
         self._tools: dict[str, tuple[McpTool, ...]] = {}  # attached, by server
         self._lock = asyncio.Lock()
+        self.trusted = True
+        if not trusted:
+            for connection in self._project():
+                connection.state = "needs trust"
+            self.trusted = False
+
+    @property
+    def configs(self) -> tuple[McpServerConfig, ...]:
+        """The servers as configured, in order."""
+        return tuple(c.config for c in self._connections.values())
+
+    async def set_trusted(self, trusted: bool) -> None:
+        """The folder's trust changed: its servers may start now, or are stopped."""
+        async with self._lock:
+            self.trusted = trusted
+            for connection in self._project():
+                if trusted and connection.state == "needs trust":
+                    connection.state = "not started"
+                elif not trusted:
+                    await connection.stop()
+                    connection.state, connection.error = "needs trust", ""
 
     def __len__(self) -> int:
         return len(self._connections)
@@ -89,6 +114,11 @@ class McpServers:
         if connection is None:
             known = ", ".join(self._connections) or "none"
             raise LoomError(f"No MCP server named {name!r} in loom.yaml (configured: {known}).")
+        if connection.state == "needs trust":
+            raise LoomError(
+                f"The MCP server {name} comes from this folder's loom.yaml, which you have not "
+                "trusted: %cowork trust shows what it runs and trusts the folder."
+            )
         async with self._lock:
             connection.restarts = 0
             await connection.start()
@@ -116,6 +146,9 @@ class McpServers:
                 )
             )
         return tuple(rows)
+
+    def _project(self) -> list[ServerConnection]:
+        return [c for c in self._connections.values() if c.config.origin == "project"]
 
     async def close(self) -> None:
         """Stop every server (the kernel's coworker is closing)."""

@@ -30,6 +30,8 @@ def status_rows(statuses: Sequence[ServerStatus]) -> list[tuple[str, str, str, s
         state = s.state + (
             f" (restarted {s.restarts}x)" if s.restarts and s.state == "running" else ""
         )
+        if s.state == "needs trust":
+            state += ": the folder is not trusted (%cowork trust)"
         if s.error and s.state in ("failed", "dead"):
             error = " ".join(s.error.split())  # one line in a table
             error = error if len(error) <= _MAX_ERROR else error[:_MAX_ERROR] + " [...]"

@@ -73,6 +73,7 @@ from loom_jupyter.settings import ApprovalMode, EffortLevel, Settings, ThinkingM
 from loom_jupyter.tools.approval import ApprovalPolicy, Approver
 from loom_jupyter.tools.base import KernelBridge, ToolContext
 from loom_jupyter.tools.output import REDACTED, redact_secrets
+from loom_jupyter.trust import FolderTrust, TrustDecision, decide, folder_trust, load_settings
 
 if TYPE_CHECKING:
     import os
@@ -137,6 +138,8 @@ class CoworkSession:
             notebook_path, max_chars=settings.instructions_max_chars
         )
         self.mcp: McpServers | None = None  # loom.yaml's mcp_servers, started on first use
+        self.trust: FolderTrust | None = None  # the folder's trust as last checked
+        self._trust_told: str | None = None  # the untrusted folder digest already told
         self._options: tuple[bool, EffortLevel | None] = (False, None)  # the turn's thinking
 
     @classmethod
@@ -152,14 +155,17 @@ class CoworkSession:
         approver: Approver | None = None,
         owner: str | None = None,
         resume: bool = True,
+        trust: FolderTrust | None = None,
     ) -> CoworkSession:
         """A session for the notebook: its latest active session resumed, else a lazy one.
 
-        Raises :class:`LeaseHeldError` when that session is written by another
-        live process (open again with ``resume=False`` to start a new one).
+        Without ``settings`` they are loaded with the folder's trust (``trust``, else read
+        from the person's trust store). Raises :class:`LeaseHeldError` when that session is
+        written by another live process (open again with ``resume=False`` to start a new one).
         """
         path = _absolute(notebook_path)
-        settings = settings or Settings.load(path.parent)
+        if settings is None:
+            settings, trust = load_settings(path)
         session = cls(
             archive,
             notebook_path=path,
@@ -170,10 +176,13 @@ class CoworkSession:
             policy=ApprovalPolicy.from_settings(settings, approver=approver),
             owner=owner or str(this_process_owner()),
         )
+        session.trust = trust or folder_trust(path)
+        session._instructions.trusted = session.trust.trusted
         if settings.mcp_servers:
             from loom_jupyter.mcp.servers import McpServers
 
-            session.mcp = McpServers(settings.mcp_servers, cwd=path.parent)
+            trusted = session.trust.trusted
+            session.mcp = McpServers(settings.mcp_servers, cwd=path.parent, trusted=trusted)
         if resume:
             latest = await archive.latest_active_session()  # the archive is this notebook's alone
             if latest is not None:
@@ -255,8 +264,9 @@ class CoworkSession:
         return listed
 
     def set_approval(self, mode: ApprovalMode) -> None:
-        """Switch the approval mode (``ask``, ``auto``, ``read-only``)."""
+        """Switch the approval mode (``ask``, ``auto``, ``read-only``): the person's word."""
         self.policy.mode = mode
+        self.policy.source = "magic"
 
     # -- a turn ---------------------------------------------------------------
 
@@ -306,6 +316,8 @@ class CoworkSession:
         self._state = self._state.with_user_message(first, text)
         self.answering = first  # the agent's executions are recorded under it
         yield TurnStarted(sid, first)
+        for notice in await self._check_trust():  # a trust decision or an edit, once a turn
+            yield Notice(notice, "warning")
         for notice in self._load_instructions():  # edits are picked up here, once a turn
             yield Notice(notice, "warning")
         for notice in await self._start_mcp():  # the first turn starts the MCP servers
@@ -529,6 +541,49 @@ class CoworkSession:
         self._info, self._writer.session_id = None, None
         self._window.reset([])
 
+    # -- folder trust (DESIGN §12) ----------------------------------------------
+
+    async def trust_folder(self, decision: TrustDecision) -> FolderTrust:
+        """Record the person's decision about the folder as it asks now; in force from the
+        next turn (at once when no turn runs)."""
+        now = decide(self.notebook_path, decision)
+        if not self._running:
+            await self._apply_trust(now)
+        return now
+
+    async def _check_trust(self) -> list[str]:
+        """Read the folder's trust again (a decision, or an edit of what it asks for); apply
+        a change; tell an untrusted folder's limits once per version of what it asks."""
+        now = folder_trust(self.notebook_path)
+        if self.trust is None or now != self.trust:
+            await self._apply_trust(now)
+        if now.trusted or self._trust_told == now.request.digest:
+            return []
+        self._trust_told = now.request.digest
+        return [now.summary()]
+
+    async def _apply_trust(self, trust: FolderTrust) -> None:
+        """The folder's trust-governed settings, instructions and servers, as ``trust`` says.
+        What the person set in this kernel (a magic) stays."""
+        self.trust = trust
+        self._instructions.trusted = trust.trusted
+        try:
+            fresh = Settings.load(self.notebook_path.parent, trusted=trust.trusted)
+        except LoomError:
+            return  # a broken loom.yaml: the settings the session opened with stay
+        sources = dict(self.settings.sources)
+        for key in ("approval", "web_search", "web_fetch"):
+            sources[key] = fresh.source_of(key)
+        self.settings = self.settings.replace(
+            web_search=fresh.web_search,
+            web_fetch=fresh.web_fetch,
+            sources=tuple(sorted(sources.items())),
+        )
+        if self.policy.source != "magic":
+            self.policy.mode, self.policy.source = fresh.approval, fresh.source_of("approval")
+        if self.mcp is not None:
+            await self.mcp.set_trusted(trust.trusted)
+
     # -- project instructions -------------------------------------------------
 
     async def project_instructions(self) -> Instructions:
@@ -548,6 +603,8 @@ class CoworkSession:
         starts that one again. Between turns their tools join the next request."""
         if self.mcp is None:
             return ()
+        if not self._running:
+            await self._check_trust()  # trusted since the last turn: its servers may start
         if restart is not None:
             await self.mcp.restart(restart)
         await self.mcp.start()

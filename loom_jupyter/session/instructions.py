@@ -11,7 +11,9 @@ text is rebuilt only then, byte for byte the same when nothing did, so the cache
 prefix (tools + system prompt) keeps hitting. The whole text is capped at
 ``instructions_max_chars`` characters: the model gets the first part and the person a
 notice, once. Files must be regular UTF-8 text files inside the project root (a
-symlink pointing elsewhere is not followed); others are skipped with a notice.
+symlink pointing elsewhere is not followed); others are skipped with a notice. In a
+folder the person does not trust (:mod:`loom_jupyter.trust`) the files are listed as
+``untrusted`` and nothing of them is sent.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import codecs
 import stat
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
+
+from loom_jupyter.folders import INSTRUCTION_FILES, instruction_candidates, project_root
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -32,10 +36,8 @@ __all__ = [
     "instructions_root",
 ]
 
-INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md", ".loom/instructions.md")
-"""Looked for in each folder, in this order."""
 
-FileStatus = Literal["included", "cut", "left out", "empty", "duplicate", "skipped"]
+FileStatus = Literal["included", "cut", "left out", "empty", "duplicate", "skipped", "untrusted"]
 
 _HEADING = (
     "\n\n# Project instructions\n"
@@ -45,6 +47,7 @@ _HEADING = (
 )
 
 _Signature = tuple[int, int, int, int, int] | None  # dev, inode, mode, size, mtime_ns
+_UNTRUSTED = "the folder is not trusted; %cowork trust shows what it asks for"
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,9 @@ class Instructions:
     @property
     def total_chars(self) -> int:
         """Characters of every readable instruction file."""
-        return sum(f.chars for f in self.files if f.status not in ("skipped", "duplicate"))
+        return sum(
+            f.chars for f in self.files if f.status not in ("skipped", "duplicate", "untrusted")
+        )
 
     @property
     def cut(self) -> bool:
@@ -110,8 +115,6 @@ class Instructions:
 
 def instructions_root(notebook_path: Path) -> Path:
     """The project root the instruction files are looked for under."""
-    from loom_jupyter.archive.project import project_root  # the one rule for the root
-
     try:
         return project_root(notebook_path)
     except OSError:  # a parent we may not look into: no project above the notebook's folder
@@ -124,18 +127,19 @@ class ProjectInstructions:
     def __init__(self, notebook_path: Path, *, max_chars: int) -> None:
         self.notebook_path = notebook_path
         self.max_chars = max(int(max_chars), 0)
-        self._signature: tuple[Path, tuple[tuple[Path, _Signature], ...]] | None = None
+        self._signature: tuple[Path, bool, tuple[tuple[Path, _Signature], ...]] | None = None
         self._loaded: Instructions | None = None
         self._reads: dict[Path, tuple[_Signature, _Read]] = {}
         self._told: frozenset[str] = frozenset()
         self._pending: list[str] = []
+        self.trusted = True  # False: list the files, send none (an untrusted folder)
 
     def current(self) -> Instructions:
         """The instructions now: ``stat`` only, files read again only when they changed."""
         root = instructions_root(self.notebook_path)
-        candidates = _candidates(root, self.notebook_path.parent)
+        candidates = instruction_candidates(root, self.notebook_path.parent)
         stats = tuple((path, _stat(path)) for path in candidates)
-        signature = (root, stats)
+        signature = (root, self.trusted, stats)
         if self._loaded is not None and signature == self._signature:
             return self._loaded
         loaded = self._load(root, stats)
@@ -163,6 +167,9 @@ class ProjectInstructions:
             if sig is None:
                 continue
             name = path.relative_to(root).as_posix()
+            if not self.trusted:
+                files.append(InstructionFile(path, name, "untrusted", reason=_UNTRUSTED))
+                continue
             cached = self._reads.get(path)
             read = cached[1] if cached and cached[0] == sig else _read(path, real_root, self._limit)
             reads[path] = (sig, read)
@@ -201,18 +208,6 @@ class _Read:
     text: str = ""
     whole: bool = True
     reason: str = ""  # set when the file cannot be used
-
-
-def _candidates(root: Path, folder: Path) -> list[Path]:
-    """Every instruction file path from ``root`` down to ``folder``, outermost first."""
-    try:
-        below = folder.relative_to(root).parts
-    except ValueError:  # the root rule always gives the folder or a parent; be safe
-        below, root = (), folder
-    folders = [root]
-    for part in below:
-        folders.append(folders[-1] / part)
-    return [here / name for here in folders for name in INSTRUCTION_FILES]
 
 
 def _stat(path: Path) -> _Signature:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, get_args, runtime_checkable
 
 from loom_jupyter.errors import ApprovalDeniedError, LoomConfigError
-from loom_jupyter.settings import ApprovalMode, Settings
+from loom_jupyter.settings import ApprovalMode, Settings, SettingSource
 from loom_jupyter.tools.base import Tool, ToolContext, ToolOutput
 
 if TYPE_CHECKING:
@@ -114,8 +114,10 @@ class ApprovalPolicy:
         *,
         approver: Approver | None = None,
         always_allowed: Iterable[str] = (),
+        source: SettingSource = "default",
     ) -> None:
         self.mode = mode
+        self.source: SettingSource = source  # where the mode in force came from (DESIGN §12)
         self.approver = approver
         self._always: set[str] = set(always_allowed)
 
@@ -124,7 +126,7 @@ class ApprovalPolicy:
         cls, settings: Settings, *, approver: Approver | None = None
     ) -> ApprovalPolicy:
         """A policy in the mode the settings (``approval`` / ``LOOM_APPROVAL``) pick."""
-        return cls(settings.approval, approver=approver)
+        return cls(settings.approval, approver=approver, source=settings.source_of("approval"))
 
     @property
     def mode(self) -> ApprovalMode:

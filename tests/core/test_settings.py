@@ -27,22 +27,29 @@ def test_defaults_without_any_source(tmp_path: Path, user_yaml: Path) -> None:
     assert settings.context_budget_tokens == 120_000
 
 
-def test_precedence_explicit_over_env_over_notebook_over_user(
+def test_precedence_explicit_over_env_over_user_over_notebook(
     tmp_path: Path, user_yaml: Path
 ) -> None:
+    """The person's own values win (DESIGN §12): the project's loom.yaml fills in only what
+    they left unset, trusted or not."""
     user_yaml.write_text("model: haiku\nmax_iterations: 7\nshell_timeout_seconds: 3\n")
-    (tmp_path / "loom.yaml").write_text("model: opus\nmax_iterations: 9\n")
+    (tmp_path / "loom.yaml").write_text("model: opus\nmax_iterations: 9\nmax_file_bytes: 5\n")
     env = {"LOOM_MODEL": "claude-custom", "LOOM_APPROVAL": "auto"}
 
-    from_files = Settings.load(tmp_path, env={}, user_config=user_yaml)
-    assert (from_files.model, from_files.max_iterations) == ("claude-opus-5-5", 9)
-    assert from_files.shell_timeout_seconds == 3.0
+    for trusted in (False, True):
+        from_files = Settings.load(tmp_path, env={}, user_config=user_yaml, trusted=trusted)
+        assert (from_files.model, from_files.max_iterations) == ("claude-haiku-5-5", 7)
+        assert (from_files.shell_timeout_seconds, from_files.max_file_bytes) == (3.0, 5)
+        assert from_files.source_of("model") == "user"
+        assert from_files.source_of("max_file_bytes") == "project"
 
     from_env = Settings.load(tmp_path, env=env, user_config=user_yaml)
     assert (from_env.model, from_env.approval) == ("claude-custom", "auto")
+    assert from_env.source_of("approval") == "env"
 
     explicit = Settings.load(tmp_path, env=env, user_config=user_yaml, approval="read-only")
     assert explicit.approval == "read-only"
+    assert explicit.source_of("approval") == "magic"
 
 
 def test_bad_yaml_names_the_file(tmp_path: Path, user_yaml: Path) -> None:

@@ -47,6 +47,12 @@ def test_cowork_mcp_lists_servers_state_and_tools(
     shell.run_line_magic("load_ext", "loom_jupyter")
     try:
         capsys.readouterr()
+        shell.run_line_magic("cowork", "mcp")  # the folder is not trusted: nothing starts
+        untrusted = capsys.readouterr().out
+        assert "needs trust" in untrusted
+        assert "running" not in untrusted
+        shell.run_line_magic("cowork", "trust --yes")
+        assert "Trusted" in capsys.readouterr().out
         shell.run_line_magic("cowork", "mcp --help")
         assert "%cowork mcp" in capsys.readouterr().out
         shell.run_line_magic("cowork", "mcp")

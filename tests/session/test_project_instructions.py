@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -19,6 +19,7 @@ from loom_jupyter.engine.prompts import SYSTEM_PROMPT
 from loom_jupyter.models.scripted import ScriptedModel, text
 from loom_jupyter.session import instructions as module
 from loom_jupyter.session.instructions import ProjectInstructions
+from loom_jupyter.trust import decide
 
 from .conftest import FakeApi, OpenSession, collect
 
@@ -35,6 +36,18 @@ def notebook(tmp_path: Path) -> Path:
     path = folder / "analysis.ipynb"
     path.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
     return path
+
+
+@pytest.fixture
+def open_session(open_session: OpenSession, notebook: Path) -> OpenSession:
+    """Sessions in a folder the person trusts as it is when the session opens (untrusted
+    folders send no instructions: tests/security/test_folder_trust.py)."""
+
+    async def trusting(model: Any, **options: Any) -> Any:
+        decide(notebook, "trust")
+        return await open_session(model, **options)
+
+    return trusting  # type: ignore[return-value]
 
 
 def _root(notebook: Path) -> Path:
@@ -147,20 +160,26 @@ async def test_the_cap_keeps_the_first_part_and_tells_the_person_once(
 async def test_an_edit_is_picked_up_on_the_next_turn(
     open_session: OpenSession, notebook: Path
 ) -> None:
+    """An edit changes what the folder asks for: it is not sent until the person trusts the
+    folder again (DESIGN §12), then it is; a folder that asks for nothing needs no trust."""
     path = _write(_root(notebook) / "CLAUDE.md", "Use polars.")
-    model = ScriptedModel([text("one"), text("two"), text("three")])
+    model = ScriptedModel([text("one"), text("two"), text("three"), text("four")])
     session = await open_session(model)
 
     await collect(session, "hello")
     _write(path, "Use pandas, never polars.")
-    await collect(session, "again")
+    changed = await collect(session, "again")
+    decide(notebook, "trust")
+    await collect(session, "trusted again")
     path.unlink()
     await collect(session, "and again")
 
     systems = [r.system for r in model.requests]
     assert "Use polars." in systems[0]
-    assert "Use pandas, never polars." in systems[1]
-    assert systems[2] == SYSTEM_PROMPT
+    assert systems[1] == SYSTEM_PROMPT
+    assert any("changed since you trusted it" in n for n in _notices(changed))
+    assert "Use pandas, never polars." in systems[2]
+    assert systems[3] == SYSTEM_PROMPT
 
 
 async def test_an_edit_of_the_same_size_is_seen_by_its_time(notebook: Path) -> None:

@@ -327,10 +327,14 @@ class KernelCowork:
         else:
             title = shorten(info.title or "(untitled)", 48)
             head = f"{where} — resumed “{title}” ({plural(host.resumed_prompts, 'prompt')})"
-        hint = "%cowork sessions to switch · %cowork --help for help"
+        mode, source = host.approval_mode()
+        hint = f"approval: {mode} ({source}) · %cowork sessions to switch · %cowork --help for help"
+        trust = host.trust_now()
+        untrusted = trust.summary() if trust is not None else ""
         offers = [o.hint() for o in host.orphans if not o.writer_alive]
         offer = host.restart_offer.text("%cowork rebuild") if host.restart_offer else None
-        messages = (host.crash_message, host.lease_message, offer, *offers)
+        messages = (untrusted, host.crash_message, host.lease_message, offer, *offers)
+        messages += (host.tracked_archive,)
         notes = [wrap_words(m) for m in messages if m]
         return "\n".join([wrap_words(head), hint, *notes])
 

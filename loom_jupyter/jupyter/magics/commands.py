@@ -27,7 +27,9 @@ class Handler:
     stays light): ``module.name`` in this package, called with the coworker (or the
     shell) and the parsed arguments."""
 
-    module: Literal["reports", "recover", "instructions", "mcp_servers", "options", "rebuild"]
+    module: Literal[
+        "reports", "recover", "instructions", "mcp_servers", "options", "rebuild", "trust"
+    ]
     name: str
 
     def resolve(self) -> Callable[[Any, argparse.Namespace], None]:
@@ -249,11 +251,25 @@ SUBCOMMANDS: dict[str, Subcommand] = {
             "approval",
             _parser(
                 "approval",
-                "How write tools are approved: ask, auto or read-only.",
-                _arg("mode", choices=("ask", "auto", "read-only")),
+                "How write tools are approved: ask, auto or read-only. What you type here "
+                "beats every setting; with no argument, the mode in force and where it came "
+                "from (default, user, env, project or magic).",
+                _arg("mode", nargs="?", default=None, choices=("ask", "auto", "read-only")),
             ),
             Handler("reports", "approval"),
-            required=True,
+        ),
+        Subcommand(
+            "trust",
+            _parser(
+                "trust",
+                "What this notebook's folder asks for — each MCP server's command line or "
+                "URL and the approval it wants, approval and web settings, instruction files "
+                "— and whether you trust it; then asks. Until trusted, none of it is used "
+                "(its approval and web settings may only make yours stricter).",
+                _arg("--yes", action="store_true", help="trust the folder as it is now"),
+                _arg("--revoke", action="store_true", help="forget the decision"),
+            ),
+            Handler("trust", "trust"),
         ),
         Subcommand(
             "provenance",

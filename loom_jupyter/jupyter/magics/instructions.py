@@ -36,7 +36,7 @@ def instructions(cw: KernelCowork, args: argparse.Namespace) -> None:
 
 
 def _chars(file: InstructionFile) -> str:
-    if file.status in ("skipped", "duplicate"):
+    if file.status in ("skipped", "duplicate", "untrusted"):
         return "-"
     return f"{file.chars:,}" if file.whole else f"{file.chars:,}+"
 
@@ -48,4 +48,6 @@ def _status(file: InstructionFile) -> str:
         return f"skipped: {file.reason}"
     if file.status == "duplicate":
         return f"same file as {file.reason}"
+    if file.status == "untrusted":
+        return f"not sent: {file.reason}"
     return file.status

@@ -218,6 +218,12 @@ def model(cw: KernelCowork, args: argparse.Namespace) -> None:
 
 
 def approval(cw: KernelCowork, args: argparse.Namespace) -> None:
-    """``%cowork approval ask|auto|read-only``."""
-    cw.session.set_approval(args.mode)
-    show_text(f"Approval policy: {args.mode}.")
+    """``%cowork approval ask|auto|read-only``: the person's word, beating every setting."""
+    from loom_jupyter.host.trust import set_approval
+
+    if args.mode is None:
+        mode, source = cw.host.approval_mode()
+        show_text(f"Approval policy: {mode} ({source}). Switch with %cowork approval MODE.")
+        return
+    cw.run(set_approval(cw.host, args.mode))
+    show_text(f"Approval policy: {args.mode} (magic).")

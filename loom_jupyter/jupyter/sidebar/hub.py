@@ -189,6 +189,10 @@ class SidebarHub:
             await self._command(peer, m.name, m.args)
         elif m.type == "where_from":
             await self._where_from(peer, m.name)
+        elif m.type == "trust_decision":
+            from loom_jupyter.host.trust import decide_trust
+
+            await decide_trust(host, m.decision)
         else:
             assert_never(m)
 

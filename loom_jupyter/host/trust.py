@@ -1,0 +1,57 @@
+"""Folder trust and the approval mode, as every front sees them (DESIGN §12).
+
+The magic (``%cowork trust``, ``%cowork approval``), the sidebar's trust card and
+``/trust`` all come through here: the decision is recorded by the session
+(:meth:`~loom_jupyter.session.conversation.CoworkSession.trust_folder`), and every
+sidebar is told the folder's trust and the approval mode now in force.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from loom_jupyter.host.protocol import ApprovalModeMsg, ApprovalModeView, TrustMsg, TrustView
+
+if TYPE_CHECKING:
+    from loom_jupyter.host.host import Host
+    from loom_jupyter.settings import ApprovalMode
+    from loom_jupyter.trust import FolderTrust, TrustDecision
+
+__all__ = ["approval_view", "decide_trust", "set_approval", "show_trust", "trust_view"]
+
+
+def approval_view(host: Host) -> ApprovalModeView:
+    """The approval mode in force and where it came from."""
+    mode, source = host.approval_mode()
+    return ApprovalModeView(mode, source)
+
+
+def trust_view(trust: FolderTrust) -> TrustView:
+    """The trust card's content."""
+    return TrustView(str(trust.request.root), trust.status, tuple(trust.request.lines()))
+
+
+async def decide_trust(host: Host, decision: TrustDecision) -> FolderTrust:
+    """Record the person's decision; tell every front the trust and the mode now."""
+    session = await host.session_async()
+    trust = await session.trust_folder(decision)
+    host.folder_trust = trust
+    host.floor.broadcast(TrustMsg(trust_view(trust)))
+    host.floor.broadcast(ApprovalModeMsg(approval_view(host)))
+    return trust
+
+
+async def show_trust(host: Host) -> FolderTrust:
+    """The folder's trust read again now, with the card opened on every front (``/trust``)."""
+    from loom_jupyter.trust import folder_trust
+
+    trust = folder_trust(host.location.path)
+    host.floor.broadcast(TrustMsg(trust_view(trust), show=True))
+    return trust
+
+
+async def set_approval(host: Host, mode: ApprovalMode) -> None:
+    """The person switches the approval mode (``%cowork approval``); every front is told."""
+    session = await host.session_async()
+    session.set_approval(mode)
+    host.floor.broadcast(ApprovalModeMsg(approval_view(host)))
