@@ -11,6 +11,7 @@ show ``str(error)``: each message says what happened and what to do next.
     │   ├── ArchiveBusyError       locked by another writer past the busy timeout
     │   ├── ArchiveCorruptError    not a SQLite file, or damaged (names the file)
     │   ├── ArchiveReadOnlyError   the folder or file cannot be written
+    │   ├── ArchiveLinkError       .loom/ or the archive is a link (or not a plain folder/file)
     │   ├── SessionNotFoundError   no session with that id
     │   ├── TurnNotFoundError      no turn (or task) with that number/id (also a LookupError)
     │   └── LeaseHeldError         another live process writes this session
@@ -38,6 +39,7 @@ __all__ = [
     "ArchiveBusyError",
     "ArchiveCorruptError",
     "ArchiveError",
+    "ArchiveLinkError",
     "ArchiveReadOnlyError",
     "AuthenticationError",
     "ContextBudgetError",
@@ -83,6 +85,11 @@ class ArchiveCorruptError(ArchiveError):
 
 class ArchiveReadOnlyError(ArchiveError):
     """The archive (or its folder) cannot be written."""
+
+
+class ArchiveLinkError(ArchiveError):
+    """``.loom/``, the archive or a companion of it (``-wal``, ``-shm``, ``-journal``) is a
+    symbolic link or not a plain folder/file; Loom does not follow it, nothing was changed."""
 
 
 class SessionNotFoundError(ArchiveError):

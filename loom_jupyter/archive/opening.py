@@ -2,7 +2,8 @@
 
 Runs with the plain ``sqlite3`` module in a worker thread before the async
 connection opens. A file that is not SQLite is refused before SQLite touches
-it, so its bytes are never changed.
+it, so its bytes are never changed; so is a link (or anything but a regular file) at the
+archive's path or its companions' (``archive/hygiene.py``), before SQLite could follow it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from loom_jupyter.archive.failures import (
     not_a_database_error,
     read_only_error,
 )
+from loom_jupyter.archive.hygiene import check_archive_file, open_no_follow
 from loom_jupyter.archive.schema import MIGRATIONS, migrate, schema_version
 from loom_jupyter.errors import ArchiveError
 
@@ -50,7 +52,12 @@ def prepare_file(path: Path, busy_timeout: float) -> None:
 
 
 def connection_pragmas(busy_timeout: float) -> list[str]:
-    """Per-connection settings (WAL itself is stored in the file)."""
+    """Per-connection settings (WAL itself is stored in the file).
+
+    ``trusted_schema`` stays ON: the FTS5 index is kept by triggers, and SQLite refuses a
+    virtual table in a trigger of an untrusted schema ("unsafe use of virtual table").
+    No SQL function is registered, so a crafted file's triggers reach only the file.
+    """
     return [
         f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}",
         "PRAGMA synchronous = NORMAL",
@@ -60,8 +67,9 @@ def connection_pragmas(busy_timeout: float) -> list[str]:
 
 
 def _create_or_check(path: Path) -> None:
+    check_archive_file(path)  # a link, here or at a companion, is refused unfollowed
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = open_no_follow(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
         _check_header(path)
         return
@@ -72,9 +80,13 @@ def _create_or_check(path: Path) -> None:
 
 def _check_header(path: Path) -> None:
     try:
-        with path.open("rb") as handle:
-            head = handle.read(len(SQLITE_HEADER))
+        fd = open_no_follow(path, os.O_RDONLY)
+        try:
+            head = os.read(fd, len(SQLITE_HEADER))
+        finally:
+            os.close(fd)
     except OSError as error:
+        check_archive_file(path)  # a link put there since the first look: say so
         raise _os_error(path, error) from error
     if head and head != SQLITE_HEADER[: len(head)]:
         raise not_a_database_error(path, "the file does not start with the SQLite header")
