@@ -95,7 +95,8 @@ TASK = to_sidebar(
     )
 )
 OUTBOUND: tuple[p.Outbound, ...] = (
-    p.Welcome(SUMMARY, HISTORY, 1, False, p.Status("idle"), (p.Queued("q1", "hi"),), True, (TASK,)),
+    p.Welcome(SUMMARY, HISTORY, 1, False, p.Status("idle"), (p.Queued("q1", "hi"),), True, (TASK,),
+              None, p.ApprovalModeView("ask", "default"), p.TrustView("/srv", "changed", ())),
     p.History(HISTORY, None),
     p.TurnStartedMsg(4, "sidebar", "plot it", "q1"),
     p.TextMsg(4, "Here"),
@@ -131,6 +132,9 @@ OUTBOUND: tuple[p.Outbound, ...] = (
     p.Origin("df.columns", "df", True, "cell [7]", "2026-11-24 08:30:11 UTC",
              "df = pd.read_csv('a.csv')", 2, (p.OriginStep("cell [2]", "import pandas as pd"),),
              1, 0.42, ""),
+    p.ApprovalModeMsg(p.ApprovalModeView("auto", "project")),
+    p.TrustMsg(p.TrustView("/srv/repo", "untrusted",
+                           ("mcp server tools: sh -c 'id > ran'", "approval: auto")), True),
 )  # fmt: skip
 INBOUND: tuple[p.Inbound, ...] = (
     p.Hello("nb.ipynb", 12, "k1", "notebook7", "/srv", p.PROTOCOL_VERSION, True),
@@ -155,6 +159,7 @@ INBOUND: tuple[p.Inbound, ...] = (
     p.Complete("df", "variable"),
     p.Command("delegate", "clean the data"),
     p.WhereFrom("df"),
+    p.TrustDecisionMsg("trust"),
 )  # fmt: skip
 
 

@@ -30,5 +30,6 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
   { name: "rebuild", args: "NAME [NAME ...] [--yes]", description: "make variables again by re-running the recorded cells they need", front: false, usage: "/rebuild NAME [NAME ...] [--yes]" },
   { name: "export", args: "[PATH]", description: "write this conversation as Markdown", front: false, usage: "/export [PATH]" },
   { name: "mcp", args: "[--restart NAME]", description: "MCP servers, their state and tools", front: false, usage: "/mcp [--restart NAME]" },
+  { name: "trust", args: "", description: "what this folder asks for, and trust it (or not)", front: false, usage: "/trust" },
   { name: "help", args: "", description: "these commands, and @-mentions", front: false, usage: "/help" }
 ];

@@ -38,7 +38,9 @@ export type Outbound =
   | OptionsMsg
   | Completions
   | CommandResult
-  | Origin;
+  | Origin
+  | ApprovalModeMsg
+  | TrustMsg;
 /**
  * A message from the front (`comm_open` data, then `comm_msg` data).
  */
@@ -60,7 +62,8 @@ export type Inbound =
   | SetOptions
   | Complete
   | Command
-  | WhereFrom;
+  | WhereFrom
+  | TrustDecisionMsg;
 
 /**
  * What every kernel -> front message carries beside its own fields.
@@ -105,6 +108,14 @@ export interface Welcome {
    * Thinking and effort (`null` before the session is open).
    */
   options: ModelOptions | null;
+  /**
+   * The approval mode in force and its source (the footer).
+   */
+  approval: ApprovalModeView | null;
+  /**
+   * The folder's trust; the card opens on `untrusted` or `changed`.
+   */
+  trust: TrustView | null;
   type: 'welcome';
 }
 /**
@@ -212,6 +223,37 @@ export interface ModelOptions {
    * The effort levels the model takes (empty: none).
    */
   effort_levels: string[];
+}
+/**
+ * The approval mode in force and where that value came from (DESIGN §12): the footer
+ * shows it as `[data-loom="approval-mode"]` with `data-source`.
+ */
+export interface ApprovalModeView {
+  mode: 'ask' | 'auto' | 'read-only';
+  /**
+   * `default`, the person's `user` config, a `LOOM_APPROVAL` `env` variable, the folder's
+   * `project` loom.yaml, or a `magic` the person typed (`%cowork approval`).
+   */
+  source: 'default' | 'user' | 'env' | 'project' | 'magic';
+}
+/**
+ * What the notebook's folder asks for and the person's decision (the trust card).
+ */
+export interface TrustView {
+  /**
+   * The project root's real path (the folder holding `.git`, else the notebook's).
+   */
+  root: string;
+  /**
+   * `changed`: trusted once, but its loom.yaml or an instruction file changed since.
+   */
+  status: 'trusted' | 'untrusted' | 'changed' | 'denied' | 'not-needed';
+  /**
+   * Everything it asks for, one item a line, nothing cut short: each MCP server's whole
+   * command line or URL and the approval it wants, approval and web settings, instruction
+   * files. Plain text.
+   */
+  asks: string[];
 }
 /**
  * A page of older history (the reply to `load_more`).
@@ -634,6 +676,22 @@ export interface OriginStep {
   first_line: string;
 }
 /**
+ * The approval mode in force changed (`%cowork approval`, a trust decision).
+ */
+export interface ApprovalModeMsg {
+  approval: ApprovalModeView;
+  type: 'approval_mode';
+}
+/**
+ * The folder's trust (after a decision, or `/trust`). The card opens when `show` is
+ * true, or when the folder is `untrusted` or `changed`.
+ */
+export interface TrustMsg {
+  trust: TrustView;
+  show: boolean;
+  type: 'trust';
+}
+/**
  * The first message (the `comm_open` data); sent again as a `comm_msg` to re-sync.
  *
  * With `since_seq` and the `kernel_session` it saw, a front asks for a replay of what
@@ -888,6 +946,15 @@ export interface WhereFrom {
    */
   name: string;
   type: 'where_from';
+}
+/**
+ * The person's answer on the trust card (DESIGN §12): `trust` the notebook's folder as
+ * it asks now, or `deny` it (its extras stay off and the card stops opening by itself).
+ * Every front then gets `trust` and `approval_mode`.
+ */
+export interface TrustDecisionMsg {
+  decision: 'trust' | 'deny';
+  type: 'trust_decision';
 }
 
 /**
