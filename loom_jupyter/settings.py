@@ -212,9 +212,7 @@ def _joined_servers(
 ) -> tuple[McpServerConfig, ...]:
     """The person's servers, then the project's whose names the person does not use."""
     names = {s.name for s in own}
-    extra = tuple(
-        dataclasses.replace(s, origin="project") for s in project if s.name not in names
-    )
+    extra = tuple(dataclasses.replace(s, origin="project") for s in project if s.name not in names)
     return (*own, *extra)
 
 

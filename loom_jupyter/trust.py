@@ -45,8 +45,8 @@ __all__ = [
     "TRUST_FILE_NAME",
     "FolderRequest",
     "FolderTrust",
-    "TrustStatus",
     "TrustDecision",
+    "TrustStatus",
     "TrustStore",
     "decide",
     "folder_trust",
@@ -98,8 +98,11 @@ class FolderRequest:
 
     @property
     def asks(self) -> bool:
-        """Whether the folder asks for anything trust governs."""
-        return self.config is not None or bool(self.instructions)
+        """Whether the folder asks for anything trust governs: servers, instruction files,
+        approval or web settings (a loom.yaml of models and budgets needs no trust)."""
+        keys = (self.approval, self.web_search, self.web_fetch)
+        wants = bool(self.servers or self.instructions or self.problem)
+        return wants or any(value is not None for value in keys)
 
     def lines(self) -> list[str]:
         """Everything the folder asks for, nothing cut short, one item a line."""
@@ -117,7 +120,7 @@ class FolderRequest:
             found.append(f"loom.yaml cannot be used: {self.problem}")
         elif self.config is not None and not found:
             found.append("loom.yaml: other settings only (model, budgets, ...)")
-        return found
+        return [_printable(line) for line in found]
 
     def _shown(self, path: Path) -> str:
         try:
@@ -141,11 +144,13 @@ class FolderTrust:
     def report(self) -> str:
         """The whole picture, plain text: the folder, the decision, what it asks for."""
         request = self.request
-        where = str(request.root) + (f" (notebook folder {request.folder})" if request.folder != "." else "")
+        where = str(request.root) + (
+            f" (notebook folder {request.folder})" if request.folder != "." else ""
+        )
         lines = [f"Folder: {where}", f"Trust: {_STATUS_WORDS[self.status]}"]
         if request.asks:
             lines.append("It asks for:")
-            lines += [f"  - {item}" if not item.startswith("  ") else f"    {item.strip()}" for item in request.lines()]
+            lines += [_bullet(item) for item in request.lines()]
         return "\n".join(lines)
 
     def summary(self) -> str:
@@ -166,27 +171,25 @@ class FolderTrust:
 
 
 def read_request(notebook_path: str | os.PathLike[str]) -> FolderRequest:
-    """What the notebook's folder asks for now."""
-    notebook = Path(notebook_path).expanduser().absolute()
-    root = project_root(notebook)
+    """What the notebook's folder asks for now (``notebook_path`` may name the folder)."""
+    folder = _folder_of(Path(notebook_path).expanduser().absolute())
+    root = project_root(folder / "notebook.ipynb")
     real_root = _real(root)
-    config_path = project_config(notebook.parent)
+    config_path = project_config(folder)
     config = config_path if _is_file(config_path) else None
-    instructions = tuple(
-        p for p in instruction_candidates(root, notebook.parent) if _is_file(p)
-    )
+    instructions = tuple(p for p in instruction_candidates(root, folder) if _is_file(p))
     values, problem = _config_values(config)
     servers = tuple(values.get("mcp_servers", ()))
     return FolderRequest(
         root=real_root,
-        folder=_relative(notebook.parent, root),
+        folder=_relative(folder, root),
         config=config,
         servers=servers,
         approval=values.get("approval"),
         web_search=values.get("web_search"),
         web_fetch=values.get("web_fetch"),
         instructions=instructions,
-        digest=_digest(root, notebook.parent, (config, *instructions)),
+        digest=_digest(root, folder, (config, *instructions)),
         problem=problem,
     )
 
@@ -227,7 +230,7 @@ def load_settings(
 ) -> tuple[Settings, FolderTrust]:
     """The notebook's settings, resolved with its folder's trust, and that trust."""
     trust = folder_trust(notebook_path)
-    folder = Path(notebook_path).expanduser().absolute().parent
+    folder = _folder_of(Path(notebook_path).expanduser().absolute())
     return Settings.load(folder, trusted=trust.trusted, **overrides), trust
 
 
@@ -296,7 +299,7 @@ class TrustStore:
             fd, temp = tempfile.mkstemp(dir=self.path.parent, prefix=".trust-", suffix=".json")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(text + "\n")
-            os.chmod(temp, 0o600)
+            Path(temp).chmod(0o600)
             Path(temp).replace(self.path)
         except OSError as error:
             raise LoomError(
@@ -343,6 +346,24 @@ def _quoted(part: str) -> str:
     import shlex
 
     return shlex.quote(part)
+
+
+def _bullet(item: str) -> str:
+    """A report line: an item, or (indented) a detail of the item above."""
+    return f"    {item.strip()}" if item.startswith("  ") else f"  - {item}"
+
+
+def _folder_of(path: Path) -> Path:
+    """A notebook's folder; a folder is its own."""
+    return path if path.is_dir() else path.parent
+
+
+def _printable(text: str) -> str:
+    """``text`` without control characters (a terminal escape in a folder's loom.yaml must
+    not reach the person's terminal): each shown as its ``\\x..`` code."""
+    return "".join(
+        ch if ch.isprintable() or ch == " " else ch.encode("unicode_escape").decode() for ch in text
+    )
 
 
 def _relative(path: Path, root: Path) -> str:

@@ -39,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_export(commands)
     _add_provenance(commands)
     _add_recover(commands)
+    _add_trust(commands)
     return parser
 
 
@@ -154,13 +155,35 @@ def _add_recover(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
 
 
+def _add_trust(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    about = (
+        "Show what a notebook's folder asks Loom for — each MCP server's command line or URL "
+        "and the approval it wants, approval and web settings, instruction files — and "
+        "whether you trust it; in a terminal, then ask. Until trusted none of it is used "
+        "(its approval and web settings may only make yours stricter). Kernels follow the "
+        "decision from their next turn."
+    )
+    sub = commands.add_parser(
+        "trust",
+        help="show what a folder asks for, and trust it (or not)",
+        description=about,
+        epilog="examples:\n  loom-jupyter trust analysis.ipynb\n"
+        "  loom-jupyter trust ~/src/cloned-repo --yes\n"
+        "  loom-jupyter trust ~/src/cloned-repo --revoke\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub.add_argument("path", metavar="PATH", help="a notebook, or the folder it is in")
+    sub.add_argument("--yes", action="store_true", help="trust the folder as it is now")
+    sub.add_argument("--revoke", action="store_true", help="forget the decision")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``loom-jupyter``; returns the exit status."""
     from loom_jupyter.cli.commands import run_command
 
     args = build_parser().parse_args(argv)
     try:
-        output = asyncio.run(run_command(args))
+        output = _trust(args) if args.command == "trust" else asyncio.run(run_command(args))
     except UsageError as error:
         print(f"loom-jupyter: {error}", file=sys.stderr)
         return 2
@@ -169,3 +192,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     print(output)
     return 0
+
+
+def _trust(args: argparse.Namespace) -> str:
+    from loom_jupyter.cli.trust import run_trust
+
+    return run_trust(args)
