@@ -102,6 +102,7 @@ class Host:
         self.on_renamed: Callable[[], None] | None = None  # any thread: follow it when idle
         self.settings: Settings | None = None  # as loaded at open (the banner's approval)
         self.folder_trust: FolderTrust | None = None  # the folder's trust as found at open
+        self.trust_told: str | None = None  # the banner said the folder is untrusted (digest)
         self._ports: KernelPorts | None = None
         self._archive: Archive | None = None
         self._session: CoworkSession | None = None
@@ -184,6 +185,7 @@ class Host:
             self._session = await CoworkSession.open(self._archive, resume=False, **options)
             self.lease_message, self.resumed = LEASE_MESSAGE, None
         self._session.document = self.document
+        self._session.trust_told = self.trust_told
         if self._ports.opened is not None:
             await self._ports.opened(self._session)
 
@@ -194,6 +196,17 @@ class Host:
         if self.settings is not None:
             return self.settings.approval, self.settings.source_of("approval")
         return "ask", "default"
+
+    def untrusted_line(self) -> str:
+        """The banner's word on an untrusted folder (the first turn then does not repeat it:
+        a non-interactive run says so once)."""
+        trust = self.trust_now()
+        if trust is None or trust.trusted:
+            return ""
+        self.trust_told = trust.request.digest
+        if self._session is not None:
+            self._session.trust_told = self.trust_told
+        return trust.summary()
 
     def trust_now(self) -> FolderTrust | None:
         """The folder's trust as the session last checked it (as found at open before)."""

@@ -139,7 +139,7 @@ class CoworkSession:
         )
         self.mcp: McpServers | None = None  # loom.yaml's mcp_servers, started on first use
         self.trust: FolderTrust | None = None  # the folder's trust as last checked
-        self._trust_told: str | None = None  # the untrusted folder digest already told
+        self.trust_told: str | None = None  # the untrusted folder's digest, once told
         self._options: tuple[bool, EffortLevel | None] = (False, None)  # the turn's thinking
 
     @classmethod
@@ -557,9 +557,9 @@ class CoworkSession:
         now = folder_trust(self.notebook_path)
         if self.trust is None or now != self.trust:
             await self._apply_trust(now)
-        if now.trusted or self._trust_told == now.request.digest:
+        if now.trusted or self.trust_told == now.request.digest:
             return []
-        self._trust_told = now.request.digest
+        self.trust_told = now.request.digest
         return [now.summary()]
 
     async def _apply_trust(self, trust: FolderTrust) -> None:

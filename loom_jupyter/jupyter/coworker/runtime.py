@@ -329,8 +329,7 @@ class KernelCowork:
             head = f"{where} — resumed “{title}” ({plural(host.resumed_prompts, 'prompt')})"
         mode, source = host.approval_mode()
         hint = f"approval: {mode} ({source}) · %cowork sessions to switch · %cowork --help for help"
-        trust = host.trust_now()
-        untrusted = trust.summary() if trust is not None else ""
+        untrusted = host.untrusted_line()
         offers = [o.hint() for o in host.orphans if not o.writer_alive]
         offer = host.restart_offer.text("%cowork rebuild") if host.restart_offer else None
         messages = (untrusted, host.crash_message, host.lease_message, offer, *offers)
