@@ -32,6 +32,7 @@ __all__ = [
     "GITIGNORE",
     "check_archive_file",
     "check_folder",
+    "is_plain_archive",
     "open_no_follow",
     "repair_folder",
 ]
@@ -77,6 +78,16 @@ def check_archive_file(path: Path) -> None:
         if not stat.S_ISREG(info.st_mode):
             what = "archive" if candidate == path else "archive's SQLite companion"
             raise _refusal(candidate, info, what, "Loom then starts from a regular file")
+
+
+def is_plain_archive(path: Path) -> bool:
+    """Whether ``path`` is a regular file that :func:`check_archive_file` accepts (for the
+    read-only readers of other notebooks' archives, which skip the rest)."""
+    try:
+        check_archive_file(path)
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except (ArchiveLinkError, OSError):
+        return False
 
 
 def repair_folder(folder: Path) -> None:

@@ -21,6 +21,7 @@ from urllib.parse import quote
 
 from loom_jupyter.archive.core import Archive
 from loom_jupyter.archive.db import Db
+from loom_jupyter.archive.hygiene import is_plain_archive
 from loom_jupyter.archive.readable import ReadableMatch, search_for_people, with_notebook
 from loom_jupyter.archive.schema import MIGRATIONS
 from loom_jupyter.archive.search import search_turns
@@ -78,7 +79,7 @@ def _folders(root: Path) -> Iterator[Path]:
 
 def find_archives(root: Path, limit: int = MAX_ARCHIVES) -> tuple[list[Path], int]:
     """The project's archive files, most recently written first, and how many were left out."""
-    found = [p for folder in _folders(root) for p in folder.glob("*.sqlite") if p.is_file()]
+    found = [p for d in _folders(root) for p in d.glob("*.sqlite") if is_plain_archive(p)]
     found.sort(key=_written, reverse=True)
     return found[:limit], max(len(found) - limit, 0)
 
@@ -114,7 +115,7 @@ async def neighbour_pauses(own: Path, archives: int = 5) -> tuple[float, ...]:
     """The pauses between turns in the notebooks beside ``own`` (its ``.loom`` folder), the
     most recently written ``archives`` of them, read-only; oldest archive first. A locked,
     foreign or broken archive is skipped: this only seeds a new notebook's rhythm."""
-    others = [p for p in own.parent.glob("*.sqlite") if p != own]
+    others = [p for p in own.parent.glob("*.sqlite") if p != own and is_plain_archive(p)]
     pauses: list[float] = []
     for path in sorted(others, key=_written)[-archives:]:
         try:

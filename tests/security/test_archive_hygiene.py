@@ -20,6 +20,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from loom_jupyter.archive import Archive, archive_path_for
 from loom_jupyter.archive.gitindex import is_tracked, tracked_note
+from loom_jupyter.archive.project import find_archives, neighbour_pauses
 from loom_jupyter.errors import ArchiveError, ArchiveLinkError
 
 if TYPE_CHECKING:
@@ -37,17 +38,18 @@ def _digest(path: Path) -> str:
 
 
 def _tables(path: Path) -> list[str]:
-    uri = f"file:{path}?mode=ro"
+    uri = f"file:{path}?mode=ro&immutable=1"  # a read-only open of WAL still makes -shm
     with sqlite3.connect(uri, uri=True) as db:
         rows = db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
         return [name for (name,) in rows]
 
 
 def _places(folder: Path) -> Path:
-    """Another application's SQLite database (a browser's history, say)."""
+    """Another application's SQLite database (a browser's history, say; in WAL mode)."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "places.sqlite"
     db = sqlite3.connect(path)
+    db.execute("PRAGMA journal_mode = WAL")
     db.execute("CREATE TABLE moz_places (id INTEGER PRIMARY KEY, url TEXT)")
     db.execute("INSERT INTO moz_places (url) VALUES ('https://example.org/')")
     db.commit()
@@ -138,6 +140,27 @@ def test_a_loom_file_in_place_of_the_folder_is_refused(tmp_path: Path) -> None:
     (tmp_path / ".loom").write_text("not a folder")
     with pytest.raises(ArchiveLinkError, match=r"\.loom is a file, not a folder"):
         archive_path_for(tmp_path / "nb.ipynb")
+
+
+def test_other_notebooks_linked_archives_are_not_read(tmp_path: Path) -> None:
+    """Project search and a new notebook's neighbours open other archives read-only, and
+    even a read-only open puts -wal and -shm files beside a WAL database: links are skipped."""
+    victim = _places(tmp_path / "victim")
+    before = _digest(victim)
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    own = archive_path_for(repo / "nb.ipynb")
+    _open(own)
+    (own.parent / "linked.ipynb.sqlite").symlink_to(victim)
+    (repo / "sub").mkdir()
+    (repo / "sub" / ".loom").symlink_to(victim.parent, target_is_directory=True)
+
+    found, left_out = find_archives(repo)
+    pauses = asyncio.run(neighbour_pauses(own))
+
+    assert (found, left_out, pauses) == ([own], 0, ())
+    assert sorted(p.name for p in victim.parent.iterdir()) == ["places.sqlite"]
+    assert _digest(victim) == before
 
 
 # -- the folder's .gitignore and mode ---------------------------------------------------
