@@ -248,6 +248,40 @@ def test_a_committed_archive_is_found_in_the_index(tmp_path: Path, version: int)
     assert is_tracked(notebook.parent / "other.txt")
 
 
+def test_a_split_index_and_its_deletions_are_read(tmp_path: Path) -> None:
+    notebook = _repo_with_archive(tmp_path, version=2)
+    repo = notebook.parent
+    _git(repo, "update-index", "--split-index")
+    (repo / "new.txt").write_text("n\n")
+    _git(repo, "add", "new.txt")
+    assert list((repo / ".git").glob("sharedindex.*"))
+
+    assert is_tracked(archive_path_for(notebook))  # in the shared index
+    assert is_tracked(repo / "new.txt")  # in the split index's own entries
+    _git(repo, "rm", "-q", "--cached", ".loom/nb.ipynb.sqlite")  # a bit in the delete bitmap
+    assert not is_tracked(archive_path_for(notebook))
+    assert is_tracked(repo / "other.txt")
+
+
+def test_a_worktree_and_a_sha256_repository_are_read(tmp_path: Path) -> None:
+    notebook = _repo_with_archive(tmp_path, version=2)
+    _git(notebook.parent, "worktree", "add", "-q", str(tmp_path / "tree"))
+    assert (tmp_path / "tree" / ".git").read_text().startswith("gitdir: ")
+    assert is_tracked(tmp_path / "tree" / ".loom" / "nb.ipynb.sqlite")
+    assert not is_tracked(tmp_path / "tree" / ".loom" / "other.ipynb.sqlite")
+
+    repo = tmp_path / "sha256"
+    repo.mkdir()
+    _git(repo, "init", "-q", "--object-format=sha256")
+    (repo / ".loom").mkdir()
+    (repo / ".loom" / "nb.ipynb.sqlite").write_bytes(b"")
+    _git(repo, "add", "-f", ".loom/nb.ipynb.sqlite")
+    for version in (2, 4):
+        _git(repo, "update-index", "--index-version", str(version))
+        assert is_tracked(repo / ".loom" / "nb.ipynb.sqlite")
+        assert not is_tracked(repo / ".loom" / "other.ipynb.sqlite")
+
+
 @pytest.fixture
 def shell() -> Iterator[InteractiveShell]:
     """The process's InteractiveShell, with a clean user namespace."""
@@ -275,6 +309,8 @@ def test_the_banner_names_a_tracked_archive(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     notebook = _repo_with_archive(tmp_path, version=2)
+    marker = tmp_path / "fsmonitor-ran"
+    _git(notebook.parent, "config", "core.fsmonitor", f"touch {marker}; false")
     monkeypatch.setenv("JPY_SESSION_NAME", str(notebook))
     tracked_line = f"archive .loom/nb.ipynb.sqlite {TRACKED}"
     remedy = "`git rm --cached .loom/nb.ipynb.sqlite` in the notebook's folder stops tracking it"
@@ -283,8 +319,17 @@ def test_the_banner_names_a_tracked_archive(
     assert "loom: nb.ipynb" in banner
     assert tracked_line in banner
     assert remedy in banner
+    assert not marker.exists()  # Loom read .git/index; it did not run git
 
-    _git(notebook.parent, "rm", "-q", "--cached", ".loom/nb.ipynb.sqlite")
+    _git(
+        notebook.parent,
+        "-c",
+        "core.fsmonitor=false",
+        "rm",
+        "-q",
+        "--cached",
+        ".loom/nb.ipynb.sqlite",
+    )
     banner = _banner(shell, capsys)
     assert "loom: nb.ipynb" in banner
     assert TRACKED not in banner
