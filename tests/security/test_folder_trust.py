@@ -108,6 +108,17 @@ def _notices(events: list[Any]) -> list[str]:
     return [e.message for e in events if isinstance(e, Notice)]
 
 
+@pytest.mark.attack(
+    attack=(
+        "A cloned folder's loom.yaml runs its MCP server's command, sends its AGENTS.md "
+        "and turns approvals off on the person's first message"
+    ),
+    stopped_by=(
+        "Folder trust: untrusted, project servers never start, instruction files are not "
+        "sent and project `approval` only tightens"
+    ),
+    ref="F1",
+)
 async def test_an_untrusted_folder_runs_nothing_on_the_first_message(
     opened: Callable[..., Any], repo: Path
 ) -> None:
@@ -129,6 +140,11 @@ async def test_an_untrusted_folder_runs_nothing_on_the_first_message(
     assert not [n for n in _notices(second) if "not trusted" in n]  # told once
 
 
+@pytest.mark.attack(
+    attack="`%cowork mcp` / `/mcp` (used just to look) start the project's MCP servers",
+    stopped_by="Untrusted project servers are listed as `needs trust`; `--restart` is refused",
+    ref="F1",
+)
 async def test_looking_at_the_servers_starts_nothing(
     opened: Callable[..., Any], repo: Path
 ) -> None:
@@ -167,6 +183,14 @@ async def test_trusting_the_folder_turns_its_extras_on_from_the_next_turn(
     assert helper.state == "running"
 
 
+@pytest.mark.attack(
+    attack="A trusted repository changes its loom.yaml (a `git pull`) to run another command",
+    stopped_by=(
+        "Trust is keyed by a hash of loom.yaml and the instruction files: a change turns "
+        "the extras off until trusted again"
+    ),
+    ref="F1",
+)
 async def test_a_changed_loom_yaml_asks_again(opened: Callable[..., Any], repo: Path) -> None:
     """Trust is for the folder as it asked: an edit turns its extras off until asked again."""
     decide(repo / "analysis.ipynb", "trust")
@@ -201,6 +225,11 @@ async def test_revoking_turns_the_extras_off(opened: Callable[..., Any], repo: P
     assert helper.state == "needs trust"
 
 
+@pytest.mark.attack(
+    attack="A trust decision undoes the approval mode the person chose in the kernel",
+    stopped_by="A mode set by `%cowork approval` (source `magic`) beats every setting",
+    ref="F1",
+)
 async def test_what_the_person_typed_beats_the_folder(
     opened: Callable[..., Any], repo: Path
 ) -> None:
@@ -213,6 +242,17 @@ async def test_what_the_person_typed_beats_the_folder(
     assert (session.policy.mode, session.policy.source) == ("read-only", "magic")
 
 
+@pytest.mark.attack(
+    attack=(
+        "A project's `approval: auto` beats the person's own `read-only` in "
+        "~/.config/loom/loom.yaml"
+    ),
+    stopped_by=(
+        "The person's own settings (user config, `LOOM_*`, magics) always win; a project "
+        "fills in only what they left unset"
+    ),
+    ref="F1",
+)
 @pytest.mark.parametrize("trusted", [False, True])
 def test_the_persons_own_config_beats_the_project(repo: Path, trusted: bool) -> None:
     """F1 reproduction 3: the person's `read-only` lost to the project's `auto`."""
@@ -228,6 +268,11 @@ def test_the_persons_own_config_beats_the_project(repo: Path, trusted: bool) -> 
     assert (settings.model, settings.source_of("model")) == ("claude-opus-5-5", "project")
 
 
+@pytest.mark.attack(
+    attack="An untrusted project turns on `web_fetch` / `web_search` or loosens approval",
+    stopped_by="Security keys of an untrusted project apply only where stricter",
+    ref="F1",
+)
 def test_an_untrusted_project_may_only_tighten(repo: Path) -> None:
     (repo / "loom.yaml").write_text("approval: read-only\nweb_fetch: true\nweb_search: true\n")
     untrusted = Settings.load(repo, env={})
@@ -238,6 +283,14 @@ def test_an_untrusted_project_may_only_tighten(repo: Path) -> None:
     assert Settings.load(repo, env={"LOOM_APPROVAL": "auto"}).approval == "read-only"
 
 
+@pytest.mark.attack(
+    attack=(
+        "A project's `mcp_servers` replaces the person's own servers of the same name "
+        "(borrowing their headers)"
+    ),
+    stopped_by="Project servers join the person's; the person's names win",
+    ref="F1",
+)
 def test_project_servers_join_the_persons_and_never_replace_them(repo: Path) -> None:
     user = user_config_path()
     user.parent.mkdir(parents=True, exist_ok=True)
@@ -254,6 +307,11 @@ def test_project_servers_join_the_persons_and_never_replace_them(repo: Path) -> 
     ]
 
 
+@pytest.mark.attack(
+    attack="A repository pre-approves itself by committing a trust file",
+    stopped_by="The trust store is ~/.config/loom/trust.json (0600), never read from the project",
+    ref="F1",
+)
 def test_the_trust_store_is_the_persons_not_the_projects(repo: Path) -> None:
     """Trust lives in the person's config folder, 0600; a trust file committed in the
     project, or a broken store, trusts nothing."""
@@ -283,6 +341,17 @@ def test_a_folder_that_asks_for_nothing_needs_no_trust(tmp_path: Path) -> None:
     assert (settings.model, settings.max_iterations) == ("claude-haiku-5-5", 5)
 
 
+@pytest.mark.attack(
+    attack=(
+        "A loom.yaml hides its real command behind a long line or terminal escapes in the"
+        " trust prompt"
+    ),
+    stopped_by=(
+        "The trust report shows every command line whole, control characters as text, "
+        "secret values never"
+    ),
+    ref="F1",
+)
 def test_the_report_shows_everything_and_no_terminal_escapes(repo: Path) -> None:
     long_arg = "x" * 500
     (repo / "loom.yaml").write_text(

@@ -46,6 +46,17 @@ def _outputs(cell: nbformat.NotebookNode) -> str:
     return " ".join(text.split())
 
 
+@pytest.mark.attack(
+    attack=(
+        "A cloned repository's notebook run by papermill or nbclient (no one to ask) "
+        "starts its MCP servers and sends its instructions"
+    ),
+    stopped_by=(
+        "Non-interactive runs keep the folder's extras off and say so once; `%cowork "
+        "trust --yes` in the person's own cell turns them on"
+    ),
+    ref="F1",
+)
 def test_an_untrusted_notebook_run_by_nbclient(tmp_path: Path) -> None:
     repo = tmp_path / "cloned"
     (repo / ".git").mkdir(parents=True)
