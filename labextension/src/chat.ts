@@ -10,7 +10,15 @@ import { Widget } from '@lumino/widgets';
 import { LinkState, LoomConnection, serverRoot } from './connection';
 import { NotebookDocument, editProposal } from './document';
 import { RenderContext } from './markdown';
-import { Decision, FrontMessage, Hello, KernelMessage, Queued, SearchHit } from './protocol';
+import {
+  Decision,
+  FrontMessage,
+  Hello,
+  KernelMessage,
+  Queued,
+  SearchHit,
+  TrustDecision
+} from './protocol';
 import { Change, ChatStore } from './store';
 import { parseSlash } from './views/completion';
 import { Composer } from './views/composer';
@@ -20,6 +28,7 @@ import { ProvenanceTips } from './views/provenance';
 import { SessionBar } from './views/sessions';
 import { Footer, ShownState, StatusLine } from './views/status';
 import { TaskList } from './views/tasks';
+import { TrustCard } from './views/trust';
 
 export type ChatOptions = {
   notebook: NotebookPanel;
@@ -77,6 +86,10 @@ export class ChatView extends Widget {
       jump: hit => this._jump(hit)
     });
     this._status = new StatusLine(() => void this._connection.load());
+    this._trust = new TrustCard(
+      decision => this._decideTrust(decision),
+      () => this._store.closeTrust()
+    );
     this._messages = new MessageList(this._store, context, {
       decide: (id, decision) => this._decide(id, decision),
       loadMore: () => this._loadMore(),
@@ -106,6 +119,7 @@ export class ChatView extends Widget {
     this.node.append(
       this._sessions.node,
       this._status.node,
+      this._trust.node,
       this._tasks.node,
       this._messages.node,
       this._composer.node,
@@ -190,6 +204,15 @@ export class ChatView extends Widget {
 
   private _decide(requestId: string, decision: Decision): void {
     this._send({ type: 'approve', request_id: requestId, decision });
+  }
+
+  /** The trust card's answer; the kernel tells every front the folder's trust after it. */
+  private _decideTrust(decision: TrustDecision): boolean {
+    const sent = this._send({ type: 'trust_decision', decision });
+    if (!sent) {
+      this._store.notice('warning', 'Trusting a folder needs Loom running in this kernel.');
+    }
+    return sent;
   }
 
   /** Thinking / effort from the footer; the kernel answers every front with `options`. */
@@ -319,6 +342,12 @@ export class ChatView extends Widget {
       case 'options':
         this._footer.showOptions(this._store.options);
         return;
+      case 'approval-mode':
+        this._footer.showApproval(this._store.approval);
+        return;
+      case 'trust':
+        this._trust.show(this._store.trust, this._store.trustOpen);
+        return;
       case 'session':
         this._sessions.showSession(this._store.session);
         this._continueJump();
@@ -421,6 +450,7 @@ export class ChatView extends Widget {
   private readonly _outbox = new Map<string, string>();
   private readonly _sessions: SessionBar;
   private readonly _status: StatusLine;
+  private readonly _trust: TrustCard;
   private readonly _tasks = new TaskList();
   private readonly _messages: MessageList;
   private readonly _tips: ProvenanceTips;

@@ -12,11 +12,13 @@ import type {
   NoticeMsg,
   Outbound,
   Status,
-  ToolItem
+  ToolItem,
+  TrustDecisionMsg
 } from './generated/protocol';
 import { validateKernelMessage } from './generated/validators';
 
 export type {
+  ApprovalModeView,
   CellChange,
   ChangeResult,
   DocCell,
@@ -33,7 +35,8 @@ export type {
   SessionSummary,
   SubtaskItem,
   TaskView,
-  ToolItem
+  ToolItem,
+  TrustView
 } from './generated/protocol';
 export type { TextItem };
 export { PROTOCOL_VERSION } from './generated/protocol';
@@ -41,6 +44,8 @@ export { PROTOCOL_VERSION } from './generated/protocol';
 export const COMM_TARGET = 'loom';
 
 export type Decision = ApprovalClosed['decision'];
+/** The person's answer on the trust card. */
+export type TrustDecision = TrustDecisionMsg['decision'];
 export type KernelState = Status['state'];
 export type NoticeLevel = NoticeMsg['level'];
 export type HistoryEntry = TextItem | ToolItem;

@@ -5,6 +5,7 @@
 import { ISignal, Signal } from '@lumino/signaling';
 
 import {
+  ApprovalModeView,
   Decision,
   HistoryEntry,
   KernelMessage,
@@ -15,7 +16,8 @@ import {
   SearchHit,
   SessionRow,
   SessionSummary,
-  TaskView
+  TaskView,
+  TrustView
 } from './protocol';
 
 export type UserEntry = { kind: 'user'; key: string; turn: number | null; text: string };
@@ -92,6 +94,8 @@ export type Change =
   | { kind: 'text'; entry: AssistantEntry; delta: string }
   | { kind: 'thinking'; entry: ThinkingEntry; delta: string }
   | { kind: 'options' }
+  | { kind: 'approval-mode' }
+  | { kind: 'trust' }
   | { kind: 'status' }
   | { kind: 'usage' }
   | { kind: 'queue' }
@@ -102,6 +106,9 @@ export type Change =
   | { kind: 'cell'; source: string };
 
 let noticeCounter = 0;
+
+/** The trust statuses that open the card by themselves (DESIGN §12). */
+const ASKING = new Set<TrustView['status']>(['untrusted', 'changed']);
 
 /** Entry keys by kind: a tool call and its approval request may share an id. */
 const toolKey = (callId: string): string => `c:${callId}`;
@@ -193,6 +200,12 @@ export class ChatStore {
   subshells = false;
   /** Thinking and effort, and what the current model takes (null: not known yet). */
   options: ModelOptions | null = null;
+  /** The approval mode in force and where it came from (null: not known yet). */
+  approval: ApprovalModeView | null = null;
+  /** What the notebook's folder asks for and the person's decision (null: not known yet). */
+  trust: TrustView | null = null;
+  /** Whether the trust card is open. */
+  trustOpen = false;
   lastSeq: number | null = null;
   kernelSession: string | null = null;
 
@@ -204,6 +217,14 @@ export class ChatStore {
   /** Add a notice made by the front (connection states, restarts). */
   notice(level: NoticeLevel, message: string): void {
     this._add({ kind: 'notice', key: `n${noticeCounter++}`, level, message });
+  }
+
+  /** Close the trust card here (the person answered it, or put it off). */
+  closeTrust(): void {
+    if (this.trustOpen) {
+      this.trustOpen = false;
+      this._changed.emit({ kind: 'trust' });
+    }
   }
 
   /**
@@ -264,6 +285,13 @@ export class ChatStore {
       case 'options':
         this.options = message.options;
         this._changed.emit({ kind: 'options' });
+        return;
+      case 'approval_mode':
+        this.approval = message.approval;
+        this._changed.emit({ kind: 'approval-mode' });
+        return;
+      case 'trust':
+        this._trust(message.trust, message.show);
         return;
       case 'tool_started':
         this._toolStarted(message.turn, message.call_id, message.name, message.input);
@@ -358,10 +386,25 @@ export class ChatStore {
     this.subshells = message.subshells;
     this.tasks = new Map(message.tasks.map(task => [task.task_id, task]));
     this.options = message.options ?? this.options;
+    this.approval = message.approval ?? this.approval;
     this._reset(message.session, historyEntries(message.history), message.more_before);
     this._changed.emit({ kind: 'status' });
     this._changed.emit({ kind: 'queue' });
     this._changed.emit({ kind: 'options' });
+    this._changed.emit({ kind: 'approval-mode' });
+    if (message.trust !== null) {
+      this._trust(message.trust, false);
+    }
+  }
+
+  /**
+   * The folder's trust: the card opens when asked to (`/trust`) or when the folder asks
+   * for something not yet trusted, and closes once it is decided or needs nothing.
+   */
+  private _trust(trust: TrustView, show: boolean): void {
+    this.trust = trust;
+    this.trustOpen = show || ASKING.has(trust.status);
+    this._changed.emit({ kind: 'trust' });
   }
 
   private _reset(session: SessionSummary | null, entries: Entry[], more: number | null): void {

@@ -3,7 +3,14 @@
  * restart, one entry per turn piece, and events that come twice or late.
  */
 import { Change, ChatStore, Entry, ToolEntry } from '../src/store';
-import { HistoryEntry, KernelBody, KernelMessage, ModelOptions } from '../src/protocol';
+import {
+  ApprovalModeView,
+  HistoryEntry,
+  KernelBody,
+  KernelMessage,
+  ModelOptions,
+  TrustView
+} from '../src/protocol';
 
 /** One kernel message: a body stamped as the kernel's outbox stamps it (its own turn wins). */
 function msg(seq: number, body: KernelBody, kernelSession = 'k1'): KernelMessage {
@@ -74,7 +81,12 @@ const options = (effort: ModelOptions['effort'], levels: string[] = ['low', 'hig
   }) as ModelOptions;
 const notice = (message: string): KernelBody => ({ type: 'notice', level: 'info', message });
 
-function welcome(history: HistoryEntry[] = [], opts: ModelOptions | null = null): KernelBody {
+function welcome(
+  history: HistoryEntry[] = [],
+  opts: ModelOptions | null = null,
+  approval: ApprovalModeView | null = null,
+  trust: TrustView | null = null
+): KernelBody {
   return {
     type: 'welcome',
     session: null,
@@ -85,7 +97,9 @@ function welcome(history: HistoryEntry[] = [], opts: ModelOptions | null = null)
     queue: [],
     subshells: true,
     tasks: [],
-    options: opts
+    options: opts,
+    approval,
+    trust
   };
 }
 
@@ -450,5 +464,70 @@ describe('model options', () => {
       msg(2, welcome())
     ]);
     expect(store.options?.effort).toBe('max');
+  });
+});
+
+describe('folder trust and the approval mode', () => {
+  const folder = (status: TrustView['status']): TrustView => ({
+    root: '/srv/repo',
+    status,
+    asks: ['MCP server tools: sh -c "id > ran"', 'approval: auto']
+  });
+  const trustMsg = (status: TrustView['status'], show = false): KernelBody => ({
+    type: 'trust',
+    trust: folder(status),
+    show
+  });
+  const mode = (m: ApprovalModeView['mode'], source: ApprovalModeView['source']): KernelBody => ({
+    type: 'approval_mode',
+    approval: { mode: m, source }
+  });
+
+  it('opens the card on a welcome for a folder that is untrusted or changed', () => {
+    for (const status of ['untrusted', 'changed'] as const) {
+      const { store } = fed([msg(1, welcome([], null, null, folder(status)))]);
+      expect([store.trust?.status, store.trustOpen]).toEqual([status, true]);
+    }
+    for (const status of ['trusted', 'denied', 'not-needed'] as const) {
+      const { store } = fed([msg(1, welcome([], null, null, folder(status)))]);
+      expect([store.trust?.status, store.trustOpen]).toEqual([status, false]);
+    }
+  });
+
+  it('opens on /trust whatever the status, and closes once the folder is decided', () => {
+    const store = new ChatStore();
+    const changes = recorded(store);
+    store.apply(msg(1, welcome([], null, null, folder('trusted'))));
+    expect(store.trustOpen).toBe(false);
+    store.apply(msg(2, trustMsg('trusted', true)));
+    expect(store.trustOpen).toBe(true);
+    store.apply(msg(3, trustMsg('denied')));
+    expect([store.trust?.status, store.trustOpen]).toEqual(['denied', false]);
+    store.apply(msg(4, trustMsg('changed')));
+    expect(store.trustOpen).toBe(true);
+    store.apply(msg(5, trustMsg('not-needed')));
+    expect(store.trustOpen).toBe(false);
+    expect(changes.filter(change => change.kind === 'trust')).toHaveLength(5);
+  });
+
+  it('closes here when the person puts it off, and a replayed trust does not reopen it', () => {
+    const { store } = fed([msg(1, welcome()), msg(2, trustMsg('untrusted', true))]);
+    store.closeTrust();
+    expect(store.trustOpen).toBe(false);
+    expect(store.apply(msg(2, trustMsg('untrusted', true)))).toBe(false);
+    expect(store.trustOpen).toBe(false);
+  });
+
+  it('takes the approval mode from the welcome and each approval_mode, once by seq', () => {
+    const store = new ChatStore();
+    const changes = recorded(store);
+    store.apply(msg(1, welcome([], null, { mode: 'ask', source: 'default' })));
+    expect(store.approval).toEqual({ mode: 'ask', source: 'default' });
+    expect(store.apply(msg(2, mode('auto', 'project')))).toBe(true);
+    expect(store.apply(msg(2, mode('read-only', 'magic')))).toBe(false);
+    expect(store.approval).toEqual({ mode: 'auto', source: 'project' });
+    store.apply(msg(3, welcome())); // a welcome without one (session not open yet) keeps it
+    expect(store.approval).toEqual({ mode: 'auto', source: 'project' });
+    expect(changes.filter(change => change.kind === 'approval-mode')).toHaveLength(3);
   });
 });

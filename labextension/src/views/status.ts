@@ -1,14 +1,33 @@
 /**
  * The state line (with the Load button) and the footer (tokens, cost, context
- * gauge, and the thinking / effort controls).
+ * gauge, the approval mode in force, and the thinking / effort controls).
  */
-import { ModelOptions } from '../protocol';
+import { ApprovalModeView, ModelOptions } from '../protocol';
 import { Usage } from '../store';
 import { button, costText, formatTokens, h } from './dom';
 import { ModelControls, OptionChange } from './options';
 
 /** The pinned values of `[data-loom="status"]`'s `data-state`. */
 export type ShownState = 'idle' | 'thinking' | 'waiting-approval' | 'queued' | 'offline';
+
+/** Where an approval mode came from, for the footer's tooltip (DESIGN §12). */
+const SOURCE_WORDS: Record<ApprovalModeView['source'], string> = {
+  default: "Loom's default",
+  user: 'your ~/.config/loom/loom.yaml',
+  env: 'the LOOM_APPROVAL environment variable',
+  project: "this folder's loom.yaml (you trusted it)",
+  magic: '%cowork approval in this kernel'
+};
+
+/** The footer's words for the approval mode in force, and its tooltip. */
+export function approvalModeText(view: ApprovalModeView): { text: string; title: string } {
+  return {
+    text: `approval: ${view.mode} (${view.source})`,
+    title:
+      `Approval mode ${view.mode}, from ${SOURCE_WORDS[view.source]}. ` +
+      'Change it with %cowork approval MODE (ask, auto or read-only).'
+  };
+}
 
 export class StatusLine {
   readonly node = h('div', { className: 'loom-Status', loom: 'status' });
@@ -39,8 +58,22 @@ export class Footer {
     this._controls = new ModelControls(change);
     this._gauge.append(this._fill);
     this._usage.append(this._tokens, this._cost, this._gauge);
-    this.node.append(this._usage, this._controls.node);
+    this.node.append(this._usage, this._approval, this._controls.node);
     this.show(null);
+    this.showApproval(null);
+  }
+
+  /** The approval mode in force and its source (null: not known yet). */
+  showApproval(view: ApprovalModeView | null): void {
+    this._approval.hidden = view === null;
+    if (view !== null) {
+      const { text, title } = approvalModeText(view);
+      this._approval.dataset.mode = view.mode;
+      this._approval.dataset.source = view.source;
+      this._approval.textContent = text;
+      this._approval.title = title;
+    }
+    this._showFooter();
   }
 
   /** The model options the kernel reported (the controls follow them). */
@@ -65,10 +98,14 @@ export class Footer {
   }
 
   private _showFooter(): void {
-    this.node.hidden = this._usage.hidden && this._controls.node.hidden;
+    this.node.hidden = this._usage.hidden && this._controls.node.hidden && this._approval.hidden;
   }
 
   private readonly _controls: ModelControls;
+  private readonly _approval = h('span', {
+    className: 'loom-Footer-approval',
+    loom: 'approval-mode'
+  });
   private readonly _usage = h('div', { className: 'loom-Footer-usage' });
   private readonly _tokens = h('span', { className: 'loom-Footer-tokens', loom: 'tokens' });
   private readonly _cost = h('span', { className: 'loom-Footer-cost', loom: 'cost' });
