@@ -8,19 +8,48 @@ sidebar is told the folder's trust and the approval mode now in force.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from loom_jupyter.host.protocol import ApprovalModeMsg, ApprovalModeView, TrustMsg, TrustView
 
 if TYPE_CHECKING:
-    from loom_jupyter.host.host import Host
-    from loom_jupyter.settings import ApprovalMode
+    from loom_jupyter.host.floor import TurnFloor
+    from loom_jupyter.host.location import NotebookLocation
+    from loom_jupyter.session.conversation import CoworkSession
+    from loom_jupyter.settings import ApprovalMode, SettingSource
     from loom_jupyter.trust import FolderTrust, TrustDecision
 
-__all__ = ["approval_view", "decide_trust", "set_approval", "show_trust", "trust_view"]
+__all__ = [
+    "TrustHost",
+    "approval_view",
+    "decide_trust",
+    "set_approval",
+    "show_trust",
+    "trust_view",
+]
 
 
-def approval_view(host: Host) -> ApprovalModeView:
+class TrustHost(Protocol):
+    """What these need of the :class:`~loom_jupyter.host.host.Host`."""
+
+    location: NotebookLocation
+    folder_trust: FolderTrust | None
+
+    @property
+    def floor(self) -> TurnFloor:
+        """Where every front's messages are broadcast."""
+        ...
+
+    async def session_async(self) -> CoworkSession:
+        """The conversation."""
+        ...
+
+    def approval_mode(self) -> tuple[ApprovalMode, SettingSource]:
+        """The approval mode in force and its source."""
+        ...
+
+
+def approval_view(host: TrustHost) -> ApprovalModeView:
     """The approval mode in force and where it came from."""
     mode, source = host.approval_mode()
     return ApprovalModeView(mode, source)
@@ -31,7 +60,7 @@ def trust_view(trust: FolderTrust) -> TrustView:
     return TrustView(str(trust.request.root), trust.status, tuple(trust.request.lines()))
 
 
-async def decide_trust(host: Host, decision: TrustDecision) -> FolderTrust:
+async def decide_trust(host: TrustHost, decision: TrustDecision) -> FolderTrust:
     """Record the person's decision; tell every front the trust and the mode now."""
     session = await host.session_async()
     trust = await session.trust_folder(decision)
@@ -41,7 +70,7 @@ async def decide_trust(host: Host, decision: TrustDecision) -> FolderTrust:
     return trust
 
 
-async def show_trust(host: Host) -> FolderTrust:
+async def show_trust(host: TrustHost) -> FolderTrust:
     """The folder's trust read again now, with the card opened on every front (``/trust``)."""
     from loom_jupyter.trust import folder_trust
 
@@ -50,7 +79,7 @@ async def show_trust(host: Host) -> FolderTrust:
     return trust
 
 
-async def set_approval(host: Host, mode: ApprovalMode) -> None:
+async def set_approval(host: TrustHost, mode: ApprovalMode) -> None:
     """The person switches the approval mode (``%cowork approval``); every front is told."""
     session = await host.session_async()
     session.set_approval(mode)

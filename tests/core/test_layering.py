@@ -48,6 +48,8 @@ LAYERS = (
         "lineage",
         "readers",
         "settings",
+        "folders",
+        "trust",
         units_share=True,
     ),
     layer("storage, model seam, tools", "archive", "models", "tools"),
