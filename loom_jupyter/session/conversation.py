@@ -554,13 +554,18 @@ class CoworkSession:
     async def _check_trust(self) -> list[str]:
         """Read the folder's trust again (a decision, or an edit of what it asks for); apply
         a change; tell an untrusted folder's limits once per version of what it asks."""
-        now = folder_trust(self.notebook_path)
-        if self.trust is None or now != self.trust:
-            await self._apply_trust(now)
+        now = await self._refresh_trust()
         if now.trusted or self.trust_told == now.request.digest:
             return []
         self.trust_told = now.request.digest
         return [now.summary()]
+
+    async def _refresh_trust(self) -> FolderTrust:
+        """The folder's trust read again; a change applied."""
+        now = folder_trust(self.notebook_path)
+        if self.trust is None or now != self.trust:
+            await self._apply_trust(now)
+        return now
 
     async def _apply_trust(self, trust: FolderTrust) -> None:
         """The folder's trust-governed settings, instructions and servers, as ``trust`` says.
@@ -588,6 +593,8 @@ class CoworkSession:
 
     async def project_instructions(self) -> Instructions:
         """The project instructions as the next turn sends them (``%cowork instructions``)."""
+        if not self._running:
+            await self._refresh_trust()
         return self._instructions.current()
 
     def _load_instructions(self) -> list[str]:
@@ -604,7 +611,7 @@ class CoworkSession:
         if self.mcp is None:
             return ()
         if not self._running:
-            await self._check_trust()  # trusted since the last turn: its servers may start
+            await self._refresh_trust()  # trusted since the last turn: its servers may start
         if restart is not None:
             await self.mcp.restart(restart)
         await self.mcp.start()

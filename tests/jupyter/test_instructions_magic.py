@@ -45,6 +45,10 @@ def test_instructions_shows_what_is_loaded_and_the_model_gets_it(
     (notebook.parent / "CLAUDE.md").write_text("Revenue is in EUR. " * 3, encoding="utf-8")
     (notebook.parent / ".loom").mkdir(exist_ok=True)
     (notebook.parent / ".loom" / "instructions.md").write_bytes(b"\x00\x01binary")
+    untrusted = cowork("instructions")  # a folder not trusted yet: listed, nothing sent
+    assert untrusted.count("not sent: the folder is not trusted") == 3
+    assert "0 in the prompt" in untrusted
+    assert "Trusted" in cowork("trust --yes")
 
     table = cowork("instructions")
     lines = table.splitlines()
