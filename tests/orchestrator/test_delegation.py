@@ -481,7 +481,6 @@ async def test_sub_agents_ask_as_the_session_does(
     delegations: OpenDelegations, notebook: Path
 ) -> None:
     from loom_jupyter.models.scripted import ScriptedModel
-
     from loom_jupyter.trust import decide
 
     (notebook.parent / "AGENTS.md").write_text("Always use metric units.\n")
