@@ -86,6 +86,17 @@ def _git(repo: Path, *args: str) -> None:
 # -- links ------------------------------------------------------------------------------
 
 
+@pytest.mark.attack(
+    attack=(
+        "A cloned folder's `.loom/nb.ipynb.sqlite` is a symbolic link to another application's "
+        "SQLite database: opening the notebook adds Loom's tables and WAL to it"
+    ),
+    stopped_by=(
+        "The archive must be a regular file: a link is refused (lstat, O_NOFOLLOW) before "
+        "anything opens it; its target's bytes and folder are unchanged"
+    ),
+    ref="F10",
+)
 def test_a_symlinked_archive_is_refused_and_its_target_left_alone(tmp_path: Path) -> None:
     victim = _places(tmp_path / "victim")
     before, tables = _digest(victim), _tables(victim)
@@ -104,6 +115,17 @@ def test_a_symlinked_archive_is_refused_and_its_target_left_alone(tmp_path: Path
     assert "nb.ipynb.sqlite is a symbolic link (to ../../victim/places.sqlite)" in str(refused)
 
 
+@pytest.mark.attack(
+    attack=(
+        "A `-wal`, `-shm` or `-journal` link planted beside the archive makes SQLite write "
+        "into the file it points at"
+    ),
+    stopped_by=(
+        "The archive's SQLite companions must be regular files too: refused before the "
+        "archive is created"
+    ),
+    ref="F10",
+)
 @pytest.mark.parametrize("companion", ["-wal", "-shm", "-journal"])
 def test_a_symlinked_companion_file_is_refused(tmp_path: Path, companion: str) -> None:
     elsewhere = tmp_path / "elsewhere.txt"
@@ -119,6 +141,16 @@ def test_a_symlinked_companion_file_is_refused(tmp_path: Path, companion: str) -
     assert re.search(LINK_REFUSED, str(refused))
 
 
+@pytest.mark.attack(
+    attack=(
+        "`.loom` is a symbolic link to a folder elsewhere: the archive is created and written there"
+    ),
+    stopped_by=(
+        "`.loom` must be a real folder: a link (or a file) is refused without being "
+        "followed, also for an archive path found without `archive_path_for`"
+    ),
+    ref="F10",
+)
 def test_a_symlinked_loom_folder_is_refused(tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -142,6 +174,15 @@ def test_a_loom_file_in_place_of_the_folder_is_refused(tmp_path: Path) -> None:
         archive_path_for(tmp_path / "nb.ipynb")
 
 
+@pytest.mark.attack(
+    attack=(
+        "Another notebook's archive is a link to a WAL database: project search and a new "
+        "notebook's neighbour pauses open it read-only, which still puts -wal and -shm "
+        "files beside it"
+    ),
+    stopped_by=("The project-wide readers skip linked archives and linked `.loom` folders"),
+    ref="F10",
+)
 def test_other_notebooks_linked_archives_are_not_read(tmp_path: Path) -> None:
     """Project search and a new notebook's neighbours open other archives read-only, and
     even a read-only open puts -wal and -shm files beside a WAL database: links are skipped."""
@@ -166,6 +207,17 @@ def test_other_notebooks_linked_archives_are_not_read(tmp_path: Path) -> None:
 # -- the folder's .gitignore and mode ---------------------------------------------------
 
 
+@pytest.mark.attack(
+    attack=(
+        "A cloned `.loom/.gitignore` that is empty, has no `*` or lets archives in again "
+        "(`!*.sqlite`) gets them committed; a loose `.loom` mode lets others read them"
+    ),
+    stopped_by=(
+        "The `.gitignore` is repaired to end in `*` (its other lines kept) and the folder "
+        "tightened to 0700 when it is the person's"
+    ),
+    ref="F10",
+)
 @pytest.mark.parametrize(
     ("found", "repaired"),
     [
@@ -191,6 +243,16 @@ def test_a_gitignore_without_a_final_star_is_repaired(
     assert (folder / ".gitignore").read_text() == repaired
 
 
+@pytest.mark.attack(
+    attack=(
+        "`.loom/.gitignore` is a symbolic link, which git does not read: archives are not ignored"
+    ),
+    stopped_by=(
+        "A linked `.gitignore` is replaced by a regular file holding `*`; the link's target "
+        "is not touched"
+    ),
+    ref="F10",
+)
 def test_a_symlinked_gitignore_is_replaced_by_a_file(tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere.txt"
     elsewhere.write_text("keep me\n")
@@ -301,6 +363,17 @@ def _banner(shell: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> str:
         shell.run_line_magic("unload_ext", "loom_jupyter")
 
 
+@pytest.mark.attack(
+    attack=(
+        "A committed archive is resumed silently: the repository's history and session "
+        "state become the person's conversation, and new turns would be committed"
+    ),
+    stopped_by=(
+        "The banner names an archive git tracks and how to untrack it, found by reading "
+        "`.git/index` (git is never run: a configured core.fsmonitor does not run)"
+    ),
+    ref="F10",
+)
 def test_the_banner_names_a_tracked_archive(
     tmp_path: Path,
     shell: InteractiveShell,
