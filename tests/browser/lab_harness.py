@@ -90,6 +90,12 @@ class LabServer:
         """The server's log so far (stdout and stderr)."""
         return self.log_path.read_text(errors="replace")
 
+    @property
+    def config_home(self) -> Path:
+        """The server's (and its kernels') ``XDG_CONFIG_HOME``: empty at start, so no
+        developer's ``loom.yaml``, key or folder trust reaches a test."""
+        return self.root_dir.parent / "xdg-config"
+
 
 @dataclass(frozen=True)
 class LabPage:
@@ -237,6 +243,7 @@ def _server_command(port: int, token: str, base: Path) -> list[str]:
 
 
 def _prepare_dirs(base: Path) -> None:
+    (base / "xdg-config").mkdir(parents=True)  # the processes' XDG_CONFIG_HOME, empty
     for name in ("root", "workspaces", "user-settings", "app-settings", "config", "runtime"):
         (base / name).mkdir(parents=True)
     overrides = base / "app-settings" / "overrides.json"
@@ -295,9 +302,10 @@ def start_lab_server(base: Path) -> LabServer:
     _prepare_dirs(base)
     port, token = _free_port(), secrets.token_hex(16)
     env = {
-        **os.environ,
+        **{name: value for name, value in os.environ.items() if not name.startswith("LOOM_")},
         "JUPYTER_CONFIG_DIR": str(base / "config"),
         "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
+        "XDG_CONFIG_HOME": str(base / "xdg-config"),
     }
     log_path = base / "server.log"
     with log_path.open("wb") as log:

@@ -1,0 +1,218 @@
+"""Folder trust in a real JupyterLab and Notebook 7 (DESIGN §12), against the fake API.
+
+A test's folder is a cloned project: a ``loom.yaml`` whose MCP server is a command that
+leaves a marker file when it runs, ``approval: auto``, and an ``AGENTS.md``. Until the
+person trusts the folder none of it is used — the command never runs, the instructions
+are not sent, the approval stays the default ``ask`` — and the sidebar's trust card says
+so; the card's Allow turns it all on, Deny keeps it off. The server's (and so the
+kernels') ``XDG_CONFIG_HOME`` is an empty folder of its own (``lab_harness``): no
+developer's settings or trust reach these tests, and the person's trust goes there,
+never into the project. Every wait is on a condition.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING
+
+import pytest
+from lab_harness import SIDEBAR_ID, LabPage, write_notebook
+from playwright.sync_api import expect
+from sidebar_page import (
+    ANSWER_TIMEOUT_MS,
+    SIDEBAR,
+    env_cell,
+    open_chat,
+    run_all,
+    send,
+    wait_answer,
+    wait_kernel_idle,
+    wait_state,
+)
+
+from loom_jupyter.testing import FakeAnthropic
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    from playwright.sync_api import Locator
+
+pytestmark = pytest.mark.browser
+
+MARKER = "MCP_RAN_ON_FIRST_MESSAGE"
+AGENTS_TEXT = "Project rule 7f3a: every answer ends with the word KUMQUAT."
+LOOM_YAML = f"""\
+approval: auto
+mcp_servers:
+  tools:
+    command: sh
+    args: ["-c", "id > {MARKER}"]
+"""
+TRUST = '[data-loom="trust"]'
+ALLOW = '[data-loom="trust-allow"]'
+DENY = '[data-loom="trust-deny"]'
+LATER = '[data-loom="trust-close"]'
+APPROVAL_MODE = '[data-loom="approval-mode"]'
+MARKER_WAIT_S = 60.0
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeAnthropic]:
+    with FakeAnthropic() as server:
+        yield server
+
+
+def cloned_project(lab: LabPage, folder: Path, fake: FakeAnthropic, name: str) -> str:
+    """A notebook in a folder that asks for an MCP server, auto approval and its
+    instructions; its path as the server serves it."""
+    (folder / "loom.yaml").write_text(LOOM_YAML)
+    (folder / "AGENTS.md").write_text(f"# How to work here\n\n{AGENTS_TEXT}\n")
+    path = write_notebook(folder, name, [env_cell(fake.base_url)])
+    return path.relative_to(lab.server.root_dir).as_posix()
+
+
+def nothing_configured(lab: LabPage, folder: Path) -> None:
+    """The kernels' config home holds no settings of the person, and no trust for
+    ``folder``."""
+    config = lab.server.config_home / "loom"
+    assert not (config / "loom.yaml").exists()
+    store = config / "trust.json"
+    assert not store.exists() or str(folder.resolve()) not in store.read_text()
+
+
+def system_prompts(fake: FakeAnthropic, words: str) -> list[str]:
+    """The system prompt of each request sent for ``words``, as JSON text."""
+    return [
+        json.dumps(r.body.get("system"))
+        for r in fake.message_requests
+        if r.body is not None and words in json.dumps(r.body)
+    ]
+
+
+def wait_for_file(path: Path, timeout_s: float = MARKER_WAIT_S) -> None:
+    """Poll the file system until ``path`` exists (the server writes it on its own)."""
+    deadline = time.monotonic() + timeout_s
+    while not path.exists():
+        if time.monotonic() > deadline:
+            pytest.fail(f"{path.name} did not appear within {timeout_s:.0f} s", pytrace=False)
+        time.sleep(0.1)
+
+
+def expect_untrusted_card(panel: Locator, folder: Path) -> Locator:
+    """The trust card is open and shows the folder and everything it asks for, whole."""
+    card = panel.locator(TRUST)
+    expect(card).to_be_visible(timeout=ANSWER_TIMEOUT_MS)
+    expect(card).to_have_attribute("data-status", "untrusted")
+    expect(card.locator('[data-loom="trust-root"]')).to_have_text(str(folder.resolve()))
+    asks = card.locator('[data-loom="trust-asks"]')
+    expect(asks).to_contain_text(f"MCP server tools: runs `sh -c 'id > {MARKER}'`")
+    expect(asks).to_contain_text("approval: auto")
+    expect(asks).to_contain_text("instruction file: AGENTS.md")
+    for button in (ALLOW, DENY):
+        expect(card.locator(button)).to_be_enabled()
+    return card
+
+
+def expect_mode(panel: Locator, mode: str, source: str) -> None:
+    footer_mode = panel.locator(APPROVAL_MODE)
+    expect(footer_mode).to_have_attribute("data-source", source, timeout=ANSWER_TIMEOUT_MS)
+    expect(footer_mode).to_have_attribute("data-mode", mode)
+    expect(footer_mode).to_have_text(f"approval: {mode} ({source})")
+
+
+def expect_nothing_ran(folder: Path, fake: FakeAnthropic) -> None:
+    """The folder's MCP command never ran and its instructions were never sent."""
+    assert not (folder / MARKER).exists()
+    bodies = [json.dumps(request.body) for request in fake.message_requests]
+    assert bodies, "the fake API got no request"
+    assert all(AGENTS_TEXT not in body for body in bodies)
+
+
+def test_an_untrusted_folder_runs_nothing_until_the_card_trusts_it(
+    lab: LabPage, notebook_dir: Path, fake: FakeAnthropic
+) -> None:
+    nothing_configured(lab, notebook_dir)
+    fake.add("First answer. FIRST-END", "Second answer. SECOND-END")
+    panel = open_chat(lab, cloned_project(lab, notebook_dir, fake, "cloned.ipynb"))
+    card = expect_untrusted_card(panel, notebook_dir)
+    expect_mode(panel, "ask", "default")  # the folder's `approval: auto` does not apply
+
+    send(panel, "hi")
+    wait_answer(panel, "FIRST-END")
+    wait_state(panel, "idle")
+    expect_nothing_ran(notebook_dir, fake)
+    expect(card).to_be_visible()
+    expect_mode(panel, "ask", "default")
+
+    card.locator(ALLOW).click()
+    expect(card).to_be_hidden(timeout=ANSWER_TIMEOUT_MS)
+    expect_mode(panel, "auto", "project")  # a trusted project fills in what you left unset
+    trust = json.loads((lab.server.config_home / "loom" / "trust.json").read_text())
+    assert str(notebook_dir.resolve()) in json.dumps(trust)  # kept outside the project
+
+    send(panel, "and now?")
+    wait_answer(panel, "SECOND-END")
+    wait_for_file(notebook_dir / MARKER)  # the MCP server's command ran
+    assert any(AGENTS_TEXT in system for system in system_prompts(fake, "and now?"))
+    expect(card).to_be_hidden()
+
+
+def test_slash_trust_reopens_the_card_and_deny_keeps_the_folder_off(
+    lab: LabPage, notebook_dir: Path, fake: FakeAnthropic
+) -> None:
+    nothing_configured(lab, notebook_dir)
+    fake.add("Still plain. DENIED-END")
+    panel = open_chat(lab, cloned_project(lab, notebook_dir, fake, "denied.ipynb"))
+    card = expect_untrusted_card(panel, notebook_dir)
+    card.locator(LATER).click()
+    expect(card).to_be_hidden()
+
+    send(panel, "/trust")
+    result = panel.locator('[data-loom="command-result"][data-command="trust"]')
+    expect(result).to_contain_text("Folder trust", timeout=ANSWER_TIMEOUT_MS)
+    expect_untrusted_card(panel, notebook_dir)
+    card.locator(DENY).focus()  # the buttons are reachable from the keyboard
+    lab.page.keyboard.press("Enter")
+    expect(card).to_be_hidden()
+
+    send(panel, "/trust")  # the decision is kept: the card now says so
+    expect(card).to_have_attribute("data-status", "denied", timeout=ANSWER_TIMEOUT_MS)
+    expect(card.locator('[data-loom="trust-status"]')).to_contain_text("not to trust")
+    card.locator(LATER).click()
+    expect(card).to_be_hidden()
+
+    send(panel, "hi after deny")
+    wait_answer(panel, "DENIED-END")
+    wait_state(panel, "idle")
+    expect_nothing_ran(notebook_dir, fake)
+    expect_mode(panel, "ask", "default")
+
+
+def test_notebook7_shows_the_card_and_runs_nothing(
+    lab: LabPage, notebook_dir: Path, fake: FakeAnthropic
+) -> None:
+    nothing_configured(lab, notebook_dir)
+    fake.add("Notebook 7 answer. NB7-TRUST-END")
+    served = cloned_project(lab, notebook_dir, fake, "nb7-cloned.ipynb")
+    lab.page.goto(lab.server.url(f"notebooks/{served}"))
+    lab.page.wait_for_function("() => window.jupyterapp !== undefined")
+    lab.page.evaluate("async () => { await window.jupyterapp.restored; }")
+    lab.page.wait_for_function(
+        "(path) => window.jupyterapp.shell.currentWidget?.context?.path === path", arg=served
+    )
+    wait_kernel_idle(lab)
+    lab.app_eval(f"(app) => {{ app.shell.activateById('{SIDEBAR_ID}'); }}")
+    panel = lab.page.locator(SIDEBAR)
+    expect(panel).to_be_visible()
+    wait_state(panel, "idle")
+    run_all(lab)
+    card = expect_untrusted_card(panel, notebook_dir)
+    expect_mode(panel, "ask", "default")
+
+    send(panel, "hi")
+    wait_answer(panel, "NB7-TRUST-END")
+    wait_state(panel, "idle")
+    expect_nothing_ran(notebook_dir, fake)
+    expect(card).to_be_visible()
