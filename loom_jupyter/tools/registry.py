@@ -84,7 +84,7 @@ class ToolRegistry:
     async def run(
         self, call: ToolUseBlock, ctx: ToolContext, *, policy: ApprovalPolicy | None = None
     ) -> ToolOutput:
-        """Run ``call``: check it, ask ``policy`` (if given), run it, cap and redact the output."""
+        """Run ``call``: check it, ask ``policy`` (if given), run it, redact and cap the output."""
         checked = self.check_call(call)
         if isinstance(checked, ToolOutput):
             return checked
@@ -93,10 +93,10 @@ class ToolRegistry:
             if not decision.allowed:
                 return decision.to_output()
         output = await _run_guarded(checked, call, ctx)
-        output = cap_output(output, ctx.settings.tool_output_max_chars)
         mcp_secrets = (s for server in ctx.settings.mcp_servers for s in server.secrets())
         secrets = sorted({*secret_values(), *mcp_secrets}, key=len, reverse=True)
-        return redact_output(output, secrets)
+        output = redact_output(output, secrets)  # first: a cap must not leave half a secret
+        return cap_output(output, ctx.settings.tool_output_max_chars)
 
 
 async def _run_guarded(tool: Tool, call: ToolUseBlock, ctx: ToolContext) -> ToolOutput:

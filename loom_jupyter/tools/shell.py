@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from loom_jupyter.messages import ToolSpec
 from loom_jupyter.tools.approval import ApprovalRequest
 from loom_jupyter.tools.base import ToolAccess, ToolContext, ToolOutput
-from loom_jupyter.tools.output import HeadTail, redact, secret_values
+from loom_jupyter.tools.output import HeadTail, redact, redact_secrets, secret_values
 from loom_jupyter.tools.schema import object_schema
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ async def run_command(command: str, *, cwd: str, timeout: float, max_chars: int)
         stderr=asyncio.subprocess.STDOUT,
         start_new_session=True,  # its own process group, killed as a whole
     )
-    buffer = HeadTail(max_chars)
+    buffer = HeadTail(max_chars, clean=redact_secrets)
     assert proc.stdout is not None
     pump = asyncio.create_task(_pump(proc.stdout, buffer))
     timed_out = False
