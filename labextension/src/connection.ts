@@ -10,6 +10,7 @@ import { JSONObject } from '@lumino/coreutils';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
+import { LOAD_CODE } from './generated/autoload';
 import {
   COMM_TARGET,
   FrontMessage,
@@ -19,8 +20,13 @@ import {
   parseKernelMessage
 } from './protocol';
 
-/** The code that loads Loom in a kernel (what the Load button runs too). */
-export const LOAD_CODE = '%load_ext loom_jupyter';
+/**
+ * The code that loads Loom in a kernel (what the Load button runs too): generated from
+ * loom_jupyter/jupyter/autoload.py. It imports Loom from where it is installed, never
+ * from the notebook's folder (a cloned repo's `loom_jupyter/` does not run), and leaves
+ * no names in the notebook's namespace.
+ */
+export { LOAD_CODE };
 
 /**
  * no-kernel: the notebook has no kernel; dead: the kernel died;

@@ -5,6 +5,8 @@ Nothing is imported here; ``%load_ext loom_jupyter`` imports :mod:`.extension`, 
 pulls in the rest on demand. Sub-packages by job, lowest first (a package imports only
 the ones above it in this list, ``tests/core/test_layering.py`` checks it):
 
+- ``autoload``    the code the sidebar's auto-load sends: Loom from where it is installed
+                  (imports nothing; generated into the labextension)
 - ``server``      Loom's Jupyter Server extension: kernel websockets with TCP_NODELAY
                   (loaded by Jupyter Server, never by the kernel)
 - ``cell``        what a turn shows in its cell: markdown rendering, output helpers,

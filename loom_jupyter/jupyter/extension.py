@@ -10,19 +10,46 @@ The session's lease is released when the kernel exits (shutdown or restart)
 through an ``atexit`` hook — ipykernel runs ``atexit`` handlers on a
 ``shutdown_request`` — and on ``%unload_ext``, so a new kernel on the same
 notebook resumes at once instead of waiting for the lease to go stale.
+
+Before anything else, loading installs :mod:`loom_jupyter.importguard`: Loom's own
+imports (this one's, and every later one on Loom's threads) come from where packages
+are installed, never from the notebook's folder; ``%unload_ext`` removes it.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from loom_jupyter.errors import LoomError
+from loom_jupyter.importguard import install, loom_imports, uninstall
+
+if TYPE_CHECKING:
+    from loom_jupyter.jupyter.coworker.runtime import KernelCowork
 
 __all__ = ["load", "unload"]
 
 
 def load(shell: Any) -> None:
     """Register ``%cowork`` and resume the notebook's latest session."""
+    guard = install(_kernel_folder())
+    with loom_imports():
+        from loom_jupyter.host.location import resolve_notebook
+
+        # Where the server starts kernels elsewhere, the notebook's folder is not the
+        # current one: its files are never Loom's code either.
+        guard.add_folders([resolve_notebook(getattr(shell, "user_ns", {})).directory])
+        _load(shell)
+
+
+def _kernel_folder() -> list[Path]:
+    try:
+        return [Path.cwd()]
+    except OSError:  # removed: the guard still drops '' and relative entries
+        return []
+
+
+def _load(shell: Any) -> None:
     from loom_jupyter.jupyter.coworker.registry import cowork_for, register, registered
 
     if registered(shell):
@@ -31,9 +58,14 @@ def load(shell: Any) -> None:
     from loom_jupyter.jupyter.magics.cowork import CoworkMagics, keep_question_marks
     from loom_jupyter.jupyter.magics.delegate import DelegateMagics
 
+    def coworker(path: str | None) -> KernelCowork:
+        with loom_imports():  # opening one imports on the main thread
+            found: KernelCowork = cowork_for(shell, path)
+        return found
+
     register(shell)
-    shell.register_magics(CoworkMagics(shell, lambda path: cowork_for(shell, path)))
-    shell.register_magics(DelegateMagics(shell, lambda path: cowork_for(shell, path)))
+    shell.register_magics(CoworkMagics(shell, coworker))
+    shell.register_magics(DelegateMagics(shell, coworker))
     if keep_question_marks not in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.append(keep_question_marks)
     try:
@@ -58,4 +90,6 @@ def unload(shell: Any) -> None:
         shell.input_transformers_cleanup.remove(keep_question_marks)
     cowork = forget(shell)
     if cowork is not None:
-        cowork.close()
+        with loom_imports():
+            cowork.close()
+    uninstall()

@@ -50,6 +50,8 @@ LAYERS = (
         "settings",
         "folders",
         "trust",
+        "controls",
+        "importguard",
         units_share=True,
     ),
     layer("storage, model seam, tools", "archive", "models", "tools"),
@@ -71,6 +73,7 @@ JUPYTER_UNITS = frozenset({"jupyter"})
 # Inside the Jupyter layer, lowest first: a sub-package imports only those before it.
 # Keep in step with loom_jupyter/jupyter/__init__.py and docs/architecture.md.
 JUPYTER_PARTS = (
+    "autoload",
     "server",
     "kernel",
     "cell",

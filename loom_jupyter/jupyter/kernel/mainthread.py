@@ -167,4 +167,5 @@ class MainThreadQueue:
         if loop is not None and loop.is_running() and not loop.is_closed():
             loop.call_soon_threadsafe(self.drain)
         else:
-            threading.Thread(target=self.drain, name="loom-main-fallback", daemon=True).start()
+            # Not named loom-*: the person's code runs here (loom_jupyter.importguard).
+            threading.Thread(target=self.drain, name="main-fallback", daemon=True).start()

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from IPython.core.magic_arguments import MagicArgumentParser
 
+from loom_jupyter.importguard import loom_imports
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -34,7 +36,8 @@ class Handler:
 
     def resolve(self) -> Callable[[Any, argparse.Namespace], None]:
         """The handler function."""
-        found = importlib.import_module(f"loom_jupyter.jupyter.magics.{self.module}")
+        with loom_imports():  # the main thread: what the handler's module imports is Loom's
+            found = importlib.import_module(f"loom_jupyter.jupyter.magics.{self.module}")
         function: Callable[[Any, argparse.Namespace], None] = getattr(found, self.name)
         return function
 
@@ -173,13 +176,15 @@ SUBCOMMANDS: dict[str, Subcommand] = {
             "export",
             _parser(
                 "export",
-                "Write the session as a Markdown journal.",
+                "Write the session as a Markdown journal, readable by you only (0600): it holds "
+                "what the agent read. An existing file is kept unless --force.",
                 _arg(
                     "path",
                     nargs="?",
                     default=None,
                     help="file to write (default: beside the notebook)",
                 ),
+                _arg("--force", action="store_true", help="replace the file if it exists"),
             ),
             Handler("reports", "export"),
         ),

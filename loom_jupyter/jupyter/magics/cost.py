@@ -7,6 +7,7 @@ import importlib.util
 import io
 from typing import TYPE_CHECKING
 
+from loom_jupyter.importguard import loom_imports
 from loom_jupyter.jupyter.cell.output import show_table, show_text
 from loom_jupyter.models.pricing import PRICE_UNKNOWN, cost_text, priced
 
@@ -62,7 +63,7 @@ def show_cost(calls: Sequence[ModelCallRecord], *, rich: bool) -> None:
 
 def show_plot(calls: Sequence[ModelCallRecord]) -> None:
     """The plot under the table; without matplotlib (not a dependency), how to get it."""
-    if importlib.util.find_spec("matplotlib") is None:
+    if not _has_matplotlib():
         show_text(NO_MATPLOTLIB)
         return
     from IPython.core.display import Image
@@ -71,9 +72,18 @@ def show_plot(calls: Sequence[ModelCallRecord]) -> None:
     display(Image(data=base64.b64decode(cost_plot_png(calls)), format="png"))
 
 
+def _has_matplotlib() -> bool:
+    with loom_imports():
+        try:
+            return importlib.util.find_spec("matplotlib") is not None
+        except ModuleNotFoundError:  # only the notebook's folder has one: never Loom's
+            return False
+
+
 def cost_plot_png(calls: Sequence[ModelCallRecord]) -> str:
     """A small two-axis bar/line plot, base64 PNG. Uses a bare Figure: pyplot state is untouched."""
-    from matplotlib.figure import Figure
+    with loom_imports():  # the main thread: the installed matplotlib, never the folder's
+        from matplotlib.figure import Figure
 
     figure = Figure(figsize=(5, 2.2), dpi=80)
     axes = figure.add_subplot()

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from loom_jupyter.errors import LoomError
 from loom_jupyter.host import repair
+from loom_jupyter.importguard import loom_imports
 from loom_jupyter.jupyter.cell.output import show_text
 from loom_jupyter.jupyter.coworker.registry import current, open_coworker
 from loom_jupyter.session.recover_view import render_report
@@ -32,7 +33,12 @@ __all__ = ["recover"]
 
 
 def recover(shell: Any, args: argparse.Namespace) -> None:
-    """``%cowork recover [--move-aside]`` (main thread)."""
+    """``%cowork recover [--move-aside]`` (main thread; none of it is the person's code)."""
+    with loom_imports():
+        _recover(shell, args)
+
+
+def _recover(shell: Any, args: argparse.Namespace) -> None:
     from loom_jupyter.host.location import resolve_notebook
 
     cowork: KernelCowork | None = current(shell)

@@ -13,6 +13,7 @@ import html
 from typing import TYPE_CHECKING, Any
 
 from loom_jupyter.host.panel_data import PanelData, panel_html, panel_text
+from loom_jupyter.importguard import loom_imports
 
 if TYPE_CHECKING:
     from loom_jupyter.engine.events import Event
@@ -60,7 +61,8 @@ class Panel:
         display(self._box())
 
     def _box(self) -> Any:
-        import ipywidgets as widgets
+        with loom_imports():  # the main thread: installed ipywidgets, never the folder's
+            import ipywidgets as widgets
 
         if self._widgets is None:
             head = widgets.HTML()

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from loom_jupyter.host.protocol import ProtocolError, parse_inbound
+from loom_jupyter.importguard import loom_imports
 from loom_jupyter.jupyter.sidebar import TARGET
 
 if TYPE_CHECKING:
@@ -123,7 +124,8 @@ class CommLink:
         peer.parent = msg
         data = (msg.get("content") or {}).get("data")
         try:
-            message = parse_inbound(data)
+            with loom_imports():  # the first message loads pydantic, on a kernel thread
+                message = parse_inbound(data)
         except ProtocolError as exc:
             self._loop.call_soon_threadsafe(self._reject, peer, str(exc))
             return
