@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from typing_extensions import assert_never
 
+from loom_jupyter.controls import visible
 from loom_jupyter.errors import LoomConfigError, LoomError
 from loom_jupyter.folders import instruction_candidates, project_config, project_root
 from loom_jupyter.settings import Settings, read_config_file, user_config_path
@@ -120,7 +121,7 @@ class FolderRequest:
             found.append(f"loom.yaml cannot be used: {self.problem}")
         elif self.config is not None and not found:
             found.append("loom.yaml: other settings only (model, budgets, ...)")
-        return [_printable(line) for line in found]
+        return [visible(line) for line in found]
 
     def _shown(self, path: Path) -> str:
         try:
@@ -356,14 +357,6 @@ def _bullet(item: str) -> str:
 def _folder_of(path: Path) -> Path:
     """A notebook's folder; a folder is its own."""
     return path if path.is_dir() else path.parent
-
-
-def _printable(text: str) -> str:
-    """``text`` without control characters (a terminal escape in a folder's loom.yaml must
-    not reach the person's terminal): each shown as its ``\\x..`` code."""
-    return "".join(
-        ch if ch.isprintable() or ch == " " else ch.encode("unicode_escape").decode() for ch in text
-    )
 
 
 def _relative(path: Path, root: Path) -> str:

@@ -14,6 +14,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from loom_jupyter.cli.locate import UsageError
+from loom_jupyter.controls import visible
 from loom_jupyter.errors import LoomError
 
 if TYPE_CHECKING:
@@ -118,6 +119,9 @@ def _add_export(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     sub.add_argument("session", nargs="?", metavar="SESSION", help=f"{_SESSION_HELP}")
     sub.add_argument("--format", choices=("md", "json"), default="md", help="default: md")
     sub.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+    sub.add_argument(
+        "--force", action="store_true", help="replace FILE if it exists (it is kept otherwise)"
+    )
 
 
 def _add_provenance(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -185,12 +189,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         output = _trust(args) if args.command == "trust" else asyncio.run(run_command(args))
     except UsageError as error:
-        print(f"loom-jupyter: {error}", file=sys.stderr)
+        print(f"loom-jupyter: {visible(str(error))}", file=sys.stderr)
         return 2
     except LoomError as error:
-        print(f"loom-jupyter: {error}", file=sys.stderr)
+        print(f"loom-jupyter: {visible(str(error))}", file=sys.stderr)
         return 1
-    print(output)
+    print(visible(output))  # archived text never drives the terminal
     return 0
 
 

@@ -12,7 +12,7 @@ from loom_jupyter.archive.salvage import recover_archive
 from loom_jupyter.cli.locate import UsageError, find_archive, find_folder, pick_session
 from loom_jupyter.cli.render import session_header, table, turn_text
 from loom_jupyter.models.pricing import session_cost
-from loom_jupyter.session.export import clock, export_session
+from loom_jupyter.session.export import clock, export_session, write_export
 from loom_jupyter.session.recover_view import render_report
 from loom_jupyter.session.search_view import render_matches
 from loom_jupyter.settings import Settings
@@ -113,7 +113,7 @@ async def _export(archive: Archive, args: argparse.Namespace) -> str:
     text = export_session(info, await archive.get_turns(info.id), args.format)
     if args.output is None:
         return text.rstrip("\n")
-    target = _write(Path(args.output), text)
+    target = write_export(Path(args.output), text, force=args.force)
     return f"Wrote {len(text):,} characters ({info.turn_count} turns) to {target}."
 
 
@@ -143,11 +143,3 @@ async def _recover(path: Path, settings: Settings, args: argparse.Namespace) -> 
         stale_after=settings.lease_stale_seconds,
     )
     return render_report(report)
-
-
-def _write(target: Path, text: str) -> Path:
-    try:
-        target.write_text(text, encoding="utf-8")
-    except OSError as error:
-        raise UsageError(f"Cannot write {target}: {error.strerror or error}.") from error
-    return target

@@ -22,7 +22,6 @@ from loom_jupyter.host.protocol import CommandResult, EffortChoice
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Sequence
-    from pathlib import Path
 
     from loom_jupyter.host.host import Host
     from loom_jupyter.lineage import RebuildPlan
@@ -70,7 +69,9 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
         "NAME [NAME ...] [--yes]",
         "make variables again by re-running the recorded cells they need",
     ),
-    SlashCommand("export", "[PATH]", "write this conversation as Markdown"),
+    SlashCommand(
+        "export", "[PATH] [--force]", "write this conversation as Markdown (0600; --force replaces)"
+    ),
     SlashCommand("mcp", "[--restart NAME]", "MCP servers, their state and tools"),
     SlashCommand("trust", "", "what this folder asks for, and trust it (or not)"),
     SlashCommand("help", "", "these commands, and @-mentions"),
@@ -209,7 +210,7 @@ async def _mcp(host: Host, args: str) -> CommandResult:
 
 
 async def _export(host: Host, args: str) -> CommandResult:
-    from loom_jupyter.session.export import export_session
+    from loom_jupyter.session.export import export_session, write_export
 
     session = await host.session_async()
     sid = session.session_id
@@ -217,17 +218,16 @@ async def _export(host: Host, args: str) -> CommandResult:
         return CommandResult("export", "Nothing to export yet: this conversation has no turns.")
     info = await host.views.session_info(sid)
     turns = await host.views.turns(sid)
-    given = shlex.split(args)[0] if args else ""
+    words = shlex.split(args)
+    force = "--force" in words
+    given = next((w for w in words if w != "--force"), "")
     default = f"{host.location.path.stem}-cowork-{sid[:8]}.md"
     path = host.location.directory / (given or default)  # relative: the notebook's folder
-    try:
-        path = await asyncio.to_thread(_write, path, export_session(info, turns, "md"))
-    except OSError as error:
-        raise LoomError(
-            f"Cannot write the export to {path}: {error.strerror or error}. "
-            "Give a path in an existing folder you can write to."
-        ) from error
-    return CommandResult("export", f"Exported {len(turns)} turns to `{path}`.")
+    text = export_session(info, turns, "md")
+    path = await asyncio.to_thread(write_export, path, text, force=force)
+    return CommandResult(
+        "export", f"Exported {len(turns)} turns to `{path}` (readable by you only)."
+    )
 
 
 async def _delegate(host: Host, args: str) -> CommandResult:
@@ -347,12 +347,6 @@ def _code(text: str) -> str:
     fence = "`" * (max(map(len, re.findall(r"`+", text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
-
-
-def _write(path: Path, text: str) -> Path:
-    path = path.expanduser()
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 def _cell(value: object) -> str:

@@ -28,7 +28,6 @@ from loom_jupyter.host.document import FrontDocument
 from loom_jupyter.host.floor import TurnFloor
 from loom_jupyter.host.loop_thread import LoopThread
 from loom_jupyter.host.protocol import NoticeMsg, SessionChanged, TurnErrorMsg, Welcome
-from loom_jupyter.host.trust import approval_view, trust_view
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -358,6 +357,8 @@ class Host:
             summary = await self.views.summary()
             if floor.mirror is running:
                 break
+        from loom_jupyter.host.trust import approval_view, trust_view
+
         welcome = Welcome(
             session=summary,
             history=items,

@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from typing import TYPE_CHECKING, Any, Literal
 
+from loom_jupyter.errors import LoomError
 from loom_jupyter.messages import ToolUseBlock, block_to_api
 from loom_jupyter.models.pricing import session_cost
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from pathlib import Path
 
     from loom_jupyter.archive import SessionInfo
     from loom_jupyter.messages import Turn
 
-__all__ = ["ExportFormat", "clock", "export_session"]
+__all__ = ["ExportFormat", "clock", "export_session", "write_export"]
 
 ExportFormat = Literal["md", "json"]
 
@@ -23,6 +26,29 @@ ExportFormat = Literal["md", "json"]
 def export_session(info: SessionInfo, turns: Sequence[Turn], fmt: ExportFormat) -> str:
     """The whole session in ``fmt``."""
     return _json(info, turns) if fmt == "json" else _markdown(info, turns)
+
+
+def write_export(path: Path, text: str, *, force: bool = False) -> Path:
+    """Write an export as a new file only the person can read (0600): the conversation
+    holds every file and dataframe the agent saw, as the archive does. An existing file
+    is replaced only with ``force``; every failure is a :class:`LoomError` that says why."""
+    path = path.expanduser()
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if force else os.O_EXCL)
+    try:
+        fd = os.open(path, flags | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except FileExistsError:
+        raise LoomError(
+            f"{path} exists already: give another path, or --force to replace it."
+        ) from None
+    except OSError as error:
+        raise LoomError(
+            f"Cannot write the export to {path}: {error.strerror or error}. "
+            "Give a path in an existing folder you can write to."
+        ) from error
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        os.fchmod(handle.fileno(), 0o600)  # a replaced file keeps no looser mode
+        handle.write(text)
+    return path
 
 
 def _json(info: SessionInfo, turns: Sequence[Turn]) -> str:

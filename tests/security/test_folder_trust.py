@@ -366,7 +366,7 @@ def test_the_report_shows_everything_and_no_terminal_escapes(repo: Path) -> None
     assert long_arg in report  # nothing cut short
     assert "\x1b" not in report
     assert "\x07" not in report
-    assert "\\x1b]52" in report  # shown, as text
+    assert "\u241b]52" in report  # shown, as text (ESC as its control picture)
     assert "https://tools.example/mcp" in report
     assert "env: TOKEN" in report
     assert "s3cr3t-value-123" not in report  # the name of a secret, never its value

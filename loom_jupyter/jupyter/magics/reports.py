@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from loom_jupyter.errors import LoomError
 from loom_jupyter.jupyter.cell.output import plural, shorten, show_table, show_text
 
 if TYPE_CHECKING:
@@ -160,7 +159,7 @@ def search(cw: KernelCowork, args: argparse.Namespace) -> None:
 
 def export(cw: KernelCowork, args: argparse.Namespace) -> None:
     """``%cowork export [PATH]``: a Markdown journal of the current session."""
-    from loom_jupyter.session.export import export_session
+    from loom_jupyter.session.export import export_session, write_export
 
     sid = cw.session.session_id
     if sid is None:
@@ -170,14 +169,8 @@ def export(cw: KernelCowork, args: argparse.Namespace) -> None:
     turns = cw.run(cw.views.turns(sid))
     default = cw.location.directory / f"{cw.location.path.stem}-cowork-{sid[:8]}.md"
     path = Path(args.path).expanduser() if args.path else default
-    try:
-        path.write_text(export_session(info, turns, "md"), encoding="utf-8")
-    except OSError as error:
-        raise LoomError(
-            f"Cannot write the export to {path}: {error.strerror or error}. "
-            "Give a path in an existing folder you can write to."
-        ) from error
-    show_text(f"Exported {len(turns)} turns to {path}")
+    write_export(path, export_session(info, turns, "md"), force=args.force)
+    show_text(f"Exported {len(turns)} turns to {path} (readable by you only).")
 
 
 def cost(cw: KernelCowork, args: argparse.Namespace) -> None:

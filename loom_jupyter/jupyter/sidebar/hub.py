@@ -227,6 +227,8 @@ class SidebarHub:
             for orphan in self._host.orphans:
                 if not orphan.writer_alive:
                     self._reply(peer, NoticeMsg(f"{orphan.hint()} (Run it in a cell.)", "info"))
+        if self._host.tracked_archive:  # the banner's word, for a page that loaded silently
+            self._reply(peer, NoticeMsg(self._host.tracked_archive, "warning"))
         if self._host.restart_offer:  # what a restart took, and that a rebuild makes it
             self._reply(peer, NoticeMsg(self._host.restart_offer.text("/rebuild"), "info"))
         peer.ready = True  # no await since the snapshot: nothing was missed in between
