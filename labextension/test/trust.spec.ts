@@ -166,14 +166,15 @@ describe('TrustCard', () => {
     view.show(FOLDER, true);
     const buttons = node.querySelectorAll('button');
     expect(buttons.map(b => [b.dataset.loom, b.textContent, b.type])).toEqual([
-      ['trust-allow', 'Trust this folder', 'button'],
-      ['trust-deny', "Don't trust", 'button'],
-      ['trust-close', 'Later', 'button']
+      ['trust-close', '×', 'button'],
+      ['trust-allow', 'Trust folder', 'button'],
+      ['trust-deny', "Don't trust", 'button']
     ]);
     expect(buttons.every(b => b.title !== '')).toBe(true);
+    expect(node.one('trust-close').attributes['aria-label']).toContain('Decide later');
     node.one('trust-allow').click();
     expect(decisions).toEqual(['trust']);
-    expect(buttons.every(b => b.disabled)).toBe(true); // until the kernel's answer
+    expect(buttons.map(b => b.disabled)).toEqual([false, true, true]); // until the answer
     expect(closed).toEqual([]);
     view.show(FOLDER, true);
     node.one('trust-deny').click();
@@ -191,7 +192,7 @@ describe('TrustCard', () => {
     expect(node.querySelectorAll('button').some(b => b.disabled)).toBe(false);
   });
 
-  it('offers only Close for a folder that asks for nothing, and hides when closed', () => {
+  it('offers only its close button for a folder that asks for nothing, and hides', () => {
     const { node, card: view } = card();
     view.show({ root: '/srv/plain', status: 'not-needed', asks: [] }, true);
     expect(node.querySelectorAll('button').map(b => b.dataset.loom)).toEqual(['trust-close']);

@@ -36,8 +36,7 @@ export function trustText(trust: TrustView): {
     status: STATUS_WORDS[trust.status],
     asks: [...trust.asks],
     note: deciding
-      ? 'Your own settings always win. Chat works either way; trusting turns these on ' +
-        'from the next turn.'
+      ? 'Your own settings always win. Until you trust it, Loom works without these.'
       : ''
   };
 }
@@ -65,7 +64,12 @@ export class TrustCard {
     const asks = h('div', { className: 'loom-Trust-asks', loom: 'trust-asks' });
     asks.append(...text.asks.map(line => h('div', { className: 'loom-Trust-ask', text: line })));
     const parts: HTMLElement[] = [
-      h('div', { className: 'loom-Trust-title', text: text.title }),
+      h(
+        'div',
+        { className: 'loom-Trust-head' },
+        h('span', { className: 'loom-Trust-title', text: text.title }),
+        this._closeButton(trust.status)
+      ),
       h('div', { className: 'loom-Trust-root', loom: 'trust-root', text: text.root }),
       h('div', { className: 'loom-Trust-status', loom: 'trust-status', text: text.status })
     ];
@@ -75,40 +79,41 @@ export class TrustCard {
     if (text.note !== '') {
       parts.push(h('div', { className: 'loom-Trust-note', text: text.note }));
     }
-    parts.push(this._buttons(trust.status));
+    if (trust.status !== 'not-needed') {
+      parts.push(this._buttons());
+    }
     this.node.replaceChildren(...parts);
   }
 
-  private _buttons(status: Status): HTMLElement {
+  /** Allow and Deny; Allow waits (disabled) for the kernel's answer, Deny closes at once. */
+  private _buttons(): HTMLElement {
     const row = h('div', { className: 'loom-Trust-buttons' });
     const all = (): HTMLButtonElement[] => Array.from(row.querySelectorAll('button'));
-    if (status !== 'not-needed') {
-      const allowTitle = 'Start its MCP servers and send its instruction files, from the next turn';
-      const allow = button('Trust this folder', { loom: 'trust-allow', title: allowTitle }, () => {
-        all().forEach(b => (b.disabled = true));
-        if (!this._decide('trust')) {
-          all().forEach(b => (b.disabled = false));
-        }
-      });
-      allow.classList.add('loom-mod-accent');
-      const denyTitle = 'Keep its extras off (asked again when what it asks for changes)';
-      const deny = button("Don't trust", { loom: 'trust-deny', title: denyTitle }, () => {
-        if (this._decide('deny')) {
-          this._close();
-        }
-      });
-      row.append(allow, deny);
-    }
-    const laterTitle =
-      status === 'not-needed' ? 'Close this card' : 'Decide later: /trust opens this card again';
-    const later = button(
-      status === 'not-needed' ? 'Close' : 'Later',
-      { loom: 'trust-close', title: laterTitle },
-      () => this._close()
-    );
-    later.classList.add('loom-Trust-later');
-    row.append(later);
+    const allowTitle = 'Start its MCP servers and send its instruction files, from the next turn';
+    const allow = button('Trust folder', { loom: 'trust-allow', title: allowTitle }, () => {
+      all().forEach(b => (b.disabled = true));
+      if (!this._decide('trust')) {
+        all().forEach(b => (b.disabled = false));
+      }
+    });
+    allow.classList.add('loom-mod-accent');
+    const denyTitle = 'Keep its extras off (asked again when what it asks for changes)';
+    const deny = button("Don't trust", { loom: 'trust-deny', title: denyTitle }, () => {
+      if (this._decide('deny')) {
+        this._close();
+      }
+    });
+    row.append(allow, deny);
     return row;
+  }
+
+  /** Close the card without deciding (`/trust` opens it again). */
+  private _closeButton(status: Status): HTMLButtonElement {
+    const title = status === 'not-needed' ? 'Close' : 'Decide later (/trust opens this again)';
+    const close = button('×', { loom: 'trust-close', title }, () => this._close());
+    close.setAttribute('aria-label', title);
+    close.classList.add('loom-Trust-close');
+    return close;
   }
 
   private readonly _decide: (decision: TrustDecision) => boolean;
