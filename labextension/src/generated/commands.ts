@@ -28,7 +28,7 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
   { name: "effort", args: "[LEVEL]", description: "show or set the thinking effort (default, low, medium, high, xhigh, max)", front: false, usage: "/effort [LEVEL]" },
   { name: "delegate", args: "GOAL", description: "hand a big goal to parallel sub-agents", front: false, usage: "/delegate GOAL" },
   { name: "rebuild", args: "NAME [NAME ...] [--yes]", description: "make variables again by re-running the recorded cells they need", front: false, usage: "/rebuild NAME [NAME ...] [--yes]" },
-  { name: "export", args: "[PATH]", description: "write this conversation as Markdown", front: false, usage: "/export [PATH]" },
+  { name: "export", args: "[PATH] [--force]", description: "write this conversation as Markdown (0600; --force replaces)", front: false, usage: "/export [PATH] [--force]" },
   { name: "mcp", args: "[--restart NAME]", description: "MCP servers, their state and tools", front: false, usage: "/mcp [--restart NAME]" },
   { name: "trust", args: "", description: "what this folder asks for, and trust it (or not)", front: false, usage: "/trust" },
   { name: "help", args: "", description: "these commands, and @-mentions", front: false, usage: "/help" }
