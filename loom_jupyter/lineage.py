@@ -14,8 +14,10 @@ from __future__ import annotations
 import ast
 import builtins
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
+
+from loom_jupyter.effects import CONSENT_EFFECTS, RANDOM_CALLS, SideEffect, code_effects
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -35,9 +37,6 @@ __all__ = [
     "trace",
 ]
 
-SideEffect = Literal["writes files", "reads files", "network", "subprocess", "randomness"]
-CONSENT_EFFECTS: frozenset[str] = frozenset({"writes files", "network", "subprocess"})
-"""Effects that change the world outside the namespace: a rebuild asks before running them."""
 
 ExecutionSource = Literal["cell", "run_python", "run_cell", "rebuild"]
 """What ran the code: the person's cell, the agent's tools, or a rebuild's replay."""
@@ -73,89 +72,8 @@ MUTATING_METHODS = frozenset(
         "shuffle",
     }
 )
-_FILE_WRITE_CALLS = frozenset(
-    {
-        "to_csv",
-        "to_parquet",
-        "to_excel",
-        "to_json",
-        "to_pickle",
-        "to_feather",
-        "to_hdf",
-        "to_sql",
-        "to_netcdf",
-        "savefig",
-        "save",
-        "savez",
-        "savetxt",
-        "dump",
-        "write_text",
-        "write_bytes",
-        "mkdir",
-        "unlink",
-        "remove",
-        "rmtree",
-        "rename",
-        "copy",
-        "copyfile",
-        "move",
-        "makedirs",
-        "touch",
-    }
-)
-_FILE_READ_CALLS = frozenset(
-    {
-        "read_csv",
-        "read_parquet",
-        "read_excel",
-        "read_json",
-        "read_pickle",
-        "read_feather",
-        "read_hdf",
-        "read_sql",
-        "read_table",
-        "load",
-        "loadtxt",
-        "genfromtxt",
-        "read_text",
-        "read_bytes",
-        "imread",
-        "glob",
-        "listdir",
-        "scandir",
-        "walk",
-    }
-)
-_NETWORK_MODULES = frozenset(
-    {"requests", "urllib", "httpx", "socket", "http", "aiohttp", "ftplib", "smtplib", "boto3"}
-)
-_NETWORK_CALLS = frozenset({"urlopen", "urlretrieve", "get", "post", "put", "delete", "request"})
-_SUBPROCESS_MODULES = frozenset({"subprocess"})
-_SUBPROCESS_CALLS = frozenset({"system", "popen", "run", "check_output", "check_call", "call"})
-_RANDOM_MODULES = frozenset({"random", "secrets", "uuid"})
-_RANDOM_CALLS = frozenset(
-    {
-        "rand",
-        "randn",
-        "randint",
-        "random",
-        "choice",
-        "shuffle",
-        "sample",
-        "normal",
-        "uniform",
-        "permutation",
-        "default_rng",
-        "uuid4",
-        "integers",
-    }
-)
-_RANDOM_ROOTS = frozenset({"rng", "generator", "torch"})
-_SEED_CALLS = frozenset({"seed", "manual_seed", "set_seed"})
-# Generators made from a seed (``default_rng(7)``): what they draw repeats.
-_SEEDED_MAKERS = frozenset({"default_rng", "RandomState", "Random", "Generator", "PRNGKey"})
 # Methods that draw from a generator object and so advance its state.
-_DRAW_METHODS = _RANDOM_CALLS | frozenset(
+_DRAW_METHODS = RANDOM_CALLS | frozenset(
     {
         "standard_normal",
         "exponential",
@@ -251,7 +169,7 @@ def analyze(code: str) -> CodeFacts:
         return CodeFacts(effects=("subprocess",) if shell else (), parsed=False)
     scan = _Scan()
     scan.statements(tree.body)
-    effects = _effects(tree)
+    effects = code_effects(tree)
     if shell and "subprocess" not in effects:
         effects.append("subprocess")
     return CodeFacts(
@@ -515,76 +433,6 @@ def _base_name(expr: ast.expr) -> str | None:
     return expr.id if isinstance(expr, ast.Name) else None
 
 
-def _dotted(expr: ast.expr) -> list[str]:
-    parts: list[str] = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if isinstance(expr, ast.Name):
-        parts.append(expr.id)
-    return list(reversed(parts))
-
-
-def _effects(tree: ast.Module) -> list[str]:
-    found: list[str] = []
-
-    def add(effect: str) -> None:
-        if effect not in found:
-            found.append(effect)
-
-    modules: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            modules.update(alias.name.split(".", 1)[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            modules.add(node.module.split(".", 1)[0])
-    if modules & _NETWORK_MODULES:
-        add("network")
-    if modules & _SUBPROCESS_MODULES:
-        add("subprocess")
-    seeded = False
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        parts = _dotted(node.func)
-        if not parts:
-            continue
-        name, root = parts[-1], parts[0]
-        if name == "open" and len(parts) == 1:
-            mode = _open_mode(node)
-            add("writes files" if any(flag in mode for flag in "wax+") else "reads files")
-        elif name in _FILE_WRITE_CALLS and len(parts) > 1 and root not in _RANDOM_MODULES:
-            add("writes files")
-        elif name in _FILE_READ_CALLS and len(parts) > 1:
-            add("reads files")
-        network_client = name in _NETWORK_CALLS and root in {"requests", "httpx", "session"}
-        if root in _NETWORK_MODULES or name in {"urlopen", "urlretrieve"} or network_client:
-            add("network")
-        if root in _SUBPROCESS_MODULES or (root == "os" and name in _SUBPROCESS_CALLS):
-            add("subprocess")
-        if name in _SEED_CALLS or (
-            name in _SEEDED_MAKERS and (node.args or any(k.arg == "seed" for k in node.keywords))
-        ):
-            seeded = True
-        elif root in _RANDOM_MODULES or (
-            name in _RANDOM_CALLS and ("random" in parts[:-1] or root in _RANDOM_ROOTS)
-        ):
-            add("randomness")
-    if seeded and "randomness" in found:
-        found.remove("randomness")  # seeded in the same execution: repeatable
-    return found
-
-
-def _open_mode(node: ast.Call) -> str:
-    mode: ast.expr | None = node.args[1] if len(node.args) > 1 else None
-    for keyword in node.keywords:
-        if keyword.arg == "mode":
-            mode = keyword.value
-    if mode is None:
-        return "r"
-    return mode.value if isinstance(mode, ast.Constant) and isinstance(mode.value, str) else "w"
-
-
 @dataclass(frozen=True)
 class RebuildPlan:
     """What :func:`plan_rebuild` found: the executions to run, in order, and what it cannot make."""
@@ -653,10 +501,17 @@ def plan_rebuild(
             chosen.add(index)
             wanted.extend((read, index, False) for read in record.reads if read not in live)
     return RebuildPlan(
-        steps=tuple(records[i] for i in sorted(chosen)),
+        steps=tuple(_judged(records[i]) for i in sorted(chosen)),
         missing=missing,
         unresolved=tuple(unresolved),
     )
+
+
+def _judged(record: ExecutionRecord) -> ExecutionRecord:
+    """``record`` with its effects judged again from its code, now: a stored column alone
+    (an archive may come from elsewhere, or from an older, blinder judge) is never believed."""
+    fresh = analyze(record.code).effects
+    return replace(record, effects=tuple(dict.fromkeys((*record.effects, *fresh))))
 
 
 @dataclass(frozen=True)

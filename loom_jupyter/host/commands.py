@@ -181,11 +181,11 @@ async def _trust(host: Host, args: str) -> CommandResult:
     return CommandResult("trust", "**Folder trust**\n\n" + _fenced(trust.report()))
 
 
-def _fenced(text: str) -> str:
+def _fenced(text: str, language: str = "text") -> str:
     """``text`` as a fenced block that nothing inside can close."""
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
-    return f"{fence}text\n{text}\n{fence}"
+    return f"{fence}{language}\n{text}\n{fence}"
 
 
 async def _mcp(host: Host, args: str) -> CommandResult:
@@ -291,7 +291,7 @@ def _refuse_while_busy(host: Host) -> None:
 
 def _plan_markdown(plan: RebuildPlan, names: Sequence[str]) -> str:
     """The plan as markdown: the steps' table, the estimate, what cannot be made and why."""
-    from loom_jupyter.tools.rebuild import PLAN_HEADERS, plan_rows, seconds
+    from loom_jupyter.tools.rebuild import PLAN_HEADERS, plan_rows, seconds, step_codes
 
     wanted = ", ".join(_code(n) for n in names)
     if not plan.steps:
@@ -304,6 +304,9 @@ def _plan_markdown(plan: RebuildPlan, names: Sequence[str]) -> str:
         ]
         table = ["| " + " | ".join(PLAN_HEADERS) + " |", "|---:|---|---|---:|---|", *rows]
         parts = [head + f"{seconds(plan.estimated_s)}.**", "\n".join(table)]
+        parts += [
+            f"{_cell(heading)}:\n\n{_fenced(code, 'python')}" for heading, code in step_codes(plan)
+        ]
     if plan.missing:
         missing = [f"- {_code(name)}: {_cell(why)}" for name, why in plan.missing.items()]
         parts.append("Cannot rebuild:\n\n" + "\n".join(missing))

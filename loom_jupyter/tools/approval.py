@@ -29,6 +29,7 @@ __all__ = [
     "ApprovalPolicy",
     "ApprovalRequest",
     "Approver",
+    "AsyncApprovalDescriber",
     "ServerApproval",
 ]
 
@@ -72,6 +73,16 @@ class ApprovalDescriber(Protocol):
 
     def approval_request(self, args: Mapping[str, Any], ctx: ToolContext | None) -> ApprovalRequest:
         """The request to show for a call with ``args`` (a diff needs ``ctx``'s folder)."""
+        ...
+
+
+@runtime_checkable
+class AsyncApprovalDescriber(Protocol):
+    """A tool whose call needs a look at the archive or the kernel to be described (the
+    steps a rebuild would run)."""
+
+    async def describe_call(self, args: Mapping[str, Any], ctx: ToolContext) -> ApprovalRequest:
+        """The request to show for a call with ``args``."""
         ...
 
 
@@ -175,7 +186,19 @@ class ApprovalPolicy:
             return ApprovalDecision(False, _read_only_reason(name))
         if name in self._always:
             return ApprovalDecision(True, answer="always")
-        return await self._ask(self.describe(tool, call, ctx))
+        return await self._ask(await self._described(tool, call, ctx))
+
+    async def _described(
+        self, tool: Tool, call: ToolUseBlock, ctx: ToolContext | None
+    ) -> ApprovalRequest:
+        """:meth:`describe`, or the tool's own async description where it has one."""
+        if ctx is not None and isinstance(tool, AsyncApprovalDescriber):
+            try:
+                request = await tool.describe_call(call.input, ctx)
+            except Exception:  # best effort, as describe(): the raw input still shows the call
+                return self.describe(tool, call, ctx)
+            return replace(request, call_id=call.id, input=dict(call.input))
+        return self.describe(tool, call, ctx)
 
     def will_ask(self, tool: Tool) -> bool:
         """Whether :meth:`check` would ask the approver about ``tool`` right now."""

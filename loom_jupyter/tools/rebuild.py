@@ -44,6 +44,7 @@ __all__ = [
     "render_plan",
     "replay",
     "run_steps",
+    "step_codes",
 ]
 
 PLAN_HEADERS = ("#", "source", "first line", "est. time", "effects")
@@ -101,6 +102,18 @@ def plan_rows(plan: RebuildPlan) -> list[tuple[int, str, str, str, str]]:
     ]
 
 
+def step_codes(plan: RebuildPlan) -> list[tuple[str, str]]:
+    """Each step's heading (order, where it ran, its effects judged now) and its whole code:
+    what the person reads before a rebuild runs anything."""
+    return [
+        (
+            f"Step {n}: {step.label}" + (f" — {', '.join(step.effects)}" if step.effects else ""),
+            step.code.rstrip(),
+        )
+        for n, step in enumerate(plan.steps, 1)
+    ]
+
+
 def cannot(plan: RebuildPlan) -> list[str]:
     """``name: reason`` for every name the plan cannot make."""
     return [f"{name}: {why}" for name, why in plan.missing.items()]
@@ -115,6 +128,8 @@ def render_plan(plan: RebuildPlan) -> str:
         lines.append("  ".join(h.ljust(w) for h, w in zip(PLAN_HEADERS, widths, strict=True)))
         lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
         lines.append(f"{len(plan.steps)} step(s), about {seconds(plan.estimated_s)}.")
+        for heading, code in step_codes(plan):
+            lines += [f"{heading}:", *("    " + line for line in code.splitlines())]
     else:
         lines.append("No steps to run.")
     if plan.missing:
@@ -289,9 +304,20 @@ class RebuildVariables:
     )
 
     def approval_request(self, args: Mapping[str, Any], ctx: ToolContext | None) -> ApprovalRequest:
-        """Names the variables."""
+        """Names the variables (when the steps cannot be read; see :meth:`describe_call`)."""
         names = ", ".join(str(n) for n in args["names"])
         return ApprovalRequest("rebuild_variables", f"rebuild {names}", names)
+
+    async def describe_call(self, args: Mapping[str, Any], ctx: ToolContext) -> ApprovalRequest:
+        """The plan the person approves: every step's whole code and its effects."""
+        names = rebuild_names(args["names"])
+        if ctx.executions is None:
+            return self.approval_request(args, ctx)
+        records = await ctx.executions.executions()
+        present = {v.name for v in await ctx.kernel.list_variables()}
+        plan = plan_rebuild(records, names, present)
+        summary = f"rebuild {', '.join(names)} by re-running {len(plan.steps)} step(s)"
+        return ApprovalRequest("rebuild_variables", summary, render_plan(plan))
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         """Plan, refuse side effects, run the steps, check the names."""

@@ -46,6 +46,7 @@ LAYERS = (
         "records",
         "query",
         "lineage",
+        "effects",
         "readers",
         "settings",
         "folders",

@@ -24,6 +24,7 @@ from loom_jupyter.tools.rebuild import (
     render_plan,
     replay,
     seconds,
+    step_codes,
     when,
 )
 
@@ -40,9 +41,12 @@ def _records(cw: KernelCowork) -> list[ExecutionRecord]:
     return cw.run(cw.host.executions())
 
 
-def _show_plan(plan: RebuildPlan, caption: str) -> None:
+def _show_plan(plan: RebuildPlan, caption: str, *, code: bool = False) -> None:
     if plan.steps:
         show_table(PLAN_HEADERS, plan_rows(plan), caption=caption)
+    if code:  # what a rebuild would run, whole: the person reads it before anything runs
+        for heading, body in step_codes(plan):
+            show_text(f"{heading}:\n" + "\n".join("    " + line for line in body.splitlines()))
     text = render_plan(plan).splitlines()
     notes = [line for line in text if line.startswith(("Cannot", "Read but", "No steps"))]
     if notes:
@@ -122,7 +126,8 @@ def rebuild(cw: KernelCowork, args: argparse.Namespace) -> None:
     if not cw.idle:
         raise LoomError("A turn or a delegation is running: wait for it (or stop it) first.")
     plan = plan_rebuild(_records(cw), names, set(cw.shell.user_ns))
-    _show_plan(plan, f"To rebuild {', '.join(names)}: {seconds(plan.estimated_s)} estimated.")
+    caption = f"To rebuild {', '.join(names)}: {seconds(plan.estimated_s)} estimated."
+    _show_plan(plan, caption, code=True)
     if not plan.steps:
         return
     held = consent_note(plan)
