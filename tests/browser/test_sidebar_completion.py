@@ -140,6 +140,9 @@ def test_mcp_lists_a_configured_stdio_server_and_help_lists_the_commands(
     config = {"mcp_servers": {"toolbox": {"command": sys.executable, "args": [str(TOOLBOX)]}}}
     (notebook_dir / "loom.yaml").write_text(json.dumps(config))  # JSON is YAML
     panel = chat(lab, notebook_dir, fake)
+    trust = panel.locator('[data-loom="trust"]')  # a folder's servers start once trusted
+    trust.locator('[data-loom="trust-allow"]').click()
+    expect(trust).to_be_hidden(timeout=ANSWER_TIMEOUT_MS)
 
     send(panel, "/mcp")
     card = panel.locator('[data-loom="command-result"][data-command="mcp"]')
