@@ -157,10 +157,12 @@ def cloned(tmp_path_factory: pytest.TempPathFactory, fake: FakeAnthropic) -> Ite
 
 def _tool_results(fake: FakeAnthropic) -> str:
     """The tool results the last request sent back, as JSON text."""
+    body = fake.message_requests[-1].body
+    assert body is not None
     return json.dumps(
         [
             block
-            for message in fake.message_requests[-1].body["messages"]
+            for message in body["messages"]
             for block in message["content"]
             if isinstance(block, dict) and block.get("type") == "tool_result"
         ]
