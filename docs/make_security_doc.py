@@ -2,11 +2,11 @@
 
     python docs/make_security_doc.py
 
-Every test in ``tests/security/`` that reproduces an attack carries
-``@pytest.mark.attack(attack=..., stopped_by=..., ref=...)``; this script reads those
-markers (with ``ast``: nothing is imported or run) and rewrites the table between the
-``attacks`` markers of docs/security.md. ``tests/security/test_security_doc.py`` fails
-when the page and the tests disagree.
+Every test that reproduces an attack (most live in ``tests/security/``; a few sit beside
+the part they test) carries ``@pytest.mark.attack(attack=..., stopped_by=..., ref=...)``;
+this script reads those markers (with ``ast``: nothing is imported or run) and rewrites
+the table between the ``attacks`` markers of docs/security.md.
+``tests/security/test_security_doc.py`` fails when the page and the tests disagree.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TESTS = ROOT / "tests" / "security"
+TESTS = ROOT / "tests"
 PAGE = ROOT / "docs" / "security.md"
 START, END = "<!-- attacks:start -->", "<!-- attacks:end -->"
 
@@ -33,14 +33,16 @@ class Attack:
 
 
 def attacks(folder: Path = TESTS) -> list[Attack]:
-    """Every ``attack`` marker of the test files in ``folder``, file by file, in order."""
+    """Every ``attack`` marker of the test files under ``folder``: ``tests/security`` first,
+    then the rest, file by file, in order."""
     found: list[Attack] = []
-    for path in sorted(folder.glob("test_*.py")):
+    paths = sorted(folder.rglob("test_*.py"), key=lambda p: (p.parent.name != "security", p))
+    for path in paths:
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
         for node in tree.body:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 found += [
-                    Attack(**_fields(d), test=f"{path.name}::{node.name}")
+                    Attack(**_fields(d), test=f"{_shown(path, folder)}::{node.name}")
                     for d in node.decorator_list
                     if _is_attack(d)
                 ]
@@ -73,6 +75,12 @@ def _fields(node: ast.expr) -> dict[str, str]:
     assert isinstance(node, ast.Call)
     values = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
     return {"attack": values["attack"], "stopped_by": values["stopped_by"], "ref": values["ref"]}
+
+
+def _shown(path: Path, folder: Path) -> str:
+    """``test_x.py`` for tests/security, ``orchestrator/test_y.py`` for the others."""
+    relative = path.relative_to(folder)
+    return path.name if relative.parts[0] == "security" else relative.as_posix()
 
 
 def _cell(text: str) -> str:

@@ -61,6 +61,9 @@ export type ApprovalEntry = {
   tool: string;
   input: unknown;
   preview: string;
+  summary: string;
+  /** What Always would allow from then on ('' unnamed); null: not offered (a guard rail). */
+  always: string | null;
   decision: Decision | null;
   by: string | null;
 };
@@ -96,6 +99,7 @@ export type Change =
   | { kind: 'options' }
   | { kind: 'approval-mode' }
   | { kind: 'trust' }
+  | { kind: 'key' }
   | { kind: 'status' }
   | { kind: 'usage' }
   | { kind: 'queue' }
@@ -106,6 +110,9 @@ export type Change =
   | { kind: 'cell'; source: string };
 
 let noticeCounter = 0;
+
+/** Turn errors that mean "no usable API key": the key field opens (DESIGN §12, "The key"). */
+const KEY_ERRORS = new Set(['MissingKeyError', 'MissingApiKeyError', 'AuthenticationError']);
 
 /** The trust statuses that open the card by themselves (DESIGN §12). */
 const ASKING = new Set<TrustView['status']>(['untrusted', 'changed']);
@@ -122,6 +129,7 @@ const REPLIES = new Set<KernelMessage['type']>([
   'search_results',
   'notice',
   'command_result',
+  'key', // also a reply (a key that was not saved: why, to the field that sent it)
   'notebook_request' // for the notebook (document.ts), not the conversation
 ]);
 
@@ -206,6 +214,14 @@ export class ChatStore {
   trust: TrustView | null = null;
   /** Whether the trust card is open. */
   trustOpen = false;
+  /** Whether requests have an API key (null: not known yet). Never the key itself. */
+  hasKey: boolean | null = null;
+  /** Whether the key field shows: no key, a no-key error, or a key that was not saved. */
+  keyOpen = false;
+  /** Why the key just sent was not saved ('' when it was). */
+  keyProblem = '';
+  /** Where the key in force is kept, in words ('' when unknown or none). */
+  keyWhere = '';
   lastSeq: number | null = null;
   kernelSession: string | null = null;
 
@@ -310,6 +326,8 @@ export class ChatStore {
           tool: message.tool,
           input: message.input,
           preview: message.preview,
+          summary: message.summary,
+          always: message.always === undefined ? '' : message.always,
           decision: null,
           by: null
         });
@@ -339,6 +357,13 @@ export class ChatStore {
       case 'turn_error':
         this._endStreaming(message.turn);
         this.notice('error', message.message);
+        if (KEY_ERRORS.has(message.error_type)) {
+          this._key(message.error_type === 'AuthenticationError', '', true); // refused: replace it
+        }
+        return;
+      case 'key':
+        this.keyWhere = message.where;
+        this._key(message.has_key, message.problem, false);
         return;
       case 'status':
         this.state = message.state;
@@ -395,6 +420,15 @@ export class ChatStore {
     if (message.trust !== null) {
       this._trust(message.trust, false);
     }
+    this._key(message.has_key ?? true, '', false);
+  }
+
+  /** The key's state; the field opens without a key, on a problem, or when `open`. */
+  private _key(hasKey: boolean, problem: string, open: boolean): void {
+    this.hasKey = hasKey;
+    this.keyProblem = problem;
+    this.keyOpen = !hasKey || problem !== '' || open;
+    this._changed.emit({ kind: 'key' });
   }
 
   /**

@@ -303,7 +303,8 @@ describe("merging a turn's pieces", () => {
         tool: 'run_python',
         input: { code: 'rm()' },
         preview: 'rm()',
-        summary: 'run 1 line'
+        summary: 'run 1 line',
+        always: 'every run_python call'
       }),
       msg(2, { type: 'approval_closed', request_id: 'r1', decision: 'deny', by: 'stdin' })
     ]);

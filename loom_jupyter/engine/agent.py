@@ -232,7 +232,7 @@ class AgentLoop:
         if isinstance(checked, ToolOutput):
             yield ToolCallDone(call, checked)
             return
-        if self.policy.will_ask(checked):
+        if self.policy.will_ask(checked, call, ctx):
             request = self.policy.describe(checked, call, ctx)
             yield ApprovalNeeded(call.id, call.name, request.summary, request.detail)
         decision = await self.policy.check(checked, call, ctx)

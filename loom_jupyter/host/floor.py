@@ -198,13 +198,19 @@ class TurnFloor:
         try:
             await self._run_queued(item.text, item.client_id)
         except LoomError as exc:
-            self.broadcast(TurnErrorMsg(self.turn, str(exc), type(exc).__name__), self.turn)
+            error = TurnErrorMsg(self.turn, str(exc), type(exc).__name__, self._unsent(item))
+            self.broadcast(error, self.turn)
         except Exception as exc:  # never lose the queue to an unexpected failure
             _log.exception("a queued turn failed")
-            self.broadcast(TurnErrorMsg(None, f"{type(exc).__name__}: {exc}", "InternalError"))
+            message = f"{type(exc).__name__}: {exc}"
+            self.broadcast(TurnErrorMsg(None, message, "InternalError", self._unsent(item)))
         finally:
             self._running = None  # this task is ending: the next message may start
             self.end()
+
+    def _unsent(self, item: Queued) -> str | None:
+        """``item``'s client id while it has not become a turn (its page takes it back)."""
+        return item.client_id if self.turn is None else None
 
     # -- approvals ------------------------------------------------------------------------
 
@@ -218,7 +224,9 @@ class TurnFloor:
         future: asyncio.Future[Decision | None] = self._loop.create_future()
         self._approvals[request_id] = future
         turn = self.turn
-        message = Approval(request_id, request.tool_name, inputs, request.detail, request.summary)
+        message = Approval(
+            request_id, request.tool_name, inputs, request.detail, request.summary, request.always
+        )
         self.broadcast(message, turn)
         try:
             return await future

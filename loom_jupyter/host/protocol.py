@@ -693,6 +693,10 @@ class Approval:
     preview: str
     """The code, command or diff."""
     summary: str
+    always: str | None = ""
+    """What the Always button would allow from then on, e.g. "shell commands starting with
+    `git`" (`""`: offered, unnamed); `null`: no Always is offered (a write to one of Loom's
+    guard rails asks every time)."""
     type: Literal["approval"] = "approval"
 
 

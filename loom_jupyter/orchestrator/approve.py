@@ -1,8 +1,9 @@
 """The ``ask`` mode's Run / Cancel for ``delegate_task``: the plan and an estimated cost range.
 
 The card is asked once the plan exists, so the person decides on what will
-actually run. "Always" stops asking for the rest of the session; a plan that
-runs gives its sub-agents no per-call questions (the plan was the decision).
+actually run. "Always" stops asking for the rest of the session. Approving a plan
+approves the plan, not every call in it: its sub-agents run under the session's own
+approval mode, so under ``ask`` their write calls ask through the same cards.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from loom_jupyter.archive import Archive
     from loom_jupyter.engine.agent import AgentEvent
     from loom_jupyter.models.base import Model, ModelEvent, ModelRequest
-    from loom_jupyter.settings import ApprovalMode, Settings
+    from loom_jupyter.settings import Settings
     from loom_jupyter.tools.base import FileEffect, KernelBridge, VariableEffect
     from loom_jupyter.tools.registry import ToolRegistry
 
@@ -116,7 +116,7 @@ class ChildRun:
         kernel: KernelBridge,
         notebook_path: Path,
         observer: ChildObserver,
-        approval: ApprovalMode = "auto",
+        policy: ApprovalPolicy | None = None,
         shape: RequestShape | None = None,
     ) -> None:
         self._shape = shape or RequestShape(SYSTEM_PROMPT, settings.max_output_tokens)
@@ -130,7 +130,10 @@ class ChildRun:
         self._writer.session_id = session_id
         watched = _Watched(model, observer.on_activity)
         self._loop = AgentLoop(
-            model=watched, registry=tools, policy=ApprovalPolicy(approval), settings=settings
+            model=watched,
+            registry=tools,
+            policy=policy or ApprovalPolicy("auto"),
+            settings=settings,
         )
         self._ctx = ToolContext(
             notebook_dir=notebook_path.parent,

@@ -317,7 +317,7 @@ class Delegation:
             kernel=parent.kernel,
             notebook_path=parent.notebook_path,
             observer=_Observer(self, run),
-            approval=parent.child_approval,
+            policy=parent.policy,
             shape=parent.shape,
         )
 

@@ -12,7 +12,8 @@ if TYPE_CHECKING:
     from loom_jupyter.archive import Archive
     from loom_jupyter.models.base import Model
     from loom_jupyter.session.shape import RequestShape
-    from loom_jupyter.settings import ApprovalMode, Settings
+    from loom_jupyter.settings import Settings
+    from loom_jupyter.tools.approval import ApprovalPolicy
     from loom_jupyter.tools.base import KernelBridge
     from loom_jupyter.tools.registry import ToolRegistry
 
@@ -45,7 +46,8 @@ class ParentContext:
     tools: ToolRegistry  # the sub-agents' tools: the session's, without delegate_task
     kernel: KernelBridge  # namespace-changing calls already serialized
     context: str  # decisions, variables, files and the caller's context, as text
-    # Sub-agents do not ask per call (the plan was the person's decision), but a
-    # read-only session stays read-only for them too.
-    child_approval: ApprovalMode = "auto"
+    # Sub-agents run under the session's own policy: its mode, its "Always" answers and
+    # its approver (under `ask` their write calls ask through the same cards, one at a
+    # time); approving a plan approves the plan, not every call in it. None: `auto`.
+    policy: ApprovalPolicy | None = None
     shape: RequestShape | None = None  # None: the static prompt and loom.yaml's max tokens

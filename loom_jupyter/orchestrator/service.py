@@ -279,7 +279,7 @@ class Delegations:
             tools=tools,
             kernel=self.kernel,
             context=await self._context_text(context),
-            child_approval="read-only" if session.policy.mode == "read-only" else "auto",
+            policy=session.policy,
             shape=await session.request_shape(),
         )
 

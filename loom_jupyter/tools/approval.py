@@ -3,12 +3,17 @@
 Modes (pinned): ``ask`` (read tools run, write tools ask the person through an
 :data:`Approver` the front supplies), ``auto`` (everything runs) and
 ``read-only`` (write tools are refused). "Always" answers are remembered for
-the rest of the session. A denial is not an exception for the loop: it becomes
-an ``is_error`` tool result via :meth:`ApprovalDecision.to_output`.
+the rest of the session, each for a scope (:class:`~loom_jupyter.tools.guard.AlwaysScope`:
+a shell command's first word, a folder of files, one MCP tool, else the tool), listed by
+:meth:`ApprovalPolicy.always_labels` and forgotten by :meth:`ApprovalPolicy.reset`. A
+write to one of Loom's guard rails (:mod:`loom_jupyter.tools.guard`) asks every time,
+whatever the mode or an earlier "Always". A denial is not an exception for the loop: it
+becomes an ``is_error`` tool result via :meth:`ApprovalDecision.to_output`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -17,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, get_args, r
 from loom_jupyter.errors import ApprovalDeniedError, LoomConfigError
 from loom_jupyter.settings import ApprovalMode, Settings, SettingSource
 from loom_jupyter.tools.base import Tool, ToolContext, ToolOutput
+from loom_jupyter.tools.guard import AlwaysScope
 
 if TYPE_CHECKING:
     from loom_jupyter.messages import ToolUseBlock
@@ -30,6 +36,8 @@ __all__ = [
     "ApprovalRequest",
     "Approver",
     "AsyncApprovalDescriber",
+    "GuardedTool",
+    "ScopedTool",
     "ServerApproval",
 ]
 
@@ -56,6 +64,9 @@ class ApprovalRequest:
     detail: str
     call_id: str = ""
     input: Mapping[str, Any] = field(default_factory=dict)
+    always: str | None = ""
+    """What "Always" would allow from then on, in words ("": offered, unnamed; ``None``: not
+    offered, e.g. a write to a guard rail)."""
 
 
 Approver: TypeAlias = Callable[
@@ -83,6 +94,24 @@ class AsyncApprovalDescriber(Protocol):
 
     async def describe_call(self, args: Mapping[str, Any], ctx: ToolContext) -> ApprovalRequest:
         """The request to show for a call with ``args``."""
+        ...
+
+
+@runtime_checkable
+class GuardedTool(Protocol):
+    """A write tool that can reach one of Loom's guard rails (a path, a command, code)."""
+
+    def guard_rail(self, args: Mapping[str, Any], ctx: ToolContext | None) -> str | None:
+        """Which guard rail this call writes (it then always asks), or ``None``."""
+        ...
+
+
+@runtime_checkable
+class ScopedTool(Protocol):
+    """A tool whose "Always" covers less than every call of it."""
+
+    def always_scope(self, args: Mapping[str, Any], ctx: ToolContext | None) -> AlwaysScope:
+        """The scope an "Always" for this call would allow."""
         ...
 
 
@@ -130,7 +159,8 @@ class ApprovalPolicy:
         self.mode = mode
         self.source: SettingSource = source  # where the mode in force came from (DESIGN §12)
         self.approver = approver
-        self._always: set[str] = set(always_allowed)
+        self._always: dict[str, str] = {name: f"every {name} call" for name in always_allowed}
+        self._asking: asyncio.Lock | None = None
 
     @classmethod
     def from_settings(
@@ -155,16 +185,37 @@ class ApprovalPolicy:
 
     @property
     def always_allowed(self) -> frozenset[str]:
-        """Tools the person allowed for the rest of this session."""
+        """The scopes the person allowed for the rest of this session (their keys)."""
         return frozenset(self._always)
 
+    def always_labels(self) -> list[str]:
+        """What "Always" answers allow now, in words, in the order they were given."""
+        return list(self._always.values())
+
     def allow_always(self, tool_name: str) -> None:
-        """Stop asking about ``tool_name`` for the rest of the session."""
-        self._always.add(tool_name)
+        """Stop asking about every call of ``tool_name`` for the rest of the session."""
+        self._always[tool_name] = f"every {tool_name} call"
 
     def reset(self) -> None:
         """Forget every "always" answer."""
         self._always.clear()
+
+    def scope(self, tool: Tool, call: ToolUseBlock, ctx: ToolContext | None) -> AlwaysScope:
+        """What an "Always" for ``call`` would allow: the tool's own scope, else the tool."""
+        name = tool.spec.name
+        if isinstance(tool, ScopedTool):
+            try:
+                return tool.always_scope(call.input, ctx)
+            except Exception:  # a call too odd to scope is allowed once at most
+                return AlwaysScope(f"{name}!{call.id}", "this call only")
+        return AlwaysScope(name, f"every {name} call")
+
+    def _covered(self, key: str) -> bool:
+        """Whether an earlier "Always" covers ``key`` (a key ending in ``/`` or a space is a
+        prefix: a folder and what is below it, a command's first word)."""
+        return key in self._always or any(
+            key.startswith(k) for k in self._always if k.endswith(("/", " "))
+        )
 
     async def check(
         self, tool: Tool, call: ToolUseBlock, ctx: ToolContext | None = None
@@ -174,6 +225,9 @@ class ApprovalPolicy:
         ``ctx`` lets file tools show a diff against the file on disk.
         """
         name = tool.spec.name
+        rail = _rail(tool, call, ctx)
+        if rail is not None:
+            return await self._guarded(tool, call, ctx, rail)
         server = tool.server_approval if isinstance(tool, ServerApproval) else None
         if server is not None and self.mode != "read-only":
             if server == "read-only":
@@ -184,32 +238,35 @@ class ApprovalPolicy:
             return ApprovalDecision(True)
         if self.mode == "read-only":
             return ApprovalDecision(False, _read_only_reason(name))
-        if name in self._always:
+        scope = self.scope(tool, call, ctx)
+        if self._covered(scope.key) or name in self._always:
             return ApprovalDecision(True, answer="always")
-        return await self._ask(await self._described(tool, call, ctx))
+        request = replace(await self._described(tool, call, ctx), always=scope.label)
+        return await self._ask(request, scope)
 
-    async def _described(
-        self, tool: Tool, call: ToolUseBlock, ctx: ToolContext | None
-    ) -> ApprovalRequest:
-        """:meth:`describe`, or the tool's own async description where it has one."""
-        if ctx is not None and isinstance(tool, AsyncApprovalDescriber):
-            try:
-                request = await tool.describe_call(call.input, ctx)
-            except Exception:  # best effort, as describe(): the raw input still shows the call
-                return self.describe(tool, call, ctx)
-            return replace(request, call_id=call.id, input=dict(call.input))
-        return self.describe(tool, call, ctx)
+    async def _guarded(
+        self, tool: Tool, call: ToolUseBlock, ctx: ToolContext | None, rail: str
+    ) -> ApprovalDecision:
+        """A write to a guard rail: refused when read-only, else asked, every time."""
+        name = tool.spec.name
+        if self.mode == "read-only":
+            return ApprovalDecision(False, _read_only_reason(name))
+        request = await self._described(tool, call, ctx)
+        summary = f"{request.summary} — it writes {rail}: Loom always asks about this"
+        return await self._ask(replace(request, summary=summary, always=None), None, rail)
 
-    def will_ask(self, tool: Tool) -> bool:
-        """Whether :meth:`check` would ask the approver about ``tool`` right now."""
+    def will_ask(
+        self, tool: Tool, call: ToolUseBlock | None = None, ctx: ToolContext | None = None
+    ) -> bool:
+        """Whether :meth:`check` would ask the approver about ``tool`` (this ``call``) now."""
+        if tool.access != "write" or self.approver is None:
+            return False
+        if call is not None and _rail(tool, call, ctx) is not None:
+            return self.mode != "read-only"
         server = tool.server_approval if isinstance(tool, ServerApproval) else "ask"
-        return (
-            tool.access == "write"
-            and server == "ask"
-            and self.mode == "ask"
-            and self.approver is not None
-            and tool.spec.name not in self._always
-        )
+        if server != "ask" or self.mode != "ask" or tool.spec.name in self._always:
+            return False
+        return call is None or not self._covered(self.scope(tool, call, ctx).key)
 
     def describe(
         self, tool: Tool, call: ToolUseBlock, ctx: ToolContext | None = None
@@ -227,27 +284,57 @@ class ApprovalPolicy:
             tool.spec.name, f"run {tool.spec.name}", detail, call.id, dict(call.input)
         )
 
-    async def _ask(self, request: ApprovalRequest) -> ApprovalDecision:
+    async def _described(
+        self, tool: Tool, call: ToolUseBlock, ctx: ToolContext | None
+    ) -> ApprovalRequest:
+        """:meth:`describe`, or the tool's own async description where it has one."""
+        if ctx is not None and isinstance(tool, AsyncApprovalDescriber):
+            try:
+                request = await tool.describe_call(call.input, ctx)
+            except Exception:  # best effort, as describe(): the raw input still shows the call
+                return self.describe(tool, call, ctx)
+            return replace(request, call_id=call.id, input=dict(call.input))
+        return self.describe(tool, call, ctx)
+
+    async def _ask(
+        self, request: ApprovalRequest, scope: AlwaysScope | None, rail: str | None = None
+    ) -> ApprovalDecision:
         name = request.tool_name
         if self.approver is None:
-            reason = (
-                f"{name} needs approval, but there is nobody to ask here (approval mode is `ask` "
-                f"and this front cannot show a prompt). The person can switch with {_SWITCH_HINT}."
+            why = (
+                f"it writes {rail}, which always needs the person's approval,"
+                if rail
+                else "approval mode is `ask`"
             )
-            return ApprovalDecision(False, reason)
+            reason = (
+                f"{name} needs approval, but there is nobody to ask here ({why} and this front "
+                f"cannot show a prompt)."
+            )
+            hint = "" if rail else f" The person can switch with {_SWITCH_HINT}."
+            return ApprovalDecision(False, reason + hint)
         try:
-            answer = await self.approver(request)
+            async with self._one_question():  # sub-agents share the policy: one card at a time
+                answer = await self.approver(request)
         except Exception as exc:  # a front that cannot ask must not crash the loop
             reason = (
                 f"{name} was not run: asking for approval failed ({type(exc).__name__}: {exc})."
             )
             return ApprovalDecision(False, reason + f" The person can switch with {_SWITCH_HINT}.")
-        return self._decide(name, answer)
+        return self._decide(name, answer, scope)
 
-    def _decide(self, name: str, answer: object) -> ApprovalDecision:
+    def _one_question(self) -> asyncio.Lock:
+        """The lock that puts the person's questions in a row (made on the asking loop)."""
+        if self._asking is None:
+            self._asking = asyncio.Lock()
+        return self._asking
+
+    def _decide(self, name: str, answer: object, scope: AlwaysScope | None) -> ApprovalDecision:
         answer = _ANSWER_ALIASES.get(answer, answer) if isinstance(answer, str) else answer
+        if answer == "always" and scope is None:  # a guard rail: allowed this once only
+            return ApprovalDecision(True, asked=True, answer="yes")
         if answer == "always":
-            self._always.add(name)
+            assert scope is not None
+            self._always[scope.key] = scope.label
             return ApprovalDecision(True, asked=True, answer="always")
         if answer == "yes":
             return ApprovalDecision(True, asked=True, answer="yes")
@@ -268,6 +355,16 @@ class ApprovalPolicy:
 
 NOTEBOOK_CHANGES = frozenset({"edit_cell", "insert_cell", "delete_cell", "move_cell"})
 """Tools whose refusal the person sees as a rejected change of their notebook."""
+
+
+def _rail(tool: Tool, call: ToolUseBlock, ctx: ToolContext | None) -> str | None:
+    """The guard rail a write call reaches, if any (a tool that cannot tell: none)."""
+    if tool.access != "write" or not isinstance(tool, GuardedTool):
+        return None
+    try:
+        return tool.guard_rail(call.input, ctx)
+    except Exception:  # a path outside the jail and such: the tool itself refuses it
+        return None
 
 
 def _server_read_only_reason(name: str) -> str:

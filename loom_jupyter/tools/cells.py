@@ -217,6 +217,18 @@ class RunCell:
         input_schema=object_schema({"cell_id": _CELL_ID}, required=("cell_id",)),
     )
 
+    def approval_request(self, args: Mapping[str, Any], ctx: ToolContext | None) -> ApprovalRequest:
+        """Names the cell (when its source cannot be read; see :meth:`describe_call`)."""
+        cell_id = str(args["cell_id"])
+        return ApprovalRequest("run_cell", f"run cell {cell_id}", f"cell {cell_id}")
+
+    async def describe_call(self, args: Mapping[str, Any], ctx: ToolContext) -> ApprovalRequest:
+        """The cell's source as it is now in the notebook: what the person approves to run."""
+        cell_id = str(args["cell_id"])
+        cell = _cell(await _apply(ctx, CellChange("read", include_outputs=False)), cell_id)
+        lines = cell.source.count("\n") + 1
+        return ApprovalRequest("run_cell", f"run cell {cell_id} ({lines} lines)", cell.source)
+
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         """Read the cell's source from the live notebook, run it, write its outputs there."""
         from loom_jupyter.tools.kernel import execution_output

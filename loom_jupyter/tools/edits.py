@@ -7,18 +7,19 @@ folder. For approval they describe the change as a unified diff.
 from __future__ import annotations
 
 import difflib
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from loom_jupyter.errors import ToolError
 from loom_jupyter.messages import ToolSpec
 from loom_jupyter.tools.approval import ApprovalRequest
 from loom_jupyter.tools.base import FileEffect, ToolAccess, ToolContext, ToolOutput
+from loom_jupyter.tools.guard import AlwaysScope, protected_path
 from loom_jupyter.tools.paths import ARCHIVE_DIR, display_path, read_text, resolve_path
 from loom_jupyter.tools.schema import object_schema
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from pathlib import Path
 
 __all__ = ["EditFile", "WriteFile", "unified_diff"]
 
@@ -53,12 +54,29 @@ def _writable_target(ctx: ToolContext, raw: str) -> tuple[Path, str]:
     return real, shown
 
 
+class _FileGuard:
+    """What the two file tools share for approval: guard rails and a folder's "Always"."""
+
+    def guard_rail(self, args: Mapping[str, Any], ctx: ToolContext | None) -> str | None:
+        """The guard rail this path is (``loom.yaml``, ``AGENTS.md``, ``.git/``...), if any."""
+        raw = Path(str(args["path"]))
+        return protected_path(resolve_path(ctx, str(raw)) if ctx is not None else raw)
+
+    def always_scope(self, args: Mapping[str, Any], ctx: ToolContext | None) -> AlwaysScope:
+        """ "Always" allows changes to files in this file's folder and below it."""
+        shown = display_path(ctx, resolve_path(ctx, str(args["path"]))) if ctx else args["path"]
+        folder = Path(str(shown)).parent.as_posix()
+        if folder in ("", "."):
+            return AlwaysScope("files:./", "changes to any file in the notebook's folder")
+        return AlwaysScope(f"files:./{folder}/", f"changes to files in {folder}/")
+
+
 def _stats(text: str) -> str:
     lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
     return f"{lines} lines, {len(text.encode('utf-8')):,} bytes"
 
 
-class WriteFile:
+class WriteFile(_FileGuard):
     """``write_file``: create or overwrite a text file (parent folders are created)."""
 
     access: ClassVar[ToolAccess] = "write"
@@ -100,7 +118,7 @@ class WriteFile:
         )
 
 
-class EditFile:
+class EditFile(_FileGuard):
     """``edit_file``: replace an exact string in a text file."""
 
     access: ClassVar[ToolAccess] = "write"

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from loom_jupyter.effects import CONSENT_EFFECTS
 from loom_jupyter.messages import ToolSpec
 from loom_jupyter.tools.approval import ApprovalRequest
 from loom_jupyter.tools.base import ExecutionResult, ToolAccess, ToolContext, ToolOutput
 from loom_jupyter.tools.describe import variables_table
+from loom_jupyter.tools.guard import mentioned_rail
 from loom_jupyter.tools.schema import object_schema
 
 if TYPE_CHECKING:
@@ -79,6 +81,16 @@ class RunPython:
         code = str(args["code"])
         lines = code.count("\n") + 1
         return ApprovalRequest("run_python", f"run Python code ({lines} lines)", code)
+
+    def guard_rail(self, args: Mapping[str, Any], ctx: ToolContext | None) -> str | None:
+        """A guard rail code that writes, runs processes or builds code names, if any."""
+        from loom_jupyter.lineage import analyze
+
+        code = str(args["code"])
+        named = mentioned_rail(code)
+        if named is None or not CONSENT_EFFECTS.intersection(analyze(code).effects):
+            return None
+        return f"{named} (the code names it)"
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         """Run the code; an exception in it is an ``is_error`` result with its traceback."""

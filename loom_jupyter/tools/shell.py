@@ -11,6 +11,7 @@ import asyncio
 import codecs
 import contextlib
 import os
+import re
 import signal
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from loom_jupyter.messages import ToolSpec
 from loom_jupyter.tools.approval import ApprovalRequest
 from loom_jupyter.tools.base import ToolAccess, ToolContext, ToolOutput
+from loom_jupyter.tools.guard import AlwaysScope, mentioned_rail
 from loom_jupyter.tools.output import HeadTail, redact, redact_secrets, secret_values
 from loom_jupyter.tools.schema import object_schema
 
@@ -28,6 +30,9 @@ __all__ = ["Shell", "ShellResult", "run_command"]
 
 _DRAIN_SECONDS = 2.0  # how long to wait for the pipe after the process ended or was killed
 _CHUNK = 65536
+
+
+_COMPOUND = re.compile(r"[;&|<>`\n]|\$\(")  # chains, pipes, redirections, substitutions
 
 
 @dataclass(frozen=True)
@@ -120,6 +125,20 @@ class Shell:
         first = command.strip().splitlines()[0] if command.strip() else command
         where = f"\n(in {ctx.notebook_dir})" if ctx is not None else ""
         return ApprovalRequest("shell", f"run `{first[:80]}`", command + where)
+
+    def guard_rail(self, args: Mapping[str, Any], ctx: ToolContext | None) -> str | None:
+        """A guard rail the command names (``loom.yaml``, ``.git/``...), if any."""
+        named = mentioned_rail(str(args["command"]))
+        return f"{named} (the command names it)" if named else None
+
+    def always_scope(self, args: Mapping[str, Any], ctx: ToolContext | None) -> AlwaysScope:
+        """ "Always" allows simple commands with the same first word (``git``); a command
+        that chains, pipes, redirects or substitutes is allowed this once only."""
+        command = str(args["command"]).strip()
+        words = command.split()
+        if not words or _COMPOUND.search(command):
+            return AlwaysScope(f"shell!{command}", "this exact command")
+        return AlwaysScope(f"shell:{words[0]} ", f"shell commands starting with `{words[0]}`")
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         """Run the command; a non-zero exit or a timeout is an ``is_error`` result."""

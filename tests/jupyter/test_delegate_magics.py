@@ -49,6 +49,8 @@ def delegate(
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-magic-tests-0000")
         monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "sums.ipynb"))
         monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+        # Sub-agents run under the session's mode; nobody answers stdin here: `auto`.
+        monkeypatch.setenv("LOOM_APPROVAL", "auto")
         shell.run_line_magic("load_ext", "loom_jupyter")
         capsys.readouterr()
 

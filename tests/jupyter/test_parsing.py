@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import pytest
@@ -76,6 +77,10 @@ def test_approval_answers() -> None:
     question = format_question(request)
     assert "x = 1\ny = 2" in question
     assert "[y]es / [n]o / [a]lways" in question
+    scoped = format_question(replace(request, always="shell commands starting with `git`"))
+    assert "(always = shell commands starting with `git`" in scoped
+    rail = format_question(replace(request, always=None))  # a guard rail: no "always"
+    assert rail.endswith("Allow? [y]es / [n]o: ")
 
 
 def test_notebook_path_order(tmp_path: Path) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
+import pytest
+
 from loom_jupyter.models.scripted import ScriptedModel, stall, text, tool_call
 from loom_jupyter.orchestrator import DelegateOptions
 from loom_jupyter.settings import Settings
@@ -242,3 +244,37 @@ async def test_sub_agents_of_a_read_only_session_stay_read_only(
     refused = [t for t in turns if t.role == "tool"]
     assert refused[0].is_error
     assert "read-only" in refused[0].content
+
+
+@pytest.mark.attack(
+    attack="Approving a delegate_task plan ran every sub-agent under `auto`: injected text "
+    "in a file a sub-agent reads gets a shell command run with no question",
+    stopped_by="Sub-agents run under the session's approval mode: under `ask` each write call "
+    "asks through the same cards, one at a time",
+    ref="F7",
+)
+async def test_under_ask_a_sub_agents_write_calls_ask_too(
+    delegations: OpenDelegations, archive: Archive, tmp_path: Path
+) -> None:
+    marker = tmp_path / "SUB_AGENT_RAN"
+    asked: list[ApprovalRequest] = []
+
+    async def person(request: ApprovalRequest) -> str:
+        asked.append(request)
+        return "yes" if request.tool_name == "delegate_task" else "no"
+
+    shell = tool_call("shell", {"command": f"touch {marker}"})
+    router = Router(
+        [plan({"id": "lr", "description": "fit a logistic regression"})],
+        steps={
+            ASK: _delegating_turn(),
+            "fit a logistic regression": [sequence(shell, text("could not run it"))],
+        },
+    )
+    orchestrator = await delegations(scripted(router), approver=person, approval="ask")
+    events = [e async for e in orchestrator.session.send(ASK)]
+
+    assert events[-1].kind == "turn_done"
+    assert [r.tool_name for r in asked] == ["delegate_task", "shell"]
+    assert f"touch {marker}" in asked[1].detail
+    assert not marker.exists()

@@ -5,6 +5,7 @@ import { button, h } from './dom';
 import { toolInput } from './toolcard';
 
 const LABELS: Record<Decision, string> = { allow: 'Allow', deny: 'Deny', always: 'Always' };
+const DECISIONS = ['allow', 'deny', 'always'] as const;
 const DONE: Record<Decision, string> = {
   allow: 'Allowed',
   deny: 'Denied',
@@ -35,19 +36,33 @@ export class ApprovalCard {
     if (entry.preview !== '' && entry.preview !== toolInput({ input: entry.input, partial: '' })) {
       parts.push(h('div', { className: 'loom-Approval-preview', text: entry.preview }));
     }
+    if (entry.always === null && entry.decision === null) {
+      // A write to one of Loom's guard rails: asked every time, no Always.
+      parts.push(
+        h('div', { className: 'loom-Approval-rail', loom: 'guard-rail', text: entry.summary })
+      );
+    }
     parts.push(entry.decision === null ? this._buttons(entry) : Private.outcome(entry));
     this.node.replaceChildren(...parts);
   }
 
   private _buttons(entry: ApprovalEntry): HTMLElement {
     const row = h('div', { className: 'loom-Approval-buttons' });
-    for (const decision of ['allow', 'deny', 'always'] as const) {
+    const decisions = entry.always === null ? (['allow', 'deny'] as const) : DECISIONS;
+    for (const decision of decisions) {
       const node = button(LABELS[decision], { loom: 'approve', data: { decision } }, () => {
         row.querySelectorAll('button').forEach(b => (b.disabled = true));
         this._decide(entry.requestId, decision);
       });
       node.classList.add(`loom-mod-${decision}`);
+      if (decision === 'always' && entry.always) {
+        node.title = `Always allow ${entry.always} in this conversation`;
+        node.setAttribute('aria-label', node.title);
+      }
       row.append(node);
+    }
+    if (entry.always) {
+      row.append(h('span', { className: 'loom-Approval-scope', text: `Always: ${entry.always}` }));
     }
     return row;
   }

@@ -44,7 +44,7 @@ NO_STDIN_MESSAGE = (
 )
 _DETAIL_KEYS = ("code", "command", "source", "path", "content", "old", "new", "goal")
 _DETAIL_CHARS = 4000
-_PROMPT = "Allow? [y]es / [n]o / [a]lways for this tool: "
+_PROMPT = "Allow? [y]es / [n]o / [a]lways: "
 
 
 class _AnsweredElsewhere(BaseException):
@@ -148,7 +148,7 @@ class StdinApprover:
 
     def _ask(self, request: ApprovalRequest) -> ApprovalAnswer | str:
         shown = _show_question(request, self.renderer)
-        question = _PROMPT if shown else format_question(request)
+        question = _prompt(request) if shown else format_question(request)
         try:
             while True:
                 answer = read_answer(question)
@@ -158,7 +158,7 @@ class StdinApprover:
                 decision = parse_answer(answer)
                 if decision is not None:
                     return decision
-                question = "Please answer y (yes), n (no) or a (always for this tool): "
+                question = "Please answer y (yes), n (no) or a (always): "
         finally:
             if shown:
                 _clear_question(shown)
@@ -177,7 +177,7 @@ def _show_question(request: ApprovalRequest, renderer: Renderer | None) -> str |
     from IPython.display import display
 
     display_id = uuid.uuid4().hex
-    text = format_question(request).removesuffix(_PROMPT).rstrip()
+    text = format_question(request).removesuffix(_prompt(request)).rstrip()
     display(_question_bundle(text), raw=True, display_id=display_id)
     return display_id
 
@@ -217,8 +217,15 @@ def format_question(request: ApprovalRequest) -> str:
         lines.append(_cap(request.detail.rstrip()))
     else:
         lines.extend(_input_details(request))
-    lines.append(_PROMPT)
+    if request.always:
+        lines.append(f"(always = {request.always}, for the rest of this conversation)")
+    lines.append(_prompt(request))
     return "\n".join(lines)
+
+
+def _prompt(request: ApprovalRequest) -> str:
+    """The question's last line: no "always" for a write to one of Loom's guard rails."""
+    return "Allow? [y]es / [n]o: " if request.always is None else _PROMPT
 
 
 def _input_details(request: ApprovalRequest) -> list[str]:

@@ -257,9 +257,16 @@ SUBCOMMANDS: dict[str, Subcommand] = {
             _parser(
                 "approval",
                 "How write tools are approved: ask, auto or read-only. What you type here "
-                "beats every setting; with no argument, the mode in force and where it came "
-                "from (default, user, env, project or magic).",
+                "beats every setting; with no argument, the mode in force, where it came "
+                'from (default, user, env, project or magic) and what "Always" answers '
+                "allow. Writes to loom.yaml, instruction files, .loom/, .git/, .ipynb files "
+                "and your Loom config always ask.",
                 _arg("mode", nargs="?", default=None, choices=("ask", "auto", "read-only")),
+                _arg(
+                    "--forget",
+                    action="store_true",
+                    help='forget every "Always" answer of this session (those calls ask again)',
+                ),
             ),
             Handler("reports", "approval"),
         ),

@@ -134,8 +134,19 @@ def _confirm(question: str) -> bool:
 
 
 def status(cw: KernelCowork, args: argparse.Namespace) -> None:
-    """``%cowork status``: the live panel."""
+    """``%cowork status``: the approval mode and what "Always" allows, then the live panel."""
+    mode, source = cw.host.approval_mode()
+    show_text(f"Approval: {mode} ({source}). {always_text(cw)}")
     cw.ensure_panel().show()
+
+
+def always_text(cw: KernelCowork) -> str:
+    """What the person's "Always" answers allow in this session, and how to take them back."""
+    labels = cw.session.policy.always_labels()
+    if not labels:
+        return 'Nothing is allowed "Always" in this session.'
+    listed = "; ".join(labels)
+    return f'Allowed "Always": {listed}. %cowork approval --forget asks again.'
 
 
 def search(cw: KernelCowork, args: argparse.Namespace) -> None:
@@ -214,9 +225,14 @@ def approval(cw: KernelCowork, args: argparse.Namespace) -> None:
     """``%cowork approval ask|auto|read-only``: the person's word, beating every setting."""
     from loom_jupyter.host.trust import set_approval
 
+    if args.forget:
+        cw.session.policy.reset()
+        show_text('Forgot every "Always" answer: those calls ask again.')
+        return
     if args.mode is None:
         mode, source = cw.host.approval_mode()
         show_text(f"Approval policy: {mode} ({source}). Switch with %cowork approval MODE.")
+        show_text(always_text(cw))
         return
     cw.run(set_approval(cw.host, args.mode))
     show_text(f"Approval policy: {args.mode} (magic).")
