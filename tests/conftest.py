@@ -9,6 +9,7 @@ no API key, and an empty ``XDG_CONFIG_HOME``; tests that need a model use the
 from __future__ import annotations
 
 import json
+import os
 from typing import TYPE_CHECKING
 
 import pytest
@@ -21,6 +22,14 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 pytest_plugins = ["loom_jupyter.testing.pytest_plugin"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """No test reaches the developer's system keyring: the ``keyring`` package (when
+    installed) gets its null backend, here and in every kernel or server a test starts, so
+    a saved key goes to the test's own ``XDG_CONFIG_HOME``."""
+    del config
+    os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.null.Keyring"
 
 CLOSED_LOOPBACK_URL = "http://127.0.0.1:9"
 """The discard port: nothing listens there, so a stray request fails fast and locally."""

@@ -20,8 +20,10 @@ import {
   TrustDecision
 } from './protocol';
 import { Change, ChatStore } from './store';
+import { KeyCard } from './views/apikey';
 import { parseSlash } from './views/completion';
 import { Composer } from './views/composer';
+import { Guide } from './views/guide';
 import { MessageList } from './views/messages';
 import { OptionChange } from './views/options';
 import { ProvenanceTips } from './views/provenance';
@@ -90,6 +92,8 @@ export class ChatView extends Widget {
       decision => this._decideTrust(decision),
       () => this._store.closeTrust()
     );
+    this._key = new KeyCard(key => this._send({ type: 'set_key', key }));
+    this._guide = new Guide(text => this._composer.fill(text));
     this._messages = new MessageList(this._store, context, {
       decide: (id, decision) => this._decide(id, decision),
       loadMore: () => this._loadMore(),
@@ -120,7 +124,9 @@ export class ChatView extends Widget {
       this._sessions.node,
       this._status.node,
       this._trust.node,
+      this._key.node,
       this._tasks.node,
+      this._guide.node,
       this._messages.node,
       this._composer.node,
       this._footer.node
@@ -129,6 +135,8 @@ export class ChatView extends Widget {
     this._connection.received.connect((_, message) => this._onMessage(message));
     this._connection.stateChanged.connect(() => this._onLinkState());
     this._notebook.context.pathChanged.connect(this._onRenamed, this);
+    // "queued: sends when the kernel is free" only while the kernel is busy
+    this._notebook.sessionContext.statusChanged.connect(this._showStatus, this);
     NotebookActions.executed.connect(this._onExecuted, this);
     this._onLinkState();
     this._tasks.show([]);
@@ -273,6 +281,10 @@ export class ChatView extends Widget {
       this._tips.answer(message);
       return; // an answer to a hover, not part of the conversation
     }
+    if (message.type === 'examples') {
+      this._guide.setExamples(message.prompts);
+      return; // an answer to the empty conversation's guide
+    }
     if (STALE_ORIGINS.has(message.type)) {
       this._tips.invalidate();
     }
@@ -298,6 +310,21 @@ export class ChatView extends Widget {
       this._outbox.delete(message.client_id);
       this._showQueue();
     }
+    if (message.type === 'turn_error' && message.client_id) {
+      this._takeBack(message.client_id);
+    }
+  }
+
+  /** A message the kernel could not send (no API key...) goes back into the box. */
+  private _takeBack(clientId: string): void {
+    const text = this._outbox.get(clientId);
+    if (text === undefined) {
+      return; // sent from another page: that page takes it back
+    }
+    this._outbox.delete(clientId);
+    this._composer.restore(text);
+    this._showQueue();
+    this._showStatus();
   }
 
   /** Notebook requests, and `edit_cell` approvals shown as a diff in their cell. */
@@ -348,6 +375,9 @@ export class ChatView extends Widget {
       case 'trust':
         this._trust.show(this._store.trust, this._store.trustOpen);
         return;
+      case 'key':
+        this._key.show(this._store.keyOpen, this._store.keyProblem);
+        return;
       case 'session':
         this._sessions.showSession(this._store.session);
         this._continueJump();
@@ -363,9 +393,14 @@ export class ChatView extends Widget {
         return;
       case 'prepended':
         this._continueJump();
+        this._showGuide();
         return;
       case 'reset':
         this._tasks.show(this._store.tasks.values());
+        this._showGuide();
+        return;
+      case 'added':
+        this._showGuide();
         return;
       case 'cell':
         this._insert(change.source);
@@ -377,12 +412,26 @@ export class ChatView extends Widget {
 
   private _onLinkState(): void {
     this._showStatus();
+    this._showGuide();
+  }
+
+  /** An empty conversation shows what Loom can do here, with examples from the kernel. */
+  private _showGuide(): void {
+    const empty = this._store.entries.every(entry => entry.kind === 'notice');
+    const show = empty && this._connection.state === 'open' && this._store.kernelSession !== null;
+    if (show && !this._guide.visible) {
+      this._send({ type: 'examples' });
+    }
+    this._guide.show(show);
   }
 
   /** A cell of this notebook ran: it may have set a variable a tip told of. */
   private _onExecuted(_: unknown, args: { notebook: unknown }): void {
     if (args.notebook === this._notebook.content) {
       this._tips.invalidate();
+      if (this._guide.visible) {
+        this._send({ type: 'examples' }); // the cell may have made a variable to suggest
+      }
     }
   }
 
@@ -425,9 +474,7 @@ export class ChatView extends Widget {
       case 'waiting-cell':
         return ['thinking', WAITING_CELL];
       case 'idle':
-        return this._outbox.size > 0
-          ? ['queued', 'queued: sends when the kernel is free']
-          : ['idle', 'ready'];
+        return this._outbox.size > 0 ? ['queued', this._outboxText()] : ['idle', 'ready'];
       case 'thinking':
         return ['thinking', detail || 'thinking…'];
       case 'waiting-approval':
@@ -435,6 +482,16 @@ export class ChatView extends Widget {
       case 'queued':
         return ['queued', detail || 'queued: runs after the current turn'];
     }
+  }
+
+  /**
+   * A message on its way to an idle kernel: without subshells the kernel reads it only
+   * once the running cell ends; otherwise it is being sent.
+   */
+  private _outboxText(): string {
+    const kernel = this._notebook.sessionContext.session?.kernel;
+    const cellRuns = kernel?.status === 'busy' && !this._store.subshells;
+    return cellRuns ? 'queued: sends when the kernel is free' : 'sending…';
   }
 
   private _streaming(): boolean {
@@ -451,6 +508,8 @@ export class ChatView extends Widget {
   private readonly _sessions: SessionBar;
   private readonly _status: StatusLine;
   private readonly _trust: TrustCard;
+  private readonly _key: KeyCard;
+  private readonly _guide: Guide;
   private readonly _tasks = new TaskList();
   private readonly _messages: MessageList;
   private readonly _tips: ProvenanceTips;

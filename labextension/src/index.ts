@@ -32,6 +32,25 @@ function autoLoadSetting(registry: ISettingRegistry | null): () => boolean {
 }
 
 /**
+ * The first time after install, open the panel once (so people find it); the user
+ * setting `opened` remembers that it happened, for every workspace.
+ */
+function openOnce(app: JupyterFrontEnd, registry: ISettingRegistry | null): void {
+  if (registry === null) {
+    return;
+  }
+  void Promise.all([registry.load(PLUGIN_ID), app.restored])
+    .then(async ([settings]) => {
+      if (settings.get('opened').composite === true) {
+        return;
+      }
+      app.shell.activateById(SIDEBAR_ID);
+      await settings.set('opened', true);
+    })
+    .catch(reason => console.warn('loom: could not open the panel once', reason));
+}
+
+/**
  * In JupyterLab and in Notebook 7 (whose shell is not ILabShell, hence
  * optional): the sidebar goes into the right area through `app.shell`.
  */
@@ -59,6 +78,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       icon: loomIcon,
       execute: () => app.shell.activateById(SIDEBAR_ID)
     });
+    openOnce(app, registry);
   }
 };
 

@@ -85,7 +85,8 @@ function welcome(
   history: HistoryEntry[] = [],
   opts: ModelOptions | null = null,
   approval: ApprovalModeView | null = null,
-  trust: TrustView | null = null
+  trust: TrustView | null = null,
+  hasKey = true
 ): KernelBody {
   return {
     type: 'welcome',
@@ -99,7 +100,8 @@ function welcome(
     tasks: [],
     options: opts,
     approval,
-    trust
+    trust,
+    has_key: hasKey
   };
 }
 
@@ -316,7 +318,13 @@ describe("merging a turn's pieces", () => {
     const { store } = fed([
       msg(1, started(1, 'hi')),
       msg(2, text(1, 'Hal')),
-      msg(3, { type: 'turn_error', turn: 1, message: 'overloaded', error_type: 'ModelError' })
+      msg(3, {
+        type: 'turn_error',
+        turn: 1,
+        message: 'overloaded',
+        error_type: 'ModelError',
+        client_id: null
+      })
     ]);
     expect(shown(store)).toEqual(['user:hi', 'assistant:Hal', 'notice:overloaded']);
     expect(store.entries[1]).toMatchObject({ streaming: false });
@@ -427,7 +435,9 @@ describe('thinking', () => {
       msg(3, thinking(1, 'plain'))
     ]);
     expect(shown(store)).toEqual(['user:q', 'thinking…[redacted]:plain']);
-    store.apply(msg(4, { type: 'turn_error', turn: 1, message: 'boom', error_type: 'X' }));
+    store.apply(
+      msg(4, { type: 'turn_error', turn: 1, message: 'boom', error_type: 'X', client_id: null })
+    );
     expect(shown(store)[1]).toBe('thinking[redacted]:plain');
   });
 
@@ -530,5 +540,50 @@ describe('folder trust and the approval mode', () => {
     store.apply(msg(3, welcome())); // a welcome without one (session not open yet) keeps it
     expect(store.approval).toEqual({ mode: 'auto', source: 'project' });
     expect(changes.filter(change => change.kind === 'approval-mode')).toHaveLength(3);
+  });
+});
+
+describe('the key field (DESIGN §12, "The key")', () => {
+  const noKey: KernelBody = {
+    type: 'turn_error',
+    turn: null,
+    message: 'No Anthropic API key yet. Run %cowork login in a cell…',
+    error_type: 'MissingKeyError',
+    client_id: 'q1'
+  };
+  const key = (hasKey: boolean, problem = ''): KernelBody => ({
+    type: 'key',
+    has_key: hasKey,
+    where: hasKey ? '~/.config/loom/anthropic-api-key (readable by you only)' : '',
+    problem
+  });
+
+  it('opens on a welcome without a key and closes once the kernel has one', () => {
+    const { store } = fed([msg(1, welcome([], null, null, null, false))]);
+    expect([store.hasKey, store.keyOpen]).toEqual([false, true]);
+    store.apply(msg(2, key(true)));
+    expect([store.hasKey, store.keyOpen, store.keyProblem]).toEqual([true, false, '']);
+  });
+
+  it('opens after a no-key error, and stays closed with a key', () => {
+    const { store } = fed([msg(1, welcome()), msg(2, noKey)]);
+    expect(store.keyOpen).toBe(true);
+    expect(shown(store)).toEqual(['notice:No Anthropic API key yet. Run %cowork login in a cell…']);
+    const fresh = fed([msg(1, welcome())]).store;
+    expect(fresh.keyOpen).toBe(false);
+  });
+
+  it('keeps the field open with the reason when a key was not saved (a reply)', () => {
+    const { store } = fed([msg(5, welcome([], null, null, null, false)), msg(6, noKey)]);
+    expect(store.apply(msg(6, key(false, 'That does not look like an API key.')))).toBe(true);
+    expect([store.keyOpen, store.keyProblem]).toEqual([
+      true,
+      'That does not look like an API key.'
+    ]);
+  });
+
+  it('knows whether there is a key and where it is kept, never the key', () => {
+    const { store } = fed([msg(1, welcome([], null, null, null, false)), msg(2, key(true))]);
+    expect(store.keyWhere).toContain('readable by you only');
   });
 });

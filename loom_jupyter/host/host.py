@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import os
 import uuid
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
@@ -49,7 +48,7 @@ if TYPE_CHECKING:
     from loom_jupyter.tools.base import KernelBridge
     from loom_jupyter.trust import FolderTrust
 
-__all__ = ["LEASE_MESSAGE", "Host", "KernelPorts", "missing_key_message"]
+__all__ = ["LEASE_MESSAGE", "MISSING_KEY", "Host", "KernelPorts", "missing_key_message"]
 
 LEASE_MESSAGE = (
     "The latest session of this notebook is being written by another live kernel. "
@@ -68,14 +67,21 @@ class KernelPorts:
     opened: Callable[[CoworkSession], Awaitable[None]] | None = None  # delegation's hooks
 
 
+MISSING_KEY = (
+    "No Anthropic API key yet. Run %cowork login in a cell (it asks for the key without "
+    "showing it) or paste it into the key field of the Loom sidebar: either keeps it outside "
+    "the notebook, its folder and the archive. Or run export ANTHROPIC_API_KEY=... in the "
+    "terminal before starting Jupyter. Then send your message again."
+)
+
+
 def missing_key_message() -> str | None:
-    """The message shown when no API key is configured, else None."""
-    if os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"):
-        return None
-    return (
-        "No API key: set ANTHROPIC_API_KEY (for example %env ANTHROPIC_API_KEY=sk-ant-... "
-        "in a cell, or in the environment before starting Jupyter), then run %cowork again."
-    )
+    """The message shown when no API key is configured (environment or stored), else None.
+
+    The store is read again each time (once a turn): a key saved by another kernel counts."""
+    import loom_jupyter.apikey as apikey
+
+    return None if apikey.key_state().has_key else MISSING_KEY
 
 
 class Host:
@@ -102,6 +108,7 @@ class Host:
         self.settings: Settings | None = None  # as loaded at open (the banner's approval)
         self.folder_trust: FolderTrust | None = None  # the folder's trust as found at open
         self.trust_told: str | None = None  # the banner said the folder is untrusted (digest)
+        self.fronts_lack_key = False  # a front was told there is no key (tell it when there is)
         self._ports: KernelPorts | None = None
         self._archive: Archive | None = None
         self._session: CoworkSession | None = None
@@ -276,9 +283,15 @@ class Host:
         self.floor.begin(source, text, client_id)  # raises while another turn runs
         try:
             problem = missing_key_message() if session.settings.provider == "anthropic" else None
-            if problem:
-                self.floor.publish_message(TurnErrorMsg(None, problem, "MissingKeyError"))
+            if problem:  # not sent: the sidebar puts the text back in its box, shows the key field
+                error = TurnErrorMsg(None, problem, "MissingKeyError", client_id)
+                self.floor.publish_message(error)
+                self.fronts_lack_key = True
                 return
+            if self.fronts_lack_key:  # a key came another way (the environment, a file)
+                from loom_jupyter.host.keys import tell_key
+
+                tell_key(self)
             note = await self.document.edits_note()
             if note:
                 await session.append_note(note)
@@ -357,6 +370,7 @@ class Host:
             summary = await self.views.summary()
             if floor.mirror is running:
                 break
+        from loom_jupyter.host.keys import has_key
         from loom_jupyter.host.trust import approval_view, trust_view
 
         welcome = Welcome(
@@ -371,7 +385,9 @@ class Host:
             options=_options(self._session),
             approval=approval_view(self),
             trust=trust_view(trust) if (trust := self.trust_now()) is not None else None,
+            has_key=has_key(self),
         )
+        self.fronts_lack_key = self.fronts_lack_key or not welcome.has_key
         return welcome, list(running.sent) if running is not None else []
 
     # -- the notebook's cells -------------------------------------------------------------

@@ -53,11 +53,14 @@ __all__ = [
     "Decision",
     "EffortChoice",
     "Envelope",
+    "Examples",
+    "ExamplesMsg",
     "Fork",
     "Hello",
     "History",
     "HistoryItem",
     "Inbound",
+    "KeyMsg",
     "LoadMore",
     "ModelOptions",
     "New",
@@ -82,6 +85,7 @@ __all__ = [
     "SessionSummary",
     "Sessions",
     "SessionsMsg",
+    "SetKey",
     "SetNotebook",
     "SetOptions",
     "StateName",
@@ -349,6 +353,25 @@ class TrustDecisionMsg:
     type: Literal["trust_decision"] = "trust_decision"
 
 
+@dataclass(frozen=True)
+class SetKey:
+    """The sidebar's key field (DESIGN §12, "The key"): store this Anthropic API key outside
+    the notebook — the system keyring, else a file only the person can read in their Loom
+    config folder — as `%cowork login` does. Every front then gets `key`; the key itself is
+    never sent back, logged, archived or kept in the replay log."""
+
+    key: str
+    type: Literal["set_key"] = "set_key"
+
+
+@dataclass(frozen=True)
+class Examples:
+    """Ask for example prompts built from the live namespace (an empty conversation shows
+    them); answered with `examples`, to this front only."""
+
+    type: Literal["examples"] = "examples"
+
+
 Inbound: TypeAlias = (
     Hello
     | Send
@@ -369,6 +392,8 @@ Inbound: TypeAlias = (
     | Command
     | WhereFrom
     | TrustDecisionMsg
+    | SetKey
+    | Examples
 )
 
 
@@ -595,6 +620,9 @@ class Welcome:
     """The approval mode in force and its source (the footer)."""
     trust: TrustView | None = None
     """The folder's trust; the card opens on `untrusted` or `changed`."""
+    has_key: bool = True
+    """Whether requests have an API key (the environment, or one `%cowork login` or the key
+    field saved; always true for Bedrock and Vertex). False: the key field shows."""
     type: Literal["welcome"] = "welcome"
 
 
@@ -743,6 +771,9 @@ class TurnErrorMsg:
     turn: int | None
     message: str
     error_type: str
+    client_id: str | None = None
+    """The sidebar message that could not be sent (it never became a turn, e.g. no API key):
+    the page that sent it puts its text back in the message box."""
     type: Literal["turn_error"] = "turn_error"
 
 
@@ -893,6 +924,29 @@ class Origin:
     type: Literal["origin"] = "origin"
 
 
+@dataclass(frozen=True)
+class KeyMsg:
+    """Whether requests have an API key, after `set_key`, `%cowork login` or
+    `%cowork logout` (never the key itself). The key field shows while `has_key` is false
+    or `problem` is set."""
+
+    has_key: bool
+    where: str = ""
+    """Where the key in force is kept, in words (`""` when there is none)."""
+    problem: str = ""
+    """Why the key just sent was not saved (`""`: it was, or nothing was sent)."""
+    type: Literal["key"] = "key"
+
+
+@dataclass(frozen=True)
+class ExamplesMsg:
+    """Example prompts for an empty conversation, built from the names and types of the live
+    namespace (the answer to `examples`). Plain text; a click puts one in the message box."""
+
+    prompts: tuple[str, ...]
+    type: Literal["examples"] = "examples"
+
+
 Outbound: TypeAlias = (
     Welcome
     | History
@@ -922,6 +976,8 @@ Outbound: TypeAlias = (
     | Origin
     | ApprovalModeMsg
     | TrustMsg
+    | KeyMsg
+    | ExamplesMsg
 )
 
 

@@ -6,8 +6,16 @@ Jupyter starts a kernel in the notebook's folder, and IPython puts ``''`` on
 :func:`load_code` instead (DESIGN §12): it imports ``loom_jupyter`` with ``''``,
 relative entries, the kernel's folder and the notebook's folder out of ``sys.path``
 (restored afterwards), refuses when the only ``loom_jupyter`` there is the folder's,
-then runs ``%load_ext loom_jupyter`` (Loom already loaded: nothing changes). It
-leaves no name in the person's namespace.
+then calls ``loom_jupyter.load_ipython_extension`` itself (Loom already loaded: nothing
+changes). It leaves no name in the person's namespace.
+
+It does not go through IPython's ``%load_ext``: that would add ``loom_jupyter`` to
+``shell.extension_manager.loaded``, and a person's own ``%load_ext loom_jupyter``
+afterwards (the quickstart's first cell) would then print IPython's "The loom_jupyter
+extension is already loaded. To reload it, use: %reload_ext loom_jupyter" without
+calling Loom. Left out of that set, their ``%load_ext`` reaches Loom, which finds itself
+loaded and prints its banner (and IPython records the extension then, so
+``%unload_ext`` and ``%reload_ext`` work as usual from there).
 
 The code is :func:`_loom_autoload`'s source, so it is linted, typed and tested like the
 rest of the package; ``python -m loom_jupyter.jupyter.autoload`` writes it into
@@ -48,7 +56,7 @@ def _loom_autoload() -> None:
         sys.path[:] = [
             e for e in saved if Path(e).is_absolute() and Path(e).resolve() not in folders
         ]
-        import loom_jupyter  # noqa: F401  (found without the folder's entries, or loaded)
+        import loom_jupyter  # found without the folder's entries, or loaded
     except ModuleNotFoundError as exc:
         planted = None if exc.name != "loom_jupyter" else PathFinder.find_spec(exc.name, saved)
         if planted is None:
@@ -62,7 +70,8 @@ def _loom_autoload() -> None:
         ) from None
     finally:
         sys.path[:] = saved
-    get_ipython().run_line_magic("load_ext", "loom_jupyter")
+    # not %load_ext: a later %load_ext by the person then shows Loom's banner (docstring)
+    loom_jupyter.load_ipython_extension(get_ipython())
 
 
 _CALL = """

@@ -52,8 +52,8 @@ def _kernel_folder() -> list[Path]:
 def _load(shell: Any) -> None:
     from loom_jupyter.jupyter.coworker.registry import cowork_for, register, registered
 
-    if registered(shell):
-        print("loom is already loaded: %cowork --help lists what it can do.")
+    if registered(shell):  # e.g. the sidebar loaded it silently: show what it would have said
+        _banner(shell, cowork_for)
         return
     from loom_jupyter.jupyter.magics.cowork import CoworkMagics, keep_question_marks
     from loom_jupyter.jupyter.magics.delegate import DelegateMagics
@@ -68,6 +68,10 @@ def _load(shell: Any) -> None:
     shell.register_magics(DelegateMagics(shell, coworker))
     if keep_question_marks not in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.append(keep_question_marks)
+    _banner(shell, cowork_for)
+
+
+def _banner(shell: Any, cowork_for: Any) -> None:
     try:
         cowork = cowork_for(shell, None)
     except LoomError as exc:

@@ -32,6 +32,7 @@ import random
 import time
 from typing import TYPE_CHECKING, Any
 
+import loom_jupyter.apikey as apikey
 from loom_jupyter.errors import ModelAPIError, ModelError
 from loom_jupyter.models.base import ModelEvent, ModelRequest, RetryNotice
 from loom_jupyter.models.failures import ErrorContext, Failure, describe, safe_endpoint, to_error
@@ -80,9 +81,10 @@ class AnthropicModel:
 
     ``client`` may be a ready SDK client (it is used with its own retries
     switched off); otherwise one is built from ``settings`` on first use,
-    with ``api_key`` or ``ANTHROPIC_API_KEY``. ``retry_backoff_seconds`` is
-    the first backoff when the server gives no ``retry-after`` (doubling,
-    at most 8 s, never past the cap).
+    with ``api_key``, else ``ANTHROPIC_API_KEY`` / ``ANTHROPIC_AUTH_TOKEN``, else the key
+    ``%cowork login`` stored (:mod:`loom_jupyter.apikey`; a newly stored key rebuilds it).
+    ``retry_backoff_seconds`` is the first backoff when the server gives no
+    ``retry-after`` (doubling, at most 8 s, never past the cap).
     """
 
     def __init__(
@@ -98,6 +100,7 @@ class AnthropicModel:
         self._given_client = client
         self._api_key = _Secret(api_key) if api_key else None
         self._client: Any = None
+        self._from_store: _Secret | None = None  # the stored key the client was built with
         self._backoff = retry_backoff_seconds
         self._on_retry = on_retry
 
@@ -254,10 +257,8 @@ class AnthropicModel:
         return to_error(failure, context)
 
     def _secrets(self) -> tuple[str, ...]:
-        candidates = [self._api_key.value if self._api_key else None]
-        candidates += [
-            os.environ.get(name) for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
-        ]
+        candidates = [self._api_key.value if self._api_key else None, apikey.known_key()]
+        candidates += [os.environ.get(name) for name in apikey.ENV_NAMES]
         if self._client is not None:
             candidates += [
                 getattr(self._client, "api_key", None),
@@ -272,15 +273,28 @@ class AnthropicModel:
         return safe_endpoint(os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com")
 
     def _ensure_client(self) -> Any:
+        if self._client is not None and self._stored_key_changed():
+            self._client = None  # %cowork login (or the sidebar) saved another key, or none
         if self._client is None:
             self._client = self._build_client()
         return self._client
+
+    def _stored_key_changed(self) -> bool:
+        """The client was built with the stored key, and the store now holds another."""
+        built = self._from_store
+        return built is not None and apikey.known_key() != built.value
 
     def _build_client(self) -> Any:
         if self._given_client is not None:
             with_options = getattr(self._given_client, "with_options", None)
             return with_options(max_retries=0) if with_options else self._given_client
-        return _build_sdk_client(self._settings, self._api_key.value if self._api_key else None)
+        key = self._api_key.value if self._api_key else None
+        self._from_store = None
+        if key is None and self._settings.provider == "anthropic" and not apikey.environment_key():
+            stored = apikey.stored_key()  # the environment first, else %cowork login's key
+            self._from_store = _Secret(stored) if stored else None
+            key = stored
+        return _build_sdk_client(self._settings, key)
 
     def _failure(self, exc: Exception) -> Failure:
         failure = _failure_from(exc)

@@ -56,8 +56,9 @@ Category = Literal[
 
 _RETRYABLE_STATUSES = frozenset({408, 409, 429})
 _KEY_HELP = (
-    "Set it in the environment before starting Jupyter (export ANTHROPIC_API_KEY=sk-ant-...), "
-    "or in the notebook run `%env ANTHROPIC_API_KEY=sk-ant-...`, then try again"
+    "Run `%cowork login` in a cell (it asks without showing the key) or paste it into the "
+    "key field of the Loom sidebar: either keeps it outside the notebook. Or run "
+    "`export ANTHROPIC_API_KEY=...` in the terminal before starting Jupyter. Then try again"
 )
 
 
@@ -160,7 +161,8 @@ def _transport_error(failure: Failure, context: ErrorContext) -> ModelError:
     if kind == "missing_key":
         other = f" and other credentials failed to load: {failure.detail}" if failure.detail else ""
         return MissingApiKeyError(
-            f"No Anthropic API key is set (ANTHROPIC_API_KEY is empty{other}). " + _KEY_HELP + ". "
+            f"No Anthropic API key is set (none in the environment or saved by %cowork login"
+            f"{other}). " + _KEY_HELP + ". "
             "To use Amazon Bedrock or Google Vertex AI instead, set `provider` in loom.yaml "
             "or LOOM_PROVIDER."
         )
@@ -203,8 +205,9 @@ def _status_error(failure: Failure, context: ErrorContext) -> ModelError:
     said = _api_said(failure)
     if category == "auth":
         return AuthenticationError(
-            f"The Anthropic API refused the API key{said}. Check ANTHROPIC_API_KEY: it may be "
-            "mistyped, revoked or from another organisation. " + _KEY_HELP + "."
+            f"The Anthropic API refused the API key{said}. It may be mistyped, revoked or "
+            "from another organisation (ANTHROPIC_API_KEY wins over a key saved by "
+            "%cowork login). " + _KEY_HELP + "."
         )
     if category == "permission":
         return AuthenticationError(

@@ -6,9 +6,9 @@ and it runs before any cap, so a cap never leaves half a secret behind. Replaced
 (``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``, ``*PWD*``, ``*CREDENTIAL*``,
 ``DATABASE_URL``...; values of 6+ characters); anything shaped like a well-known key
 (Anthropic, OpenAI, AWS, GitHub, Slack, Google, Stripe, Hugging Face, GitLab, a Slack
-webhook), wherever it came from; PEM private keys; and the password of a credential in
-a URL (``postgres://user:[REDACTED]@host``). Lone surrogates, which UTF-8 (and so the
-archive) cannot hold, become U+FFFD on the way.
+webhook), wherever it came from; PEM private keys; the password of a credential in a
+URL (``postgres://user:[REDACTED]@host``); and the API key ``%cowork login`` stored.
+Lone surrogates, which UTF-8 (and so the archive) cannot hold, become U+FFFD on the way.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import os
 import re
 from typing import TYPE_CHECKING
 
+from loom_jupyter.apikey import known_key
 from loom_jupyter.messages import ImageBlock, TextBlock
 from loom_jupyter.tools.base import ToolOutput
 
@@ -89,13 +90,18 @@ def _cap_block(block: TextBlock | ImageBlock, max_chars: int) -> TextBlock | Ima
 
 
 def secret_values(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """Values of secret-looking environment variables (``ANTHROPIC_API_KEY`` and kin)."""
+    """Values of secret-looking environment variables (``ANTHROPIC_API_KEY`` and kin);
+    for this process's environment (no ``env``) also the key ``%cowork login`` stored,
+    as this process last read it (:func:`loom_jupyter.apikey.known_key`)."""
     source = os.environ if env is None else env
     found = {
         v
         for k, v in source.items()
         if _SECRET_NAME.search(k) and k not in _NOT_SECRET_NAMES and len(v) >= _MIN_SECRET_LEN
     }
+    stored = known_key() if env is None else None
+    if stored:
+        found.add(stored)
     return tuple(sorted(found, key=len, reverse=True))
 
 

@@ -63,7 +63,9 @@ SETTINGS_OVERRIDES = {
     "@jupyterlab/apputils-extension:notification": {
         "fetchNews": "false",
         "checkForUpdates": False,
-    }
+    },
+    # The panel's once-after-install opening is tested on its own (test_first_minute.py).
+    "loom-jupyter:sidebar": {"opened": True},
 }
 
 
@@ -306,6 +308,7 @@ def start_lab_server(base: Path) -> LabServer:
         "JUPYTER_CONFIG_DIR": str(base / "config"),
         "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
         "XDG_CONFIG_HOME": str(base / "xdg-config"),
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",  # a saved key: that folder
     }
     log_path = base / "server.log"
     with log_path.open("wb") as log:

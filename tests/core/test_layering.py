@@ -53,6 +53,7 @@ LAYERS = (
         "trust",
         "controls",
         "importguard",
+        "apikey",
         units_share=True,
     ),
     layer("storage, model seam, tools", "archive", "models", "tools"),

@@ -110,6 +110,7 @@ OUTBOUND: tuple[p.Outbound, ...] = (
     p.UsageMsg(1200, 80, 0.0123, 1200, 200_000),
     p.TurnDoneMsg(4, "end_turn", "Here it is."),
     p.TurnErrorMsg(None, "overloaded", "ModelError"),
+    p.TurnErrorMsg(None, "No Anthropic API key yet.", "MissingKeyError", "q3"),
     p.Status("waiting-cell", "waiting for your cell to finish"),
     p.QueueMsg((p.Queued("q2", "and then?"),)),
     p.SessionsMsg((p.SessionRow("s1", "Churn", 3, 9, "2026-01-02", "active", True),)),
@@ -135,6 +136,9 @@ OUTBOUND: tuple[p.Outbound, ...] = (
     p.ApprovalModeMsg(p.ApprovalModeView("auto", "project")),
     p.TrustMsg(p.TrustView("/srv/repo", "untrusted",
                            ("mcp server tools: sh -c 'id > ran'", "approval: auto")), True),
+    p.KeyMsg(True, "~/.config/loom/anthropic-api-key (readable by you only)"),
+    p.KeyMsg(False, "", "That does not look like an API key: nothing was saved."),
+    p.ExamplesMsg(("Describe `df`: its columns, types and missing values", "Plot `df` by month")),
 )  # fmt: skip
 INBOUND: tuple[p.Inbound, ...] = (
     p.Hello("nb.ipynb", 12, "k1", "notebook7", "/srv", p.PROTOCOL_VERSION, True),
@@ -160,6 +164,8 @@ INBOUND: tuple[p.Inbound, ...] = (
     p.Command("delegate", "clean the data"),
     p.WhereFrom("df"),
     p.TrustDecisionMsg("trust"),
+    p.SetKey("sk-ant-api03-not-a-real-key-0000"),
+    p.Examples(),
 )  # fmt: skip
 
 

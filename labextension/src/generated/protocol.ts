@@ -40,7 +40,9 @@ export type Outbound =
   | CommandResult
   | Origin
   | ApprovalModeMsg
-  | TrustMsg;
+  | TrustMsg
+  | KeyMsg
+  | ExamplesMsg;
 /**
  * A message from the front (`comm_open` data, then `comm_msg` data).
  */
@@ -63,7 +65,9 @@ export type Inbound =
   | Complete
   | Command
   | WhereFrom
-  | TrustDecisionMsg;
+  | TrustDecisionMsg
+  | SetKey
+  | Examples;
 
 /**
  * What every kernel -> front message carries beside its own fields.
@@ -116,6 +120,11 @@ export interface Welcome {
    * The folder's trust; the card opens on `untrusted` or `changed`.
    */
   trust: TrustView | null;
+  /**
+   * Whether requests have an API key (the environment, or one `%cowork login` or the key
+   * field saved; always true for Bedrock and Vertex). False: the key field shows.
+   */
+  has_key: boolean;
   type: 'welcome';
 }
 /**
@@ -360,6 +369,12 @@ export interface Approval {
    */
   preview: string;
   summary: string;
+  /**
+   * What the Always button would allow from then on, e.g. "shell commands starting with
+   * `git`" (`""`: offered, unnamed); `null`: no Always is offered (a write to one of Loom's
+   * guard rails asks every time).
+   */
+  always: string | null;
   type: 'approval';
 }
 /**
@@ -408,6 +423,11 @@ export interface TurnErrorMsg {
   turn: number | null;
   message: string;
   error_type: string;
+  /**
+   * The sidebar message that could not be sent (it never became a turn, e.g. no API key):
+   * the page that sent it puts its text back in the message box.
+   */
+  client_id: string | null;
   type: 'turn_error';
 }
 /**
@@ -692,6 +712,31 @@ export interface TrustMsg {
   type: 'trust';
 }
 /**
+ * Whether requests have an API key, after `set_key`, `%cowork login` or
+ * `%cowork logout` (never the key itself). The key field shows while `has_key` is false
+ * or `problem` is set.
+ */
+export interface KeyMsg {
+  has_key: boolean;
+  /**
+   * Where the key in force is kept, in words (`""` when there is none).
+   */
+  where: string;
+  /**
+   * Why the key just sent was not saved (`""`: it was, or nothing was sent).
+   */
+  problem: string;
+  type: 'key';
+}
+/**
+ * Example prompts for an empty conversation, built from the names and types of the live
+ * namespace (the answer to `examples`). Plain text; a click puts one in the message box.
+ */
+export interface ExamplesMsg {
+  prompts: string[];
+  type: 'examples';
+}
+/**
  * The first message (the `comm_open` data); sent again as a `comm_msg` to re-sync.
  *
  * With `since_seq` and the `kernel_session` it saw, a front asks for a replay of what
@@ -955,6 +1000,23 @@ export interface WhereFrom {
 export interface TrustDecisionMsg {
   decision: 'trust' | 'deny';
   type: 'trust_decision';
+}
+/**
+ * The sidebar's key field (DESIGN §12, "The key"): store this Anthropic API key outside
+ * the notebook — the system keyring, else a file only the person can read in their Loom
+ * config folder — as `%cowork login` does. Every front then gets `key`; the key itself is
+ * never sent back, logged, archived or kept in the replay log.
+ */
+export interface SetKey {
+  key: string;
+  type: 'set_key';
+}
+/**
+ * Ask for example prompts built from the live namespace (an empty conversation shows
+ * them); answered with `examples`, to this front only.
+ */
+export interface Examples {
+  type: 'examples';
 }
 
 /**

@@ -64,6 +64,19 @@ export class Composer {
     this._input.focus();
   }
 
+  /** Put `text` in the box (an example prompt), caret at its end. */
+  fill(text: string): void {
+    this._input.value = text;
+    this._input.focus();
+    this._input.setSelectionRange(text.length, text.length);
+  }
+
+  /** A message that could not be sent comes back, before what was typed since. */
+  restore(text: string): void {
+    const typed = this._input.value.trim();
+    this.fill(typed === '' ? text : `${text}\n${typed}`);
+  }
+
   private _chip(item: Queued): HTMLElement {
     const chip = h('div', {
       className: 'loom-Chip',

@@ -30,7 +30,7 @@ class Handler:
     shell) and the parsed arguments."""
 
     module: Literal[
-        "reports", "recover", "instructions", "mcp_servers", "options", "rebuild", "trust"
+        "reports", "recover", "instructions", "mcp_servers", "options", "rebuild", "trust", "login"
     ]
     name: str
 
@@ -282,6 +282,24 @@ SUBCOMMANDS: dict[str, Subcommand] = {
                 _arg("--revoke", action="store_true", help="forget the decision"),
             ),
             Handler("trust", "trust"),
+        ),
+        Subcommand(
+            "login",
+            _parser(
+                "login",
+                "Save your Anthropic API key outside the notebook: asks for it without showing "
+                "it and keeps it in the system keyring, else in ~/.config/loom/anthropic-api-key "
+                "(readable by you only). ANTHROPIC_API_KEY in the environment wins over it.",
+                _arg("--logout", action="store_true", help="remove the saved key instead"),
+            ),
+            Handler("login", "login"),
+            on_shell=True,
+        ),
+        Subcommand(
+            "logout",
+            _parser("logout", "Remove the API key %cowork login saved."),
+            Handler("login", "logout"),
+            on_shell=True,
         ),
         Subcommand(
             "provenance",

@@ -17,6 +17,7 @@ from typing_extensions import assert_never
 from loom_jupyter.errors import LoomError
 from loom_jupyter.host.protocol import (
     Completions,
+    ExamplesMsg,
     History,
     NoticeMsg,
     SearchResults,
@@ -193,6 +194,10 @@ class SidebarHub:
             from loom_jupyter.host.trust import decide_trust
 
             await decide_trust(host, m.decision)
+        elif m.type == "set_key":
+            await self._set_key(peer, m.key)
+        elif m.type == "examples":
+            await self._examples(peer)
         else:
             assert_never(m)
 
@@ -253,6 +258,23 @@ class SidebarHub:
 
         variable = check_name(name)
         self._reply(peer, origin(name, await self._host.provenance(variable)))
+
+    async def _set_key(self, peer: Peer, key: str) -> None:
+        """The key field: store the key outside the notebook; every front hears whether
+        there is one now (a key that was not saved: this front hears why, never the key)."""
+        from loom_jupyter.host.keys import key_message, save_key
+
+        problem = await save_key(self._host, key)
+        if problem:
+            self._reply(peer, key_message(self._host, problem))
+
+    async def _examples(self, peer: Peer) -> None:
+        """Example prompts for an empty conversation, from the live namespace."""
+        from loom_jupyter.host.examples import example_prompts
+
+        session = await self._host.session_async()
+        prompts = await example_prompts(self._host.mention_sources(session).kernel)
+        self._reply(peer, ExamplesMsg(prompts))
 
     async def _search(self, peer: Peer, query: str) -> None:
         page = await self._host.views.search_page(query)

@@ -1,0 +1,64 @@
+"""The API key as the fronts see it (DESIGN §12, "The key"): there or not, and where.
+
+The sidebar's key field sends ``set_key``; ``%cowork login`` / ``logout`` change the
+store from a cell. Either way every front is told with a ``key`` message, which never
+holds the key. The key goes straight to :mod:`loom_jupyter.apikey` (the keyring or a
+0600 file in the person's config folder): it is not archived, logged or kept in the
+replay log, and is not put in the process environment, which subprocesses inherit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Protocol
+
+import loom_jupyter.apikey as apikey
+from loom_jupyter.errors import LoomError
+from loom_jupyter.host.protocol import KeyMsg
+
+if TYPE_CHECKING:
+    from loom_jupyter.host.floor import TurnFloor
+    from loom_jupyter.settings import Settings
+
+__all__ = ["KeyHost", "has_key", "key_message", "save_key", "tell_key"]
+
+
+class KeyHost(Protocol):
+    """What this module needs of the host."""
+
+    settings: Settings | None
+    floor: TurnFloor
+    fronts_lack_key: bool
+
+
+def has_key(host: KeyHost) -> bool:
+    """Whether requests have credentials: Bedrock and Vertex use the cloud's own."""
+    settings = host.settings
+    if settings is not None and settings.provider != "anthropic":
+        return True
+    return apikey.key_state().has_key
+
+
+def key_message(host: KeyHost, problem: str = "") -> KeyMsg:
+    """The ``key`` message for the state now (``problem``: why a key was not saved)."""
+    state = apikey.key_state()
+    there = has_key(host)
+    return KeyMsg(has_key=there, where=state.where if state.has_key else "", problem=problem)
+
+
+def tell_key(host: KeyHost) -> None:
+    """Tell every front whether there is a key now (engine loop)."""
+    message = key_message(host)
+    host.floor.broadcast(message)
+    host.fronts_lack_key = not message.has_key
+
+
+async def save_key(host: KeyHost, key: str) -> str:
+    """Store ``key`` and tell every front; what went wrong ("" when saved). The store's
+    file and keyring calls run off the engine loop."""
+    try:
+        await asyncio.to_thread(apikey.save_key, key)
+    except LoomError as exc:  # the shape, or the store refused: said without the key
+        return str(exc)
+    tell_key(host)
+    return ""
