@@ -30,6 +30,7 @@ __all__ = [
     "DEFAULT_MODEL",
     "ApprovalMode",
     "EffortLevel",
+    "JournalMode",
     "McpServerConfig",
     "Provider",
     "SettingSource",
@@ -50,6 +51,9 @@ Provider = Literal["anthropic", "bedrock", "vertex"]
 ThinkingMode = Literal["off", "adaptive"]
 """loom.yaml ``thinking``: ``adaptive`` asks for ``"thinking": {"type": "adaptive"}`` (on
 models that take it; ``on``/``true`` mean ``adaptive``, ``false`` means ``off``)."""
+JournalMode = Literal["auto", "wal", "delete"]
+"""loom.yaml ``journal_mode`` (DESIGN §13): ``auto`` uses WAL on local disks and the
+rollback journal on network and virtual filesystems (``archive/journal.py``)."""
 EffortLevel = Literal["low", "medium", "high", "xhigh", "max"]
 """loom.yaml ``effort``: sent as ``"output_config": {"effort": LEVEL}`` (on models that
 take that level); unset leaves the API's default."""
@@ -97,6 +101,8 @@ class Settings:
     lease_stale_seconds: float = 30.0
     partial_save_seconds: float = 1.0
     busy_timeout_seconds: float = 5.0
+    journal_mode: JournalMode = "auto"  # the archive's journal (DESIGN §13)
+    archive_dir: str | None = None  # archives under this folder (DESIGN §13, archive/paths.py)
     notebook_activity: bool = True  # tell the model which cells the person ran between turns
     mcp_servers: tuple[McpServerConfig, ...] = ()  # loom.yaml `mcp_servers` (DESIGN §10)
     instructions_max_chars: int = 20_000  # AGENTS.md, CLAUDE.md... in the system prompt, at most
@@ -115,6 +121,7 @@ class Settings:
     def __post_init__(self) -> None:
         _check_literal("approval", self.approval, ApprovalMode, "settings")
         _check_literal("provider", self.provider, Provider, "settings")
+        _check_literal("journal_mode", self.journal_mode, JournalMode, "settings")
         object.__setattr__(self, "thinking", _thinking(self.thinking, "settings"))
         object.__setattr__(self, "effort", _effort(self.effort, "settings"))
         object.__setattr__(self, "model", MODEL_ALIASES.get(self.model, self.model))
@@ -289,7 +296,7 @@ def _to_bool(value: Any) -> bool:
 
 
 def _literal_of(key: str) -> Any:
-    return {"approval": ApprovalMode, "provider": Provider}.get(key)
+    return {"approval": ApprovalMode, "provider": Provider, "journal_mode": JournalMode}.get(key)
 
 
 def _check_literal(key: str, value: str, literal: Any, source: str) -> str:

@@ -21,10 +21,13 @@ from loom_jupyter.archive.tasks import TasksMixin
 from loom_jupyter.archive.turns import TurnsMixin
 
 if TYPE_CHECKING:
-    from collections.abc import Generator
+    from collections.abc import Coroutine, Generator
     from types import TracebackType
 
     from loom_jupyter.archive.clock import Clock
+    from loom_jupyter.archive.filesystem import Filesystem
+    from loom_jupyter.archive.journal import ArchiveStorage, Journal
+    from loom_jupyter.settings import JournalMode
 
 __all__ = ["Archive"]
 
@@ -41,12 +44,35 @@ class Archive(
     """An open archive. Get one with ``async with Archive.open(path) as archive``.
 
     Every write is its own committed transaction before the call returns;
-    WAL lets other processes read while one writes.
+    WAL lets other processes read while one writes (on a local disk; on a network or
+    virtual filesystem the rollback journal is used: :attr:`storage`).
     """
 
-    def __init__(self, db: Db, clock: Clock = SYSTEM_CLOCK) -> None:
+    def __init__(
+        self, db: Db, clock: Clock = SYSTEM_CLOCK, storage: ArchiveStorage | None = None
+    ) -> None:
         self._db = db
         self._clock = clock
+        self._storage = storage
+
+    @property
+    def storage(self) -> ArchiveStorage | None:
+        """Its filesystem and journal as found at open (``None`` for a read-only view)."""
+        return self._storage
+
+    @property
+    def journal_mode(self) -> Journal | None:
+        """``wal`` or ``delete`` (the rollback journal), as in force since open."""
+        return None if self._storage is None else self._storage.journal_mode
+
+    @property
+    def filesystem(self) -> Filesystem:
+        """The filesystem holding the archive (``archive/filesystem.py``)."""
+        if self._storage is not None:
+            return self._storage.filesystem
+        from loom_jupyter.archive.filesystem import filesystem_of
+
+        return filesystem_of(self.path)
 
     @property
     def clock(self) -> Clock:
@@ -65,15 +91,17 @@ class Archive(
         *,
         busy_timeout: float = 5.0,
         clock: Clock = SYSTEM_CLOCK,
+        journal_mode: JournalMode = "auto",
     ) -> _Opening:
         """Open (creating with mode 0600 and migrating as needed) the archive at ``path``;
-        its timestamps come from ``clock`` (tests pass a ``ManualClock``).
+        its timestamps come from ``clock`` (tests pass a ``ManualClock``); its journal is
+        ``journal_mode``'s choice for its filesystem (``archive/journal.py``).
 
         Use as ``async with Archive.open(p) as a`` or ``a = await Archive.open(p)``
         (then ``await a.close()``). Raises :class:`~loom_jupyter.errors.ArchiveError`
         subclasses: busy, corrupt (file untouched) or read-only.
         """
-        return _Opening(Path(path).expanduser().absolute(), busy_timeout, clock)
+        return _Opening(Path(path).expanduser().absolute(), busy_timeout, clock, journal_mode)
 
     async def save_copy(self, target: str | os.PathLike[str]) -> None:
         """Write a consistent copy of the archive to ``target`` (created 0600; must not exist).
@@ -107,18 +135,24 @@ class Archive(
 class _Opening:
     """What :meth:`Archive.open` returns: awaitable, or an async context manager."""
 
-    def __init__(self, path: Path, busy_timeout: float, clock: Clock) -> None:
+    def __init__(
+        self, path: Path, busy_timeout: float, clock: Clock, journal_mode: JournalMode
+    ) -> None:
         self._path = path
         self._busy_timeout = busy_timeout
         self._clock = clock
+        self._journal_mode: JournalMode = journal_mode
         self._archive: Archive | None = None
 
     def __await__(self) -> Generator[Any, None, Archive]:
-        return _open(self._path, self._busy_timeout, self._clock).__await__()
+        return self._open().__await__()
 
     async def __aenter__(self) -> Archive:
-        self._archive = await _open(self._path, self._busy_timeout, self._clock)
+        self._archive = await self._open()
         return self._archive
+
+    def _open(self) -> Coroutine[Any, Any, Archive]:
+        return _open(self._path, self._busy_timeout, self._clock, self._journal_mode)
 
     async def __aexit__(
         self,
@@ -130,20 +164,23 @@ class _Opening:
             await self._archive.close()
 
 
-async def _open(path: Path, busy_timeout: float, clock: Clock) -> Archive:
+async def _open(
+    path: Path, busy_timeout: float, clock: Clock, journal_mode: JournalMode
+) -> Archive:
     import aiosqlite  # deferred: importing the package must stay light
 
-    await asyncio.to_thread(prepare_file, path, busy_timeout)
+    storage = await asyncio.to_thread(prepare_file, path, busy_timeout, journal_mode)
     try:
         conn = await aiosqlite.connect(path, timeout=busy_timeout, isolation_level=None)
     except sqlite3.Error as error:
         raise map_sqlite_error(error, path, busy_timeout) from error
     conn.row_factory = sqlite3.Row
-    db = Db(conn, path, busy_timeout)
+    wal = storage.journal_mode == "wal"
+    db = Db(conn, path, busy_timeout, checkpoints=wal)  # no WAL, nothing to checkpoint
     try:
-        for pragma in connection_pragmas(busy_timeout):
+        for pragma in connection_pragmas(busy_timeout, storage.journal_mode):
             await db.execute(pragma)
     except BaseException:
         await db.close()
         raise
-    return Archive(db, clock)
+    return Archive(db, clock, storage)

@@ -114,12 +114,20 @@ class Tx:
 class Db(Tx):
     """:class:`Tx` plus a lock: one statement or one transaction at a time."""
 
-    def __init__(self, conn: aiosqlite.Connection, path: Path, busy_timeout: float) -> None:
+    def __init__(
+        self,
+        conn: aiosqlite.Connection,
+        path: Path,
+        busy_timeout: float,
+        *,
+        checkpoints: bool = True,
+    ) -> None:
         super().__init__(_Link(conn, path, busy_timeout))
         self._lock = asyncio.Lock()
         self._tx = Tx(self._link)
         self._changes = conn.total_changes
-        self._checkpointer = IdleCheckpointer(self._checkpoint)
+        # WAL only: the rollback journal has nothing to checkpoint (archive/journal.py).
+        self._checkpointer = IdleCheckpointer(self._checkpoint) if checkpoints else None
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
         async with self._lock:
@@ -148,7 +156,8 @@ class Db(Tx):
         changes = self._link.conn.total_changes
         if changes != self._changes:
             self._changes = changes
-            self._checkpointer.wrote()
+            if self._checkpointer is not None:
+                self._checkpointer.wrote()
 
     async def _checkpoint(self) -> None:
         async with self._lock:
@@ -203,7 +212,8 @@ class Db(Tx):
 
     async def close(self) -> None:
         """Close the connection (waits for a running statement); safe to call twice."""
-        self._checkpointer.cancel()
+        if self._checkpointer is not None:
+            self._checkpointer.cancel()
         async with self._lock:
             if not self._link.closed:
                 self._link.closed = True

@@ -1,9 +1,11 @@
-"""Getting a file ready to be an archive: create it 0600, check it, set it up, migrate.
+"""Getting a file ready to be an archive: create it 0600, check it, set its journal, migrate.
 
 Runs with the plain ``sqlite3`` module in a worker thread before the async
 connection opens. A file that is not SQLite is refused before SQLite touches
 it, so its bytes are never changed; so is a link (or anything but a regular file) at the
 archive's path or its companions' (``archive/hygiene.py``), before SQLite could follow it.
+The journal — WAL on a local disk, the rollback journal on a network or virtual
+filesystem — is chosen here (``archive/journal.py``).
 """
 
 from __future__ import annotations
@@ -18,16 +20,27 @@ from loom_jupyter.archive.checkpoint import BACKSTOP_PAGES
 from loom_jupyter.archive.failures import (
     busy_error,
     is_busy,
+    is_shared_memory_error,
     map_sqlite_error,
     not_a_database_error,
     read_only_error,
 )
+from loom_jupyter.archive.filesystem import filesystem_of
 from loom_jupyter.archive.hygiene import check_archive_file, open_no_follow
+from loom_jupyter.archive.journal import (
+    ArchiveStorage,
+    Journal,
+    leave_wal,
+    leave_wal_without_shared_memory,
+    wanted_journal,
+)
 from loom_jupyter.archive.schema import MIGRATIONS, migrate, schema_version
 from loom_jupyter.errors import ArchiveError
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from loom_jupyter.settings import JournalMode
 
 __all__ = ["SQLITE_HEADER", "connection_pragmas", "prepare_file"]
 
@@ -36,34 +49,66 @@ _READ_ONLY_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS}
 _WAL_RETRY_SECONDS = 0.05
 
 
-def prepare_file(path: Path, busy_timeout: float) -> None:
-    """Make ``path`` an up-to-date archive, creating it (mode 0600) if missing."""
+def prepare_file(
+    path: Path, busy_timeout: float, journal_mode: JournalMode = "auto"
+) -> ArchiveStorage:
+    """Make ``path`` an up-to-date archive, creating it (mode 0600) if missing, in the
+    journal ``journal_mode`` asks for on its filesystem; returns what is in force."""
     _create_or_check(path)
-    db = _connect(path, busy_timeout)
+    filesystem = filesystem_of(path)
+    wanted = wanted_journal(journal_mode, filesystem)
+    db = _connect(path, busy_timeout, wanted)
     try:
-        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        if not _readable(db, wanted):  # a WAL archive on a mount without shared mmap
+            db.close()
+            leave_wal_without_shared_memory(path, filesystem)
+            db = _connect(path, busy_timeout, wanted)
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
         _refuse_newer(db, path)
-        _set_wal(db, path, busy_timeout)
+        if wanted == "wal":
+            _set_wal(db, path, busy_timeout)
+            mode: Journal = "wal"
+        else:
+            mode = leave_wal(db, busy_timeout)
         migrate(db)
     except sqlite3.Error as error:
         raise map_sqlite_error(error, path, busy_timeout) from error
     finally:
         db.close()
+    kept = wanted == "delete" and mode == "wal"
+    return ArchiveStorage(path, filesystem, mode, journal_mode, kept_wal=kept)
 
 
-def connection_pragmas(busy_timeout: float) -> list[str]:
-    """Per-connection settings (WAL itself is stored in the file).
+def _readable(db: sqlite3.Connection, wanted: Journal) -> bool:
+    """Read the schema once; ``False`` when WAL's shared memory failed and the rollback
+    journal is wanted (the archive is then switched before it is read again)."""
+    try:
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.OperationalError as error:
+        if wanted == "wal" or not is_shared_memory_error(error):
+            raise
+        return False
+    return True
+
+
+def connection_pragmas(busy_timeout: float, journal: Journal = "wal") -> list[str]:
+    """Per-connection settings (the journal itself is stored in the file).
+
+    With the rollback journal, ``synchronous=FULL`` (a commit survives a power cut, as WAL's
+    ``NORMAL`` does not promise there) and no WAL checkpoint limit.
 
     ``trusted_schema`` stays ON: the FTS5 index is kept by triggers, and SQLite refuses a
     virtual table in a trigger of an untrusted schema ("unsafe use of virtual table").
     No SQL function is registered, so a crafted file's triggers reach only the file.
     """
-    return [
+    pragmas = [
         f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}",
-        "PRAGMA synchronous = NORMAL",
+        "PRAGMA synchronous = NORMAL" if journal == "wal" else "PRAGMA synchronous = FULL",
         "PRAGMA foreign_keys = ON",
-        f"PRAGMA wal_autocheckpoint = {BACKSTOP_PAGES}",  # see checkpoint.py
     ]
+    if journal == "wal":
+        pragmas.append(f"PRAGMA wal_autocheckpoint = {BACKSTOP_PAGES}")  # see checkpoint.py
+    return pragmas
 
 
 def _create_or_check(path: Path) -> None:
@@ -105,10 +150,10 @@ def _os_error(path: Path, error: OSError) -> ArchiveError:
     )
 
 
-def _connect(path: Path, busy_timeout: float) -> sqlite3.Connection:
+def _connect(path: Path, busy_timeout: float, journal: Journal) -> sqlite3.Connection:
     try:
         db = sqlite3.connect(path, timeout=busy_timeout, isolation_level=None)
-        for pragma in connection_pragmas(busy_timeout):
+        for pragma in connection_pragmas(busy_timeout, journal):
             db.execute(pragma)
     except sqlite3.Error as error:
         raise map_sqlite_error(error, path, busy_timeout) from error

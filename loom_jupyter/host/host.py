@@ -30,6 +30,7 @@ from loom_jupyter.host.protocol import NoticeMsg, SessionChanged, TurnErrorMsg, 
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
+    from pathlib import Path
 
     from loom_jupyter.archive import Archive
     from loom_jupyter.host.location import NotebookLocation
@@ -100,6 +101,8 @@ class Host:
         self.crash_message: str | None = None  # the previous kernel died holding the session
         self.restart_offer: RestartOffer | None = None  # what a restart took; a rebuild makes it
         self.tracked_archive: str | None = None  # the banner's line: git tracks the archive
+        self.storage_notes: tuple[str, ...] = ()  # the banner's: filesystem, journal (DESIGN §13)
+        self.where_notes: tuple[str, ...] = ()  # the banner's: notebook unknown, earlier archive
         self.resumed: SessionInfo | None = None  # the session resumed at open, if any
         self.resumed_prompts = 0  # how many messages the person sent in it
         self.orphans: list[Orphan] = []  # conversations of vanished notebooks beside this one
@@ -130,13 +133,18 @@ class Host:
 
     async def _open(self) -> None:
         from loom_jupyter.archive import Archive, archive_path_for
+        from loom_jupyter.archive.paths import earlier_archive
         from loom_jupyter.trust import load_settings
 
         settings, self.folder_trust = load_settings(self.location.path)
         self.settings = settings
         path = archive_path_for(self.location.path)
-        self._archive = await Archive.open(path, busy_timeout=settings.busy_timeout_seconds)
+        earlier = earlier_archive(self.location.path)  # archive_dir set, .loom/ still holds one
+        self._archive = await Archive.open(
+            path, busy_timeout=settings.busy_timeout_seconds, journal_mode=settings.journal_mode
+        )
         self.document.archive = self._archive
+        self.where_notes = await _where_notes(self.location, self._archive, earlier)
         held = await self._peek(self._archive, settings)
         self.peeked.set_result(None)
         await asyncio.wrap_future(self.loaded)
@@ -147,6 +155,7 @@ class Host:
         from loom_jupyter.archive.gitindex import tracked_note
 
         self.tracked_archive = tracked_note(archive.path)  # read from .git/index; git not run
+        self.storage_notes = archive.storage.notes() if archive.storage else ()
         self.resumed = await archive.latest_active_session()  # a moved notebook keeps it
         held = self.resumed is not None and await archive.lease_is_held(
             self.resumed.id, self.owner, stale_after=settings.lease_stale_seconds
@@ -255,6 +264,13 @@ class Host:
         if self.opening is not None and not self.opening.done():
             await asyncio.wrap_future(self.opening)
         return self.session_now()
+
+    def storage_line(self) -> str:
+        """``%cowork status``'s line: the archive's path, filesystem and journal (DESIGN §13)."""
+        archive = self._archive
+        if archive is None or archive.storage is None:
+            return "Archive: still opening."
+        return archive.storage.summary() + "."
 
     @property
     def views(self) -> Views:
@@ -477,6 +493,20 @@ def _options(session: CoworkSession | None) -> ModelOptions | None:
     from loom_jupyter.host.options import model_options
 
     return model_options(session) if session is not None else None
+
+
+async def _where_notes(
+    location: NotebookLocation, archive: Archive, earlier: Path | None
+) -> tuple[str, ...]:
+    """The banner's lines on where this kernel writes: a notebook it cannot place (DESIGN
+    §13), and a ``.loom/`` archive that ``archive_dir`` leaves behind, unresumed."""
+    from loom_jupyter.host.location import earlier_archive_note
+
+    notes = [location.unplaced_note(archive.path)]
+    if earlier is not None and earlier != archive.path:
+        empty = not await archive.list_sessions(limit=1)
+        notes.append(earlier_archive_note(earlier, archive.path, empty=empty))
+    return tuple(note for note in notes if note)
 
 
 async def _crash_line(archive: Archive, info: SessionInfo) -> str:

@@ -67,7 +67,7 @@ from loom_jupyter.session.instructions import Instructions, ProjectInstructions
 from loom_jupyter.session.lease import SessionLease
 from loom_jupyter.session.recovery import KERNEL_DIED_RESULT, CrashRecovery
 from loom_jupyter.session.shape import RequestShape
-from loom_jupyter.session.turn import ActiveTurn
+from loom_jupyter.session.turn import ActiveTurn, partial_interval
 from loom_jupyter.session.turn_writer import TurnWriter
 from loom_jupyter.settings import ApprovalMode, EffortLevel, Settings, ThinkingMode
 from loom_jupyter.tools.approval import ApprovalPolicy, Approver
@@ -322,9 +322,8 @@ class CoworkSession:
             yield Notice(notice, "warning")
         for notice in await self._start_mcp():  # the first turn starts the MCP servers
             yield Notice(notice, "warning")
-        turn = ActiveTurn(
-            self._writer, self._state, first=first, save_every=self.settings.partial_save_seconds
-        )
+        save_every = partial_interval(self.settings, self.archive.journal_mode)
+        turn = ActiveTurn(self._writer, self._state, first=first, save_every=save_every)
         self._options = self.request_options()  # fixed for the turn's whole tool loop
         loop = AgentLoop(
             model=self.model, registry=self.tools, policy=self.policy, settings=self.settings

@@ -5,7 +5,9 @@ run, each tool result before the next request, a ``model_calls`` row per request
 While an answer streams, the text shown so far is kept in a ``partial`` row that
 is rewritten at most every ``save_every`` seconds, so a kernel killed mid-answer
 loses at most about that much of what the person saw; the finished message
-replaces it in place.
+replaces it in place. On a rollback-journal archive (a network or virtual filesystem,
+``archive/journal.py``) every commit costs round trips and fsyncs, so the row is rewritten
+less often there (:func:`partial_interval`).
 """
 
 from __future__ import annotations
@@ -36,8 +38,23 @@ if TYPE_CHECKING:
     from loom_jupyter.engine.state import SessionState
     from loom_jupyter.messages import TurnStatus
     from loom_jupyter.session.turn_writer import TurnWriter
+    from loom_jupyter.settings import Settings
 
-__all__ = ["ActiveTurn"]
+__all__ = ["ROLLBACK_PARTIAL_SECONDS", "ActiveTurn", "partial_interval"]
+
+ROLLBACK_PARTIAL_SECONDS = 5.0
+"""How often the streaming ``partial`` row is rewritten on a rollback-journal archive,
+unless ``partial_save_seconds`` was set."""
+
+
+def partial_interval(settings: Settings, journal: str | None) -> float:
+    """Seconds between rewrites of the ``partial`` row: ``partial_save_seconds``; on the
+    rollback journal (``journal`` ``delete``) at least :data:`ROLLBACK_PARTIAL_SECONDS`
+    unless the person set it."""
+    seconds = settings.partial_save_seconds
+    if journal == "delete" and "partial_save_seconds" not in settings.explicit:
+        return max(seconds, ROLLBACK_PARTIAL_SECONDS)
+    return seconds
 
 
 @dataclass

@@ -333,7 +333,7 @@ class KernelCowork:
         offers = [o.hint() for o in host.orphans if not o.writer_alive]
         offer = host.restart_offer.text("%cowork rebuild") if host.restart_offer else None
         messages = (untrusted, host.crash_message, host.lease_message, offer, *offers)
-        messages += (host.tracked_archive,)
+        messages += (host.tracked_archive, *host.storage_notes, *host.where_notes)
         notes = [wrap_words(m) for m in messages if m]
         return "\n".join([wrap_words(head), hint, *notes])
 

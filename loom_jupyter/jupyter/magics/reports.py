@@ -134,9 +134,10 @@ def _confirm(question: str) -> bool:
 
 
 def status(cw: KernelCowork, args: argparse.Namespace) -> None:
-    """``%cowork status``: the approval mode and what "Always" allows, then the live panel."""
+    """``%cowork status``: the approval mode and what "Always" allows, the archive's path,
+    filesystem and journal, then the live panel."""
     mode, source = cw.host.approval_mode()
-    show_text(f"Approval: {mode} ({source}). {always_text(cw)}")
+    show_text(f"Approval: {mode} ({source}). {always_text(cw)}\n{cw.host.storage_line()}")
     cw.ensure_panel().show()
 
 
