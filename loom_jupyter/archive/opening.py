@@ -57,13 +57,15 @@ def prepare_file(
     _create_or_check(path)
     filesystem = filesystem_of(path)
     wanted = wanted_journal(journal_mode, filesystem)
-    db = _connect(path, busy_timeout, wanted)
+    db = _connect(path, busy_timeout)
     try:
         if not _readable(db, wanted):  # a WAL archive on a mount without shared mmap
             db.close()
             leave_wal_without_shared_memory(path, filesystem)
-            db = _connect(path, busy_timeout, wanted)
+            db = _connect(path, busy_timeout)
             db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        for pragma in connection_pragmas(busy_timeout, wanted):  # some of them read the file
+            db.execute(pragma)
         _refuse_newer(db, path)
         if wanted == "wal":
             _set_wal(db, path, busy_timeout)
@@ -150,14 +152,11 @@ def _os_error(path: Path, error: OSError) -> ArchiveError:
     )
 
 
-def _connect(path: Path, busy_timeout: float, journal: Journal) -> sqlite3.Connection:
+def _connect(path: Path, busy_timeout: float) -> sqlite3.Connection:
     try:
-        db = sqlite3.connect(path, timeout=busy_timeout, isolation_level=None)
-        for pragma in connection_pragmas(busy_timeout, journal):
-            db.execute(pragma)
+        return sqlite3.connect(path, timeout=busy_timeout, isolation_level=None)
     except sqlite3.Error as error:
         raise map_sqlite_error(error, path, busy_timeout) from error
-    return db
 
 
 def _refuse_newer(db: sqlite3.Connection, path: Path) -> None:
