@@ -31,6 +31,7 @@ def pytest_configure(config: pytest.Config) -> None:
     del config
     os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.null.Keyring"
 
+
 CLOSED_LOOPBACK_URL = "http://127.0.0.1:9"
 """The discard port: nothing listens there, so a stray request fails fast and locally."""
 
@@ -42,6 +43,8 @@ def _no_real_model_api(
     monkeypatch.setenv("ANTHROPIC_BASE_URL", CLOSED_LOOPBACK_URL)
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "LOOM_MODEL", "LOOM_APPROVAL"):
         monkeypatch.delenv(name, raising=False)
+    for name in ("LOOM_ARCHIVE_DIR", "KERNEL_LOOM_ARCHIVE_DIR", "KERNEL_WORKING_DIR"):
+        monkeypatch.delenv(name, raising=False)  # archives beside their notebooks (DESIGN §13)
     config_home = tmp_path_factory.mktemp("xdg-config")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(config_home))
 

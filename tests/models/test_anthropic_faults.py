@@ -225,7 +225,8 @@ async def test_missing_key(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> No
         await collect(model.stream(request()))
     message = str(caught.value)
     assert "ANTHROPIC_API_KEY" in message
-    assert "%cowork login" in message and "sidebar" in message
+    assert "%cowork login" in message
+    assert "sidebar" in message
     assert "%env" not in message  # IPython echoes %env: the key would be saved in the notebook
     assert "export ANTHROPIC_API_KEY" in message
     assert "LOOM_PROVIDER" in message
