@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import nbformat
 import pytest
 from jupyter_client.manager import start_new_kernel
+from kernel.sidebar_wire import Wire, hello
 from nbclient import NotebookClient
 
 import loom_jupyter.apikey as apikey
@@ -244,6 +245,65 @@ def test_no_key_messages_point_to_login_not_percent_env() -> None:
         assert "%cowork login" in message, message
         assert "%env" not in message, message
     assert isinstance(to_error(Failure("missing_key"), ErrorContext(model="m")), MissingApiKeyError)
+
+
+@pytest.mark.kernel
+@pytest.mark.attack(
+    attack=(
+        "A key typed into the sidebar travels on the comm: echoed back, kept in the replay "
+        "log or archived, it reaches every page that reconnects and the notebook's folder"
+    ),
+    stopped_by=(
+        "`set_key` is stored outside the notebook (0600) and answered with `key` "
+        "(has_key, where) only; a reconnecting page's replay holds no key; a message "
+        "sent before had come back as not sent (turn_error with its client_id)"
+    ),
+    ref="F9",
+)
+def test_the_sidebar_key_never_comes_back_on_the_comm(
+    folders: tuple[Path, Path], fake: FakeAnthropic
+) -> None:
+    notebook_dir, config = folders
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "LOOM_", "JPY_"))}
+    env.update(
+        JPY_SESSION_NAME=str(notebook_dir / "nb.ipynb"),
+        ANTHROPIC_BASE_URL=fake.base_url,
+        XDG_CONFIG_HOME=str(config),
+    )
+    km, kc = start_new_kernel(kernel_name="python3", env=env, cwd=str(notebook_dir))
+    wire = Wire(km, kc)
+    try:
+        assert wire.run("%load_ext loom_jupyter")["status"] == "ok"
+        comm = wire.open_comm(hello())
+        welcome = wire.wait(lambda: wire.events(comm, "welcome"), "welcome")[0]
+        assert welcome["has_key"] is False
+        wire.send(comm, {"type": "send", "client_id": "early", "text": "hello?"})
+        error = wire.wait(lambda: wire.events(comm, "turn_error"), "the no-key error")[0]
+        assert error["client_id"] == "early"
+        assert "%cowork login" in error["message"]
+        assert wire.events(comm, "turn_started") == []
+
+        wire.send(comm, {"type": "set_key", "key": "not a key"})
+        refused = wire.wait(lambda: wire.events(comm, "key"), "the refusal")[0]
+        assert refused["has_key"] is False
+        assert refused["problem"]
+        assert "not a key" not in refused["problem"]
+        wire.send(comm, {"type": "set_key", "key": KEY})
+        wire.wait(lambda: [k for k in wire.events(comm, "key") if k["has_key"]], "the key")
+        path = config / "loom" / apikey.KEY_FILE_NAME
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+        again = wire.open_comm(hello(since_seq=0, kernel_session=welcome["kernel_session"]))
+        wire.wait(lambda: wire.events(again, "key"), "the replay")
+        fake.add("Saved key works.")
+        wire.send(comm, {"type": "send", "client_id": "later", "text": "hello again"})
+        wire.wait(lambda: wire.events(comm, "turn_done"), "the answer")
+        assert fake.message_requests[-1].headers.get("authorization") == f"Bearer {KEY}"
+        wire.pump()
+        assert KEY not in json.dumps([msg for _, msg in wire.log], default=str)
+        assert KEY.encode() not in _bytes_under(notebook_dir)
+    finally:
+        wire.shutdown()
 
 
 _PERCENT_ENV = re.compile(r"%env\s+ANTHROPIC_(API_KEY|AUTH_TOKEN)")
