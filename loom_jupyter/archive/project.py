@@ -2,8 +2,10 @@
 
 The project root is the nearest folder up from the notebook holding ``.git``,
 else the notebook's own folder. Every ``.loom/*.sqlite`` under it is a notebook's
-archive. The walk is bounded (folders visited, archives kept: the most recently
-written first), each archive is opened read-only (never created, migrated or
+archive, and so is every archive ``archive_dir`` keeps for a folder under it
+(:mod:`loom_jupyter.archive.paths`: the folder's key names its sub-folder there).
+The walk is bounded (folders visited, archives kept: the most recently written
+first), each archive is opened read-only (never created, migrated or
 locked for writing) and the whole search has a deadline; what was left out is
 reported, never silently dropped.
 """
@@ -14,7 +16,7 @@ import asyncio
 import os
 import sqlite3
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from urllib.parse import quote
@@ -22,6 +24,7 @@ from urllib.parse import quote
 from loom_jupyter.archive.core import Archive
 from loom_jupyter.archive.db import Db
 from loom_jupyter.archive.hygiene import is_plain_archive
+from loom_jupyter.archive.paths import configured_archive_dir, folder_key
 from loom_jupyter.archive.readable import ReadableMatch, search_for_people, with_notebook
 from loom_jupyter.archive.schema import MIGRATIONS
 from loom_jupyter.archive.search import search_turns
@@ -43,6 +46,7 @@ __all__ = [
     "ProjectMatches",
     "SearchScope",
     "find_archives",
+    "find_notebook_archives",
     "neighbour_pauses",
     "open_read_only",
     "people_search",
@@ -66,21 +70,49 @@ class _Skipped:
     reason: str
 
 
-def _folders(root: Path) -> Iterator[Path]:
-    """Folders under ``root`` (itself first), skipping tool and environment folders."""
+def _folders(root: Path) -> Iterator[tuple[Path, Path]]:
+    """Each folder under ``root`` (itself first) that may hold archives, with the notebook
+    folder they belong to: its ``.loom`` and its sub-folder of ``archive_dir`` (when set);
+    tool and environment folders are skipped."""
+    base = configured_archive_dir()
+    kept = _archive_dir_folders(base.path) if base is not None else set()
     for seen, (here, dirs, _files) in enumerate(os.walk(root)):
         if seen >= _MAX_FOLDERS:
             return
         dirs[:] = sorted(d for d in dirs if d not in _SKIP and (d == ".loom" or d[0] != "."))
         if ".loom" in dirs:
             dirs.remove(".loom")  # archives are files in it, not folders to walk
-            yield Path(here) / ".loom"
+            yield Path(here) / ".loom", Path(here)
+        if base is not None and (key := folder_key(here)) in kept:
+            yield base.path / key, Path(here)
+
+
+def _archive_dir_folders(base: Path) -> set[str]:
+    """The names of ``archive_dir``'s real sub-folders (links are not followed)."""
+    try:
+        return {e.name for e in os.scandir(base) if e.is_dir(follow_symlinks=False)}
+    except OSError:
+        return set()
 
 
 def find_archives(root: Path, limit: int = MAX_ARCHIVES) -> tuple[list[Path], int]:
     """The project's archive files, most recently written first, and how many were left out."""
-    found = [p for d in _folders(root) for p in d.glob("*.sqlite") if is_plain_archive(p)]
-    found.sort(key=_written, reverse=True)
+    found, left_out = find_notebook_archives(root, limit)
+    return [archive for archive, _ in found], left_out
+
+
+def find_notebook_archives(
+    root: Path, limit: int = MAX_ARCHIVES
+) -> tuple[list[tuple[Path, Path]], int]:
+    """The project's archives with their notebooks' paths, most recently written first, and
+    how many were left out."""
+    found = [
+        (path, folder / path.name.removesuffix(".sqlite"))
+        for where, folder in _folders(root)
+        for path in where.glob("*.sqlite")
+        if is_plain_archive(path)
+    ]
+    found.sort(key=lambda pair: _written(pair[0]), reverse=True)
     return found[:limit], max(len(found) - limit, 0)
 
 
@@ -158,6 +190,8 @@ class ProjectArchives:
     max_archives: int = MAX_ARCHIVES
     seconds: float = SEARCH_SECONDS
     busy_timeout: float = 2.0
+    _notebooks: dict[Path, Path] = field(default_factory=dict, compare=False, repr=False)
+    """Each archive found so far and its notebook (an ``archive_dir`` key is not read back)."""
 
     async def search_project(
         self, query: str, limit: int = 10, *, before: tuple[str, int] | None = None
@@ -180,7 +214,11 @@ class ProjectArchives:
         self, search: Callable[[Path], Awaitable[_T]]
     ) -> tuple[list[_T], int, tuple[str, ...]]:
         """``search`` over every archive under one deadline: results, count, what was skipped."""
-        paths, left_out = await asyncio.to_thread(find_archives, self.root, self.max_archives)
+        pairs, left_out = await asyncio.to_thread(
+            find_notebook_archives, self.root, self.max_archives
+        )
+        paths = [path for path, _ in pairs]
+        self._notebooks.update(pairs)
         skipped = [f"{left_out} older archive(s) beyond the first {self.max_archives}"]
         skipped = skipped if left_out else []
         deadline = time.monotonic() + self.seconds
@@ -241,7 +279,7 @@ class ProjectArchives:
 
     def _label(self, path: Path) -> str:
         """The notebook an archive belongs to, relative to the root when inside it."""
-        notebook = path.parent.parent / path.name.removesuffix(".sqlite")
+        notebook = self._notebooks.get(path, path.parent.parent / path.name.removesuffix(".sqlite"))
         try:
             return str(notebook.relative_to(self.root))
         except ValueError:

@@ -1,7 +1,9 @@
 """``loom-jupyter``: read a notebook's conversation archive from the terminal.
 
 Works without Jupyter or a kernel: it opens ``<dir>/.loom/<notebook>.sqlite``
-directly (``recover`` rebuilds a damaged one). Exit status 0 on success, 2 when
+directly, or the notebook's archive under ``archive_dir`` when that is set
+(``LOOM_ARCHIVE_DIR``, ``KERNEL_LOOM_ARCHIVE_DIR`` or the person's loom.yaml, as in the
+kernel); ``recover`` rebuilds a damaged one. Exit status 0 on success, 2 when
 the notebook, archive or session is not there (or the arguments are wrong), 1
 when the archive cannot be read (or recovered).
 """

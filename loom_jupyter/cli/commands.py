@@ -9,7 +9,13 @@ from loom_jupyter.archive import Archive
 from loom_jupyter.archive.project import ProjectArchives
 from loom_jupyter.archive.readable import search_for_people
 from loom_jupyter.archive.salvage import recover_archive
-from loom_jupyter.cli.locate import UsageError, find_archive, find_folder, pick_session
+from loom_jupyter.cli.locate import (
+    UsageError,
+    find_archive,
+    find_folder,
+    notebook_folder,
+    pick_session,
+)
 from loom_jupyter.cli.render import session_header, table, turn_text
 from loom_jupyter.models.pricing import session_cost
 from loom_jupyter.session.export import clock, export_session, write_export
@@ -32,8 +38,9 @@ async def run_command(args: argparse.Namespace) -> str:
     if folder is not None:
         return await _search_folder(folder, args)
     path = find_archive(args.notebook)
-    # The archive sits in <notebook dir>/.loom/, where loom.yaml settings are looked up.
-    settings = Settings.load(path.parent.parent)
+    # loom.yaml settings are looked up from the notebook's folder (the archive may be in
+    # its .loom/ or under archive_dir).
+    settings = Settings.load(notebook_folder(args.notebook, path))
     if args.command == "recover":  # the archive may not open: it is not opened here
         return await _recover(path, settings, args)
     async with Archive.open(path, busy_timeout=settings.busy_timeout_seconds) as archive:
@@ -103,7 +110,10 @@ async def _search(archive: Archive, args: argparse.Namespace) -> str:
 async def _search_folder(folder: Path, args: argparse.Namespace) -> str:
     found = await ProjectArchives(folder).search_for_people(args.query, args.limit)
     if not found.archives:
-        raise UsageError(f"No notebook archives under {folder} (looked for .loom/*.sqlite).")
+        raise UsageError(
+            f"No notebook archives under {folder} (looked for .loom/*.sqlite, and under "
+            "archive_dir when it is set)."
+        )
     where = f"{found.archives} notebook archive(s) under {folder}"
     return render_matches(found.matches, args.query, where=where, notes=found.skipped)
 

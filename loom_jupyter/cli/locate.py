@@ -13,7 +13,7 @@ from loom_jupyter.errors import SessionNotFoundError
 if TYPE_CHECKING:
     from loom_jupyter.archive import Archive, SessionInfo
 
-__all__ = ["UsageError", "find_archive", "find_folder", "pick_session"]
+__all__ = ["UsageError", "find_archive", "find_folder", "notebook_folder", "pick_session"]
 
 
 @dataclass(frozen=True)
@@ -27,19 +27,35 @@ class UsageError(Exception):
 
 
 def find_archive(notebook: str) -> Path:
-    """The archive of ``notebook`` (or ``notebook`` itself when it is a ``.sqlite`` file)."""
+    """The archive of ``notebook`` (or ``notebook`` itself when it is a ``.sqlite`` file).
+
+    With ``archive_dir`` set (``LOOM_ARCHIVE_DIR``, ``KERNEL_LOOM_ARCHIVE_DIR`` or the person's
+    loom.yaml, as in the kernel) it is looked for there first, then beside the notebook
+    (an archive written before ``archive_dir`` was set)."""
     given = Path(notebook).expanduser()
     if given.suffix == ".sqlite" and given.is_file():
         return given
     path = archive_path_for(given, create=False)
-    if path.is_file():
-        return path
+    beside = archive_path_for(given, create=False, archive_dir=None)
+    for candidate in dict.fromkeys((path, beside)):
+        if candidate.is_file():
+            return candidate
     if not given.exists():
         raise UsageError(f"Notebook not found: {given}. Pass the path of an .ipynb file.")
+    looked = path if path == beside else f"{path} and {beside}"
     raise UsageError(
-        f"No archive for {given} yet (looked for {path}). "
+        f"No archive for {given} yet (looked for {looked}). "
         "Talk to the coworker in that notebook first (%load_ext loom_jupyter, then %cowork)."
     )
+
+
+def notebook_folder(notebook: str, archive: Path) -> Path:
+    """The folder whose loom.yaml applies: the notebook's, or, for an archive named directly,
+    the folder holding its ``.loom/``."""
+    given = Path(notebook).expanduser()
+    if given.suffix == ".sqlite" and given == archive:
+        return archive.absolute().parent.parent
+    return given.absolute().parent
 
 
 def find_folder(given: str) -> Path | None:

@@ -1,6 +1,7 @@
 """A renamed notebook takes its conversation along.
 
-The archive is named after the notebook (``.loom/<notebook>.sqlite``), and a
+The archive is named after the notebook (``.loom/<notebook>.sqlite``, or its folder's
+sub-folder of ``archive_dir``: :func:`archive_path_for` says which), and a
 kernel learns its notebook's path once, at start. When the notebook is renamed
 (or saved under another name) the sidebar tells the kernel the new path; the
 coworker then reopens on a copy of the archive under the new name, so the next
@@ -43,7 +44,8 @@ __all__ = [
 ]
 
 _SQLITE_SIDE_FILES = ("-wal", "-shm")
-_FOLLOWED: tuple[PathSource, ...] = ("env", "session")  # the paths Jupyter gave the kernel
+# the paths Jupyter, VS Code or the sidebar gave the kernel (not the person's --notebook)
+_FOLLOWED: tuple[PathSource, ...] = ("env", "session", "vscode", "front")
 _NOTEBOOK_ARCHIVE = ".ipynb.sqlite"
 MAX_ORPHANS = 3
 _MAX_READ = 10  # candidates opened at most, newest first
@@ -138,9 +140,11 @@ class Relocation:
         )
         what = "its conversation" if conversing else "its conversation archive"
         then = ", so reopening it resumes this session" if conversing else ""
+        target = self.target
+        shown = f".loom/{target.name}" if target.parent.name == ".loom" else str(target)
         return (
             f"This notebook is now {self.new.path.name}: {what} moved along "
-            f"(.loom/{self.target.name}){then}.{kept}"
+            f"({shown}){then}.{kept}"
         )
 
 
