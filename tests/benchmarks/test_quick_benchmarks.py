@@ -18,7 +18,7 @@ BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 @pytest.mark.parametrize(
     ("script", "expected"),
     [
-        ("archive_bench.py", "append_turn"),
+        ("archive_bench.py", "journal modes: append_turn"),
         ("model_overhead.py", "AnthropicModel"),
         ("engine_bench.py", "Prompt-cache prefix stability"),
         ("tools_bench.py", "recall action"),
