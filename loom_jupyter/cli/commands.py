@@ -43,7 +43,10 @@ async def run_command(args: argparse.Namespace) -> str:
     settings = Settings.load(notebook_folder(args.notebook, path))
     if args.command == "recover":  # the archive may not open: it is not opened here
         return await _recover(path, settings, args)
-    async with Archive.open(path, busy_timeout=settings.busy_timeout_seconds) as archive:
+    opening = Archive.open(
+        path, busy_timeout=settings.busy_timeout_seconds, journal_mode=settings.journal_mode
+    )
+    async with opening as archive:
         if args.command == "sessions":
             return await _sessions(archive, args)
         if args.command == "show":
