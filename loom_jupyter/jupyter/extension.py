@@ -3,8 +3,9 @@
 Loading imports IPython's magic machinery and the archive/session code, never
 the ``anthropic`` SDK (the model client is built on the first request); the
 shell's coworker lives in :mod:`.coworker.registry`. The
-notebook path comes from :mod:`.notebook_path`; in plain terminal IPython the
-archive is ``./.loom/ipython-session.sqlite`` in the current directory.
+notebook path comes from :mod:`loom_jupyter.host.location`; in plain terminal IPython the
+archive is ``./.loom/ipython-session.sqlite`` in the current directory. A kernel that
+cannot place its notebook opens nothing at load and says so (DESIGN §13).
 
 The session's lease is released when the kernel exits (shutdown or restart)
 through an ``atexit`` hook — ipykernel runs ``atexit`` handlers on a
@@ -72,10 +73,19 @@ def _load(shell: Any) -> None:
 
 
 def _banner(shell: Any, cowork_for: Any) -> None:
+    from loom_jupyter.jupyter.coworker.registry import unplaced_banner, waiting_for_fix
+
+    unplaced = unplaced_banner(shell)  # a notebook it cannot place: nothing opened yet
+    if unplaced is not None:
+        from loom_jupyter.jupyter.cell.output import wrap_words
+
+        print(wrap_words(unplaced))
+        return
     try:
         cowork = cowork_for(shell, None)
     except LoomError as exc:
         print(f"loom: {exc}")
+        waiting_for_fix(shell, exc)  # a sidebar that opens hears it too
         return
     print(cowork.banner())
 

@@ -7,6 +7,12 @@ notebook changes. When the sidebar says the notebook was renamed,
 reopens the coworker on it, handing over the open sidebars, the panel and the cells
 not yet reported; the session goes on. The rules (which path, what is removed or
 kept, what is refused) are in :mod:`loom_jupyter.host.relocate`.
+
+A kernel that cannot place its notebook (DESIGN §13) opens nothing at ``%load_ext``: its
+banner says so, where the first ``%cowork`` would write and how to choose
+(:func:`unplaced_banner`); the sidebar's ``hello`` may place it (:mod:`.placing`). The
+first ``%cowork`` without ``--notebook`` then opens the stand-in archive and shows the
+banner again before its turn writes anything.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from loom_jupyter.errors import LoomError
 if TYPE_CHECKING:
     from loom_jupyter.host.location import NotebookLocation
     from loom_jupyter.host.relocate import Relocation
+    from loom_jupyter.jupyter.coworker.placing import Waiting
     from loom_jupyter.jupyter.coworker.runtime import KernelCowork
 
 __all__ = [
@@ -32,9 +39,13 @@ __all__ = [
     "open_coworker",
     "register",
     "registered",
+    "unplaced_banner",
+    "waiting_for_fix",
 ]
 
 _LOADED: dict[int, Any] = {}  # id(shell) -> KernelCowork | None
+_WAITING: dict[int, Waiting] = {}  # the sidebar's door while no coworker is open
+_PLACED: dict[int, NotebookLocation] = {}  # where a sidebar placed an unplaced notebook
 _RETRY_SECONDS = 2.0
 
 
@@ -51,6 +62,10 @@ def registered(shell: Any) -> bool:
 def forget(shell: Any) -> KernelCowork | None:
     """``%unload_ext``: the shell is no longer served; its coworker (to close), if any."""
     cowork: KernelCowork | None = _LOADED.pop(id(shell), None)
+    waiting = _WAITING.pop(id(shell), None)
+    if waiting is not None:
+        waiting.unregister()
+    _PLACED.pop(id(shell), None)
     return cowork
 
 
@@ -61,8 +76,6 @@ def current(shell: Any) -> Any:
 
 def cowork_for(shell: Any, notebook: str | None) -> Any:
     """The shell's coworker, opening it (or re-opening for another notebook) on demand."""
-    from loom_jupyter.host.location import resolve_notebook
-
     if id(shell) not in _LOADED:
         raise LoomError("loom is not loaded: run %load_ext loom_jupyter")
     existing = _LOADED.get(id(shell))
@@ -73,12 +86,77 @@ def cowork_for(shell: Any, notebook: str | None) -> Any:
         existing = _LOADED[id(shell)] = _rescue(shell, existing)
     if existing is not None and notebook is None:
         return existing
-    location = resolve_notebook(shell.user_ns, explicit=notebook)
+    location = _resolve(shell, notebook)
     if existing is not None:
         if existing.location.path == location.path:
             return existing
         existing.close()
+    cowork = open_coworker(shell, location)
+    if location.unplaced:  # the stand-in: say where before the first turn writes there
+        print(cowork.banner())
+    return cowork
+
+
+def _resolve(shell: Any, notebook: str | None) -> NotebookLocation:
+    """The notebook ``notebook`` names, else the kernel's own (a sidebar's placing counts)."""
+    from loom_jupyter.host.location import resolve_notebook
+
+    in_kernel = getattr(shell, "kernel", None) is not None
+    location = resolve_notebook(shell.user_ns, explicit=notebook, in_kernel=in_kernel)
+    if location.unplaced and id(shell) in _PLACED:
+        return _PLACED[id(shell)]
+    return location
+
+
+def unplaced_banner(shell: Any) -> str | None:
+    """``%load_ext`` in a kernel that cannot place its notebook: what it says (nothing is
+    opened, the sidebar's door is held); None when the notebook is placed or open."""
+    if current(shell) is not None:
+        return None
+    location = _resolve(shell, None)
+    if not location.unplaced:
+        return None
+    from loom_jupyter.jupyter.coworker.placing import pending_note
+
+    note = pending_note(location)
+    _wait(shell, location, note)
+    return note
+
+
+def waiting_for_fix(shell: Any, error: LoomError) -> None:
+    """The archive did not open at ``%load_ext``: a sidebar that opens is told why."""
+    _wait(shell, None, f"loom: {error}")
+
+
+def _wait(shell: Any, location: NotebookLocation | None, why: str) -> None:
+    """Hold the sidebar's door (a kernel with a main loop only)."""
+    loop = _running_loop()
+    if getattr(shell, "kernel", None) is None or loop is None:
+        return
+    from loom_jupyter.jupyter.coworker.placing import Waiting
+
+    waiting = _WAITING.get(id(shell))
+    if waiting is None:
+        waiting = Waiting(shell, loop, lambda placed: _place(shell, placed), location=None, why="")
+        _WAITING[id(shell)] = waiting
+    waiting.location, waiting.why = location, why
+    waiting.register()
+
+
+def _place(shell: Any, location: NotebookLocation) -> KernelCowork:
+    """A sidebar placed the notebook: open the coworker there (main thread)."""
+    _PLACED[id(shell)] = location
+    existing = current(shell)
+    if existing is not None:
+        existing.close()
     return open_coworker(shell, location)
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def open_coworker(
@@ -100,6 +178,9 @@ def open_coworker(
         raise
     cowork.host.on_renamed = lambda: cowork.main.post(lambda: follow_rename(shell))
     _LOADED[id(shell)] = cowork
+    waiting = _WAITING.pop(id(shell), None) if predecessor is None else None
+    if waiting is not None:  # sidebars that opened before it did
+        waiting.hand_over(cowork)
     atexit.register(cowork.close)
     if cowork.host.renamed_to is not None:  # a sidebar said so while the archive was opening
         follow_later(shell)
