@@ -6,4 +6,6 @@
                 renamed notebook
 - ``moves``     ``%cowork adopt``: a conversation left by a notebook renamed while no
                 kernel listened
+- ``placing``   the sidebar's door while no coworker is open: a hello places a notebook
+                the kernel could not name, or hears why nothing opened
 """
