@@ -143,8 +143,7 @@ class Relocation:
         target = self.target
         shown = f".loom/{target.name}" if target.parent.name == ".loom" else str(target)
         return (
-            f"This notebook is now {self.new.path.name}: {what} moved along "
-            f"({shown}){then}.{kept}"
+            f"This notebook is now {self.new.path.name}: {what} moved along ({shown}){then}.{kept}"
         )
 
 
