@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 from jupyter_client.manager import KernelManager, start_new_kernel
 
+from loom_jupyter.jupyter.cell.render import ANSWER_MIME
 from loom_jupyter.testing import FakeAnthropic
 
 Moment = Literal["stream", "tool", "between"]
@@ -111,8 +112,8 @@ class Kernel:
         shown: list[tuple[float, str]] = []
         while time.monotonic() < until:
             msg = self._next(msg_id)
-            if msg is not None and "text/markdown" in msg["content"].get("data", {}):
-                shown.append((time.monotonic(), msg["content"]["data"]["text/markdown"]))
+            if msg is not None and (markdown := _answer_of(msg)) is not None:
+                shown.append((time.monotonic(), markdown))
         return shown
 
     def wait_for(self, msg_id: str, needle: str) -> list[tuple[float, str]]:
@@ -124,8 +125,8 @@ class Kernel:
             if msg is None:
                 continue
             text = _text_of(msg)
-            if "text/markdown" in msg["content"].get("data", {}):
-                shown.append((time.monotonic(), msg["content"]["data"]["text/markdown"]))
+            if (markdown := _answer_of(msg)) is not None:
+                shown.append((time.monotonic(), markdown))
             if needle in text:
                 return shown
         raise TimeoutError(needle)
@@ -320,7 +321,13 @@ def _text_of(msg: dict[str, Any]) -> str:
     if msg["msg_type"] == "stream":
         return str(content.get("text", ""))
     data = content.get("data", {})
-    return str(data.get("text/markdown") or data.get("text/plain") or "")
+    return _answer_of(msg) or str(data.get("text/plain") or "")
+
+
+def _answer_of(msg: dict[str, Any]) -> str | None:
+    """The answer's markdown in a display (Loom's own MIME type), else None."""
+    answer = msg["content"].get("data", {}).get(ANSWER_MIME)
+    return str(answer["markdown"]) if isinstance(answer, dict) else None
 
 
 def _streamed(shown: list[tuple[float, str]]) -> str:

@@ -1,11 +1,17 @@
 /**
  * Model text as sanitized markdown through JupyterLab's rendermime, never as
- * raw HTML. A streaming answer paints new text at once (as plain text, on the
+ * raw HTML: the one path for model text in the sidebar and in a cell's answer
+ * (`answer.ts`). The sanitizer's output goes through `guardHtml` before it is
+ * set as the host's HTML, so a remote image is a placeholder that loads on a
+ * click, and no fetching attribute or unsafe link reaches the page.
+ * A streaming answer paints new text at once (as plain text, on the
  * next frame) and is formatted as markdown at most ~10 times a second; text
  * before the last paragraph break is rendered once and frozen, so each render
  * costs one paragraph, not the whole answer.
  */
-import { IRenderMimeRegistry, renderMarkdown } from '@jupyterlab/rendermime';
+import { IRenderMime, renderMarkdown } from '@jupyterlab/rendermime';
+
+import { activateRemoteImages, guardedSanitizer, isUnsafeLink } from './htmlguard';
 
 /** What rendered code blocks can do. */
 export type CodeActions = {
@@ -13,57 +19,65 @@ export type CodeActions = {
   insertBelow: (code: string) => void;
 };
 
+/** What rendering needs: a notebook's rendermime, or a renderer's options, have it. */
+export type MarkdownTools = Pick<
+  IRenderMime.IRendererOptions,
+  'sanitizer' | 'resolver' | 'linkHandler' | 'latexTypesetter' | 'markdownParser'
+>;
+
 export type RenderContext = {
   /** The notebook's rendermime (its resolver opens workspace links in JupyterLab). */
-  rendermime: () => IRenderMimeRegistry;
-  actions: CodeActions;
+  rendermime: () => MarkdownTools;
+  /** Buttons on code blocks (the sidebar); none in a cell. */
+  actions?: CodeActions;
+  /** Typeset math (a cell's answer, once attached). */
+  typeset?: boolean;
 };
 
 /** The minimum time between two markdown renders of one streaming answer. */
 export const FORMAT_INTERVAL_MS = 100;
 /** Frozen text is rendered in pieces of about this many characters, yielding between them. */
 const PIECE_CHARS = 4000;
-const UNSAFE_URL = /^\s*(javascript|vbscript|data):/i;
 
 /**
  * Render markdown into `host` without trusting it: the sanitizer runs, no
- * script runs, unsafe links are made inert, code blocks get their buttons.
+ * script runs, remote images wait for a click, unsafe links are made inert,
+ * code blocks get their buttons.
  */
 export async function renderUntrusted(
   host: HTMLElement,
   source: string,
   context: RenderContext
 ): Promise<void> {
-  const rendermime = context.rendermime();
+  const tools = context.rendermime();
   await renderMarkdown({
     host,
     source,
     trusted: false,
-    sanitizer: rendermime.sanitizer,
-    resolver: rendermime.resolver,
-    linkHandler: rendermime.linkHandler,
-    latexTypesetter: rendermime.latexTypesetter,
-    markdownParser: rendermime.markdownParser,
-    shouldTypeset: false
+    sanitizer: guardedSanitizer(tools.sanitizer),
+    resolver: tools.resolver,
+    linkHandler: tools.linkHandler,
+    latexTypesetter: tools.latexTypesetter,
+    markdownParser: tools.markdownParser ?? null,
+    shouldTypeset: context.typeset ?? false
   });
   makeLinksInert(host);
-  addCodeButtons(host, context.actions);
+  activateRemoteImages(host);
+  if (context.actions !== undefined) {
+    addCodeButtons(host, context.actions);
+  }
 }
 
-/** Belt and braces after the sanitizer: no script URLs survive in links or images. */
-function makeLinksInert(host: HTMLElement): void {
-  host.querySelectorAll('[href], [src], [xlink\\:href]').forEach(node => {
-    for (const name of ['href', 'src', 'xlink:href']) {
+/** Belt and braces after the sanitizer and the guard: no script URLs survive in links. */
+export function makeLinksInert(host: HTMLElement): void {
+  host.querySelectorAll('[href], [xlink\\:href]').forEach(node => {
+    for (const name of ['href', 'xlink:href']) {
       const value = node.getAttribute(name);
-      if (value !== null && UNSAFE_URL.test(value) && !isInlineImage(node, name, value)) {
+      if (value !== null && isUnsafeLink(value)) {
         node.removeAttribute(name);
       }
     }
   });
-}
-
-function isInlineImage(node: Element, name: string, value: string): boolean {
-  return node.tagName === 'IMG' && name === 'src' && /^\s*data:image\/(png|jpeg|gif)/i.test(value);
 }
 
 function addCodeButtons(host: HTMLElement, actions: CodeActions): void {

@@ -1,2 +1,3 @@
 import './base.css';
 import './cell.css';
+import './modeltext.css';

@@ -6,7 +6,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from loom_jupyter.engine.events import TextDelta, ThinkingDelta, TurnDone
-from loom_jupyter.jupyter.cell.render import NotebookRenderer, TextRenderer, thinking_bundle
+from loom_jupyter.jupyter.cell.render import (
+    ANSWER_MIME,
+    NotebookRenderer,
+    TextRenderer,
+    thinking_bundle,
+)
 from loom_jupyter.messages import Usage
 
 if TYPE_CHECKING:
@@ -48,7 +53,7 @@ def test_the_cell_shows_thinking_collapsed_then_the_answer(
     assert "<summary>thinking</summary>" in final
     assert "First," in final
     assert "encrypted" in final
-    answer = [b for _, b, _ in shown if b.get("text/markdown") == "The answer."]
+    answer = [b for _, b, _ in shown if b.get(ANSWER_MIME) == {"markdown": "The answer."}]
     assert answer, shown
     ids = {display_id for _, bundle, display_id in shown if bundle in thinking}
     assert len(ids) == 1  # one block, updated in place

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from jupyter_client.manager import KernelManager, start_new_kernel
 
+from loom_jupyter.jupyter.cell.render import ANSWER_MIME
 from loom_jupyter.testing import FakeAnthropic
 
 from .sidebar_wire import Wire, start_wire
@@ -42,11 +43,12 @@ class Reply:
         return [m for m in self.messages if m["msg_type"] in kinds]
 
     def markdown(self) -> list[str]:
+        """The answer's markdown, each time it was shown (Loom's own MIME type)."""
         kinds = ("display_data", "update_display_data")
         return [
-            m["content"]["data"]["text/markdown"]
+            m["content"]["data"][ANSWER_MIME]["markdown"]
             for m in self.of(*kinds)
-            if "text/markdown" in m["content"]["data"]
+            if ANSWER_MIME in m["content"]["data"]
         ]
 
     def text(self) -> str:

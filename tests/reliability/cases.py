@@ -475,8 +475,9 @@ OTHER_CASES: tuple[Case, ...] = (
     _case(
         "html-js-output",
         "fronts",
-        "model output with `<script>` and `onerror` (sent as markdown; cards escaped)",
-        "text/markdown",
+        "model output with `<script>` and `onerror` (sent as Loom's markdown type, which the "
+        "labextension renders sanitized, never as trusted markup; cards escaped)",
+        "application/vnd.loom.markdown+json",
         "kernel",
         "test_html_in_model_output",
     ),

@@ -119,8 +119,9 @@ def test_html_in_model_output(first: Kernel, fake: FakeAnthropic, notebook: Path
     fake.add({"content": [call]}, hostile)
     reply = first.run("%cowork show me something")
     displays = reply.displays()
-    kind = expect("html-js-output")  # the text goes out as markdown, sanitized by the front
-    assert any(hostile in data.get(kind, "") for data in displays)
+    kind = expect("html-js-output")  # Loom's markdown type, sanitized by the front
+    assert any(hostile in data.get(kind, {}).get("markdown", "") for data in displays)
+    assert not [data for data in displays if "text/markdown" in data]  # never trusted markup
     html = [data["text/html"] for data in displays if "text/html" in data]
     assert html  # the tool card
     for body in html:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MarkdownLines", "plain_line"]
+__all__ = ["MarkdownLines", "plain_line", "plain_text"]
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _BULLET = re.compile(r"^(\s*)[-*+]\s+(.*)$")
@@ -47,6 +47,12 @@ def plain_line(line: str) -> str:
     if (quote := _QUOTE.match(line)) is not None:
         return f"│ {_inline(quote.group(1))}"
     return _inline(line)
+
+
+def plain_text(markdown: str) -> str:
+    """A whole Markdown text as plain text (a cell answer's ``text/plain``)."""
+    lines = MarkdownLines()
+    return (lines.feed(markdown) + lines.flush()).rstrip("\n")
 
 
 class MarkdownLines:

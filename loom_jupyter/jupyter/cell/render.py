@@ -4,7 +4,13 @@ Both renderers run on the kernel's main thread (the magic pumps events to
 them). :class:`NotebookRenderer` streams the answer as Markdown through one
 ``display_id`` per text segment, updated at most every ``_FLUSH_SECONDS``,
 and shows each tool call as a compact card (tool, input summary, result
-summary). The model's thinking streams into a collapsed ``<details>`` ("thinking…",
+summary). Model text goes out as :data:`ANSWER_MIME`, never as ``text/markdown``
+or ``text/html``: JupyterLab trusts a cell it ran, and a notebook it signed, and
+renders trusted markup unsanitized. The labextension renders the type sanitized,
+with remote images held back; without it the readable ``text/plain`` beside it
+shows (DESIGN §12). The HTML Loom builds itself (tool cards, thinking, notices,
+diff cards) escapes every string that came from the model or the archive. The
+model's thinking streams into a collapsed ``<details>`` ("thinking…",
 expandable) above the answer it leads to. :class:`TextRenderer` prints the answer as
 readable plain text, a line at a time (:mod:`.plain_markdown`), the thinking as plain
 text under a "thinking…" line.
@@ -42,7 +48,19 @@ if TYPE_CHECKING:
     from loom_jupyter.engine.events import Event
     from loom_jupyter.tools.base import ExecutionResult
 
-__all__ = ["NotebookRenderer", "Renderer", "TextRenderer", "make_renderer", "thinking_bundle"]
+__all__ = [
+    "ANSWER_MIME",
+    "NotebookRenderer",
+    "Renderer",
+    "TextRenderer",
+    "answer_bundle",
+    "make_renderer",
+    "thinking_bundle",
+]
+
+ANSWER_MIME = "application/vnd.loom.markdown+json"
+"""Model text in a cell: ``{"markdown": text}``, rendered by the labextension's
+``answer.ts`` (the same constant there) through its sanitized markdown path."""
 
 _FLUSH_SECONDS = 0.15
 _CARD_STYLE = (
@@ -155,7 +173,7 @@ class NotebookRenderer:
     def _flush(self, now: float) -> None:
         from IPython.display import display, update_display
 
-        bundle = {"text/markdown": self._text, "text/plain": self._text}
+        bundle = answer_bundle(self._text)
         if self._segment_id is None:
             self._segment_id = uuid.uuid4().hex
             display(bundle, raw=True, display_id=self._segment_id)
@@ -186,6 +204,13 @@ class NotebookRenderer:
             show = update_display
         card_id, summary = known
         show(_card_bundle(event, summary), raw=True, display_id=card_id)
+
+
+def answer_bundle(text: str) -> dict[str, Any]:
+    """Model text as a display bundle: Loom's own type, and readable plain text."""
+    from loom_jupyter.jupyter.cell.plain_markdown import plain_text
+
+    return {ANSWER_MIME: {"markdown": text}, "text/plain": plain_text(text)}
 
 
 class _Thinking:
