@@ -196,6 +196,7 @@ def test_archive_dir_holds_the_archive_through_resume_recall_rename_and_the_cli(
         restart(wire)
         banner = printed(wire, "%load_ext loom_jupyter")
         assert "resumed “what churn cut-off did we agree on" in banner
+        assert "what churn cut-off did we agree on" in printed(wire, "%cowork sessions")
         session = wire.value(SESSION_ID)
 
         comm = wire.open_comm(hello(notebook_path=old.name, server_root=str(project)))
