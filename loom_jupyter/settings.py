@@ -66,6 +66,12 @@ MODEL_ALIASES = {
 }
 TIGHTEN_ONLY = ("approval", "web_search", "web_fetch")
 """Keys an untrusted project may only make stricter (DESIGN §12)."""
+TRUSTED_ONLY = ("journal_mode",)
+"""Keys a project sets only when trusted: how the archive is written (a cloned folder must
+not force WAL onto a network mount)."""
+PERSON_ONLY = ("archive_dir",)
+"""Keys a project never sets: where archives live is the person's (archive/paths.py reads
+it from the environment and the person's own loom.yaml)."""
 _APPROVAL_RANK: dict[str, int] = {"auto": 0, "ask": 1, "read-only": 2}
 
 
@@ -192,6 +198,10 @@ def _merge(
         if key in TIGHTEN_ONLY:
             current = values.get(key, getattr(Settings(), key))
             applies = _stricter(key, value, current) or (trusted and unset)
+        elif key in TRUSTED_ONLY:
+            applies = trusted and unset
+        elif key in PERSON_ONLY:
+            applies = False
         else:
             applies = unset
         if applies:

@@ -35,7 +35,7 @@ from typing_extensions import assert_never
 from loom_jupyter.controls import visible
 from loom_jupyter.errors import LoomConfigError, LoomError
 from loom_jupyter.folders import instruction_candidates, project_config, project_root
-from loom_jupyter.settings import Settings, read_config_file, user_config_path
+from loom_jupyter.settings import TRUSTED_ONLY, Settings, read_config_file, user_config_path
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -96,13 +96,15 @@ class FolderRequest:
     """sha256 of the bytes of ``loom.yaml`` and every instruction file (with their names)."""
     problem: str = ""
     """Why ``loom.yaml`` could not be read as settings (its bytes still count)."""
+    archive: tuple[str, ...] = ()
+    """Where and how it asks the archive to be written (``archive_dir``, ``journal_mode``)."""
 
     @property
     def asks(self) -> bool:
         """Whether the folder asks for anything trust governs: servers, instruction files,
         approval or web settings (a loom.yaml of models and budgets needs no trust)."""
         keys = (self.approval, self.web_search, self.web_fetch)
-        wants = bool(self.servers or self.instructions or self.problem)
+        wants = bool(self.servers or self.instructions or self.problem or self.archive)
         return wants or any(value is not None for value in keys)
 
     def lines(self) -> list[str]:
@@ -116,6 +118,7 @@ class FolderRequest:
         for key in ("web_search", "web_fetch"):
             if getattr(self, key) is not None:
                 found.append(f"{key}: {'on' if getattr(self, key) else 'off'}")
+        found += list(self.archive)
         found += [f"instruction file: {self._shown(p)}" for p in self.instructions]
         if self.problem:
             found.append(f"loom.yaml cannot be used: {self.problem}")
@@ -191,6 +194,7 @@ def read_request(notebook_path: str | os.PathLike[str]) -> FolderRequest:
         web_fetch=values.get("web_fetch"),
         instructions=instructions,
         digest=_digest(root, folder, (config, *instructions)),
+        archive=tuple(f"{k}: {values[k]}" for k in TRUSTED_ONLY if values.get(k) is not None),
         problem=problem,
     )
 

@@ -386,3 +386,20 @@ def test_the_cli_trusts_and_revokes(repo: Path) -> None:
 def test_the_home_config_folder_is_the_tests_own() -> None:
     """The suite's guard: trust decisions never touch the developer's real config."""
     assert os.environ["XDG_CONFIG_HOME"] != str(Path.home() / ".config")
+
+
+@pytest.mark.attack(
+    attack="A cloned folder's loom.yaml sends the archive elsewhere (`archive_dir`) or forces "
+    "WAL onto a network mount (`journal_mode: wal`)",
+    stopped_by="`archive_dir` is the person's alone; a project's `journal_mode` applies only "
+    "when the folder is trusted",
+    ref="F1",
+)
+def test_where_the_archive_goes_is_the_persons_unless_trusted(repo: Path) -> None:
+    (repo / "loom.yaml").write_text("journal_mode: wal\narchive_dir: /tmp/not-yours\n")
+    untrusted = Settings.load(repo, env={})
+    assert (untrusted.journal_mode, untrusted.archive_dir) == ("auto", None)
+    report = folder_trust(repo / "analysis.ipynb").report()
+    assert "journal_mode: wal" in report
+    trusted = Settings.load(repo, env={}, trusted=True)
+    assert (trusted.journal_mode, trusted.archive_dir) == ("wal", None)
