@@ -243,9 +243,14 @@ def test_delegate_task_under_ask_shows_the_plan_card_and_progress_in_the_turn(
 ) -> None:
     kernel = start_kernel(approval="ask")
     assert kernel.run("%load_ext loom_jupyter").status == "ok"
-    turn = kernel.run("%cowork please delegate the profiling", answers=["y"])
+    # the plan first; then the north sub-agent's run_python asks too (approving a plan
+    # approves the plan, not every call in it)
+    turn = kernel.run("%cowork please delegate the profiling", answers=["y", "y"])
     assert turn.status == "ok", turn.text()
-    [question] = turn.prompts
+    question, call = turn.prompts
+    assert "The agent wants to run run_python" in turn.text()
+    assert "rows_north = 3" in turn.text()
+    assert call.startswith("Allow?")
     shown = turn.text() + question
     assert "Plan (2 subtasks):" in shown
     assert "- north: Count the rows of the north table" in shown
