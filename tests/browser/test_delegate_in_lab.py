@@ -7,7 +7,14 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from lab_harness import LabPage, write_notebook
 from playwright.sync_api import expect
-from sidebar_page import ANSWER_TIMEOUT_MS, env_cell, open_chat, sidebar, wait_state
+from sidebar_page import (
+    ANSWER_TIMEOUT_MS,
+    env_cell,
+    run_all,
+    sidebar,
+    wait_kernel_idle,
+    wait_state,
+)
 
 from loom_jupyter.testing import FakeAnthropic
 
@@ -56,12 +63,21 @@ def test_a_delegation_shows_in_the_sidebar_and_survives_a_reload(
 ) -> None:
     cells = [env_cell(fake.base_url), "%delegate Clean the survey and count the answers"]
     path = write_notebook(notebook_dir, "delegate.ipynb", cells)
-    panel = open_chat(lab, path.relative_to(lab.server.root_dir).as_posix())
+    lab.open(path.relative_to(lab.server.root_dir).as_posix())
+    wait_kernel_idle(lab)
+    panel = sidebar(lab)
+    wait_state(panel, "idle")
+    run_all(lab, wait=False)  # the %delegate cell waits for the approval below
 
     task = panel.locator('[data-loom="task"]')
     expect(task).to_contain_text(
         "Clean the survey and count the answers", timeout=ANSWER_TIMEOUT_MS
     )
+    # Sub-agents run under the session's mode (`ask`): the clean step's code asks here.
+    allow = panel.locator('[data-loom="approve"][data-decision="allow"]')
+    expect(allow).to_be_visible(timeout=ANSWER_TIMEOUT_MS)
+    expect(panel.locator('[data-loom="approval-input"]')).to_contain_text("cleaned = 1")
+    allow.click()
     passed = task.locator('[data-loom="subtask"][data-status="passed"]')
     expect(passed).to_have_count(2, timeout=ANSWER_TIMEOUT_MS)
 
