@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import threading
+import time
 from typing import TYPE_CHECKING
 
 import pytest
@@ -69,6 +70,7 @@ def test_bridge_marshals_to_the_main_thread(shell: InteractiveShell) -> None:
     seen: list[str] = []
 
     async def agent() -> tuple[object, ...]:
+        await _pumped(main)  # jobs go to the pump, not to a fallback thread
         ran = await bridge.run_code("import threading\nwhere = threading.current_thread().name")
         seen.append(threading.current_thread().name)
         names = [v.name for v in await bridge.list_variables()]
@@ -97,6 +99,7 @@ def test_the_bridge_records_what_ran_it_but_not_a_replay(shell: InteractiveShell
     bridge = LiveKernelBridge(shell, main, recorder=records.append)
 
     async def agent() -> None:
+        await _pumped(main)  # jobs go to the pump, not to a fallback thread
         await bridge.run_code("made = [1, 2]")
         await bridge.run_code("cell_made = 3", source="run_cell", cell_id="c-7")
         await bridge.run_code("made = [1, 2]", source="rebuild")  # a replay: not again
@@ -123,6 +126,7 @@ def test_a_keyboard_interrupt_in_user_code_reaches_the_pump(shell: InteractiveSh
         raise KeyboardInterrupt
 
     async def agent() -> str:
+        await _pumped(main)  # jobs go to the pump, not to a fallback thread
         try:
             await main.call(job)
         except ToolError as exc:
@@ -153,6 +157,7 @@ def test_code_queued_before_an_interrupt_never_starts_after_it() -> None:
         raise KeyboardInterrupt
 
     async def agent() -> list[str]:
+        await _pumped(main)  # jobs go to the pump, not to a fallback thread
         first = asyncio.ensure_future(main.call(interrupted))
         second = asyncio.ensure_future(main.call(lambda: ran.append("queued code")))
         await asyncio.sleep(0)  # both calls have queued their jobs
@@ -183,3 +188,14 @@ def test_code_queued_before_an_interrupt_never_starts_after_it() -> None:
     finally:
         loop_thread.stop()
     assert ran == ["display", "next turn's code"]
+
+
+async def _pumped(main: MainThreadQueue) -> None:
+    """Wait until the test's main thread pumps ``main``: a job queued before that would be
+    drained by a fallback thread (no kernel loop here), which is not what these tests see."""
+    await asyncio.to_thread(_until_pumping, main)
+
+
+def _until_pumping(main: MainThreadQueue) -> None:
+    while not main.pumping:
+        time.sleep(0.005)
