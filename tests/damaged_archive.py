@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import random
 import sqlite3
+import uuid
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
+from unittest.mock import patch
 
 from loom_jupyter.archive import Archive
 from loom_jupyter.messages import TextBlock, ToolResultBlock, ToolUseBlock, TurnDraft, Usage
@@ -57,8 +59,19 @@ class Ledger:
 async def build_ledger(
     path: Path, notebook: str, *, turns: int = 2000, sessions: int = 4
 ) -> Ledger:
-    """Fill a new archive at ``path`` with ``turns`` turns over ``sessions`` sessions."""
+    """Fill a new archive at ``path`` with ``turns`` turns over ``sessions`` sessions.
+
+    Ids are seeded too (the page layout follows them), so a damage seed hits the
+    same pages on every run.
+    """
     rng = random.Random(17)
+    ids_rng = random.Random(29)
+    seeded = lambda: uuid.UUID(int=ids_rng.getrandbits(128), version=4)  # noqa: E731
+    with patch("uuid.uuid4", seeded):
+        return await _fill(path, notebook, turns, sessions, rng)
+
+
+async def _fill(path: Path, notebook: str, turns: int, sessions: int, rng: random.Random) -> Ledger:
     async with Archive.open(path) as archive:
         ids = []
         for _ in range(sessions):
@@ -212,3 +225,57 @@ def integrity(path: Path) -> list[tuple[object, ...]]:
     """``PRAGMA integrity_check`` of the file."""
     with closing(sqlite3.connect(path)) as db:
         return db.execute("PRAGMA integrity_check").fetchall()
+
+
+def zero_pages(path: Path, count: int, *, seed: int) -> list[int]:
+    """Fold the WAL in, then zero ``count`` pages spread over the file (never page 1)."""
+    checkpoint(path)
+    pages = path.stat().st_size // page_size(path)
+    hit = sorted(random.Random(seed).sample(range(2, pages + 1), count))
+    for number in hit:
+        overwrite_page(path, number, b"")
+    return hit
+
+
+def copy_pages(path: Path, count: int, *, seed: int) -> list[int]:
+    """Fold the WAL in, then overwrite ``count`` pages with copies of other valid pages.
+
+    A structurally valid page in the wrong place: what a torn copy, a sync tool
+    or two hosts writing one WAL leave. Sources are taken before any write.
+    """
+    checkpoint(path)
+    size = page_size(path)
+    pages = path.stat().st_size // size
+    rng = random.Random(seed)
+    picked = rng.sample(range(2, pages + 1), 2 * count)
+    targets, sources = picked[:count], picked[count:]
+    copies = [_page(path, source, size) for source in sources]
+    for target, data in zip(targets, copies, strict=True):
+        overwrite_page(path, target, data)
+    return sorted(targets)
+
+
+def zero_header(path: Path) -> None:
+    """Fold the WAL in, then zero page 1's 100-byte header (every other byte intact)."""
+    checkpoint(path)
+    with path.open("r+b") as handle:
+        handle.write(bytes(100))
+
+
+DAMAGES = ("zero 12 pages", "copy 6 pages", "cut 5 %", "zero header")
+"""The four damages of issue 29, by name (:func:`damage`)."""
+
+
+def damage(path: Path, kind: str, seed: int) -> None:
+    """Damage ``path`` in one of the :data:`DAMAGES` ways (seeded)."""
+    if kind == "zero 12 pages":
+        zero_pages(path, 12, seed=seed)
+    elif kind == "copy 6 pages":
+        copy_pages(path, 6, seed=seed)
+    elif kind == "cut 5 %":
+        checkpoint(path)
+        truncate(path, 0.95)
+    elif kind == "zero header":
+        zero_header(path)
+    else:
+        raise ValueError(kind)

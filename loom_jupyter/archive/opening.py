@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from loom_jupyter.archive.checkpoint import BACKSTOP_PAGES
 from loom_jupyter.archive.failures import (
     busy_error,
+    corrupt_error,
     is_busy,
     is_shared_memory_error,
     map_sqlite_error,
@@ -136,6 +137,10 @@ def _check_header(path: Path) -> None:
         check_archive_file(path)  # a link put there since the first look: say so
         raise _os_error(path, error) from error
     if head and head != SQLITE_HEADER[: len(head)]:
+        from loom_jupyter.archive.salvage_pages import load_image
+
+        if load_image(path) is not None:  # the header is destroyed, the pages still read
+            raise corrupt_error(path, "its header is destroyed; its pages still read")
         raise not_a_database_error(path, "the file does not start with the SQLite header")
     if 0 < len(head) < len(SQLITE_HEADER):
         raise not_a_database_error(path, "the file is too short to be a database")

@@ -8,12 +8,20 @@
 Steps: the file is checked (``PRAGMA integrity_check``); an intact archive is
 left alone. From a damaged one every readable row of the ledger (sessions,
 turns, tasks, subtasks, model calls) is copied into a new archive built beside
-it with the normal schema (:mod:`.salvage_read`, :mod:`.salvage_write`); the
-copy must pass SQLite's checks and open like any archive. Only then is the
-damaged file renamed ``<name>.damaged-<UTC time>`` (with its ``-wal``/``-shm``)
-and the copy put in its place. A failure on the way leaves the damaged file
-as it was. A file that is not SQLite at all holds nothing to save: it is moved
-aside only when asked (``move_aside=True``).
+it with the normal schema, in two passes: the tree pass reads each table
+through its b-tree as SQLite does (:mod:`.salvage_read`), then the page pass
+reads every page of the file and takes the rows of each table leaf page
+(:mod:`.salvage_pages`), so a misplaced page costs only its own rows. Each
+row is kept once by its rowid: the tree pass's (the newest commit, as SQLite
+reads it), else the newest page's. When page 1's header is destroyed, it is
+rebuilt (page size from the pages, the rest from the archive's schema) in a
+copy the tree pass reads. Rows go in verbatim (:mod:`.salvage_write`), the
+full-text index is rebuilt from the saved turns, and the copy must pass
+SQLite's checks and open like any archive. Only then is the damaged file
+renamed ``<name>.damaged-<UTC time>`` (with its ``-wal``/``-shm``) and the copy
+put in its place. A failure on the way leaves the damaged file as it was. A
+file in which no page reads as a SQLite page holds nothing to save: it is
+moved aside only when asked (``move_aside=True``).
 
 Recovery refuses while another live process writes a session of the archive:
 it would go on writing into the file moved aside.
@@ -26,25 +34,35 @@ import os
 import socket
 import sqlite3
 from contextlib import closing, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
 from loom_jupyter.archive.clock import age_seconds, utc_now
-from loom_jupyter.archive.failures import not_a_database_error
+from loom_jupyter.archive.failures import is_damage, not_a_database_error
 from loom_jupyter.archive.liveness import LeaseOwner, holder_is_alive
 from loom_jupyter.archive.opening import prepare_file
+from loom_jupyter.archive.salvage_pages import (
+    PageImage,
+    TableShape,
+    load_image,
+    merge,
+    page_rows,
+    rebuilt_header,
+    schema_roots,
+    table_shape,
+)
 from loom_jupyter.archive.salvage_read import (
     LEDGER,
     Health,
     TableRead,
     check_health,
-    has_header,
     read_only,
     read_table,
 )
 from loom_jupyter.archive.salvage_write import Written, table_columns, verify, write_rows
+from loom_jupyter.archive.schema import MIGRATIONS
 from loom_jupyter.errors import ArchiveError, LeaseHeldError
 
 __all__ = [
@@ -67,6 +85,12 @@ class TableTally:
     table: str
     saved: int
     lost: int
+    from_pages: int = 0  # of ``saved``: rows only the page pass found (the rest: the tree pass)
+
+    @property
+    def from_trees(self) -> int:
+        """Rows the tree pass saved (read through the table's b-tree, as SQLite reads it)."""
+        return self.saved - self.from_pages
 
     @property
     def total(self) -> int:
@@ -84,6 +108,7 @@ class SalvageReport:
     tables: tuple[TableTally, ...] = ()
     recreated_sessions: tuple[str, ...] = ()  # lost session rows given a new one
     latest_session_id: str | None = None  # the session a coworker resumes
+    header_rebuilt: bool = False  # page 1's header was destroyed and rebuilt to read the file
 
     def tally(self, table: str) -> TableTally:
         """The counts of ``table`` (zeros when nothing was read)."""
@@ -104,7 +129,7 @@ async def recover_archive(
 ) -> SalvageReport:
     """Save what can be read of the archive at ``path`` into a new archive in its place.
 
-    Raises :class:`ArchiveCorruptError` for a file that is not SQLite unless
+    Raises :class:`ArchiveCorruptError` for a file with no SQLite page unless
     ``move_aside``, :class:`LeaseHeldError` while another live process writes it.
     """
     source, health = await asyncio.to_thread(_examine, path, busy_timeout)
@@ -124,7 +149,7 @@ def _examine(path: str | os.PathLike[str], busy_timeout: float) -> tuple[Path, H
 
 def _unreadable(source: Path, *, move_aside: bool) -> SalvageReport:
     if not move_aside:
-        detail = "its schema page is damaged" if has_header(source) else "no SQLite header"
+        detail = "no page of it reads as a SQLite page"
         raise not_a_database_error(source, detail)
     return SalvageReport("moved_aside", source, damaged_copy=_keep_aside(source))
 
@@ -145,34 +170,94 @@ async def _recover(source: Path, busy_timeout: float, stale_after: float) -> Sal
         tables=report.tables,
         recreated_sessions=report.recreated_sessions,
         latest_session_id=latest,
+        header_rebuilt=report.header_rebuilt,
     )
 
 
 def _salvage(source: Path, staged: Path, busy_timeout: float, stale_after: float) -> SalvageReport:
     """Read ``source``, write the new archive ``staged``; the tallies (sync, a worker thread)."""
     prepare_file(staged, busy_timeout)
-    with (
-        closing(sqlite3.connect(staged, isolation_level=None)) as new,
-        closing(read_only(source, busy_timeout)) as old,
-    ):
-        reads = {table: read_table(old, table, table_columns(new, table)) for table in LEDGER}
-        _refuse_live_writers(reads["cowork_sessions"], source, stale_after)
-        new.execute("PRAGMA foreign_keys = ON")
-        written = write_rows(new, reads, str(_notebook_of(source)))
-        verify(new, staged)
+    image = load_image(source)
+    if image is None:  # it changed since it was examined
+        raise not_a_database_error(source, "no page of it reads as a SQLite page")
+    patched = Path(f"{staged}.header")
+    try:
+        with closing(sqlite3.connect(staged, isolation_level=None)) as new:
+            wanted = {table: table_columns(new, table) for table in LEDGER}
+            trees, old_shapes, rebuilt = _tree_pass(source, patched, image, wanted, busy_timeout)
+            shapes = {t: old_shapes.get(t) or table_shape(new, t) for t in LEDGER}
+            found = page_rows(image, shapes, _roots(image, patched if rebuilt else source))
+            reads, from_pages = {}, {}
+            for table in LEDGER:
+                reads[table], from_pages[table] = merge(
+                    trees[table], found[table], shapes[table], wanted[table]
+                )
+            _refuse_live_writers(reads["cowork_sessions"], source, stale_after)
+            new.execute("PRAGMA foreign_keys = ON")
+            written = write_rows(new, reads, str(_notebook_of(source)))
+            verify(new, staged)
+    finally:
+        patched.unlink(missing_ok=True)
     return SalvageReport(
-        "recovered", source, tables=_tallies(reads, written), recreated_sessions=written.recreated
+        "recovered",
+        source,
+        tables=_tallies(reads, written, from_pages),
+        recreated_sessions=written.recreated,
+        header_rebuilt=rebuilt,
     )
 
 
-def _tallies(reads: dict[str, TableRead], written: Written) -> tuple[TableTally, ...]:
+def _tree_pass(
+    source: Path,
+    patched: Path,
+    image: PageImage,
+    wanted: dict[str, tuple[str, ...]],
+    busy_timeout: float,
+) -> tuple[dict[str, TableRead], dict[str, TableShape], bool]:
+    """The rows SQLite reads through each table's b-tree, the tables' shapes in the file,
+    and whether the header had to be rebuilt (then read from a patched copy, ``patched``).
+
+    Nothing is read this way when the schema page itself is lost.
+    """
+    rebuilt = False
+    if not image.header_ok:
+        patched.write_bytes(rebuilt_header(image, len(MIGRATIONS)) + image.image()[100:])
+        rebuilt = True
+    try:
+        with closing(read_only(patched if rebuilt else source, busy_timeout)) as old:
+            old.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            trees = {table: read_table(old, table, wanted[table]) for table in LEDGER}
+            shapes = {t: table_shape(old, t) for t in LEDGER if trees[t].columns}
+    except sqlite3.DatabaseError as error:
+        if not is_damage(error):
+            raise
+        empty = TableRead("", (), (), frozenset(), None)
+        return {t: replace(empty, table=t) for t in LEDGER}, {}, rebuilt
+    return trees, shapes, rebuilt
+
+
+def _roots(image: PageImage, readable: Path) -> dict[str, int]:
+    """Each ledger table's root page: as SQLite reads the schema, else as our reader does."""
+    roots = schema_roots(image)
+    try:
+        with closing(read_only(readable, 1.0)) as db:
+            listed = db.execute("SELECT name, rootpage FROM sqlite_master WHERE type = 'table'")
+            roots.update({str(name): int(root) for name, root in listed if isinstance(root, int)})
+    except (sqlite3.DatabaseError, ArchiveError):
+        pass
+    return {table: root for table, root in roots.items() if table in LEDGER}
+
+
+def _tallies(
+    reads: dict[str, TableRead], written: Written, from_pages: dict[str, frozenset[int]]
+) -> tuple[TableTally, ...]:
     tallies = []
     for table, read in reads.items():
         saved = written.saved[table]
         lost = read.lost(saved)
         if table == "conversation_turns" and read.indexed is None:  # no index to count them
             lost = max(lost, _turn_counts(reads["cowork_sessions"]) - len(saved))
-        tallies.append(TableTally(table, len(saved), lost))
+        tallies.append(TableTally(table, len(saved), lost, len(saved & from_pages[table])))
     return tuple(tallies)
 
 

@@ -33,7 +33,7 @@ LEDGER = ("cowork_sessions", "conversation_turns", "tasks", "subtasks", "model_c
 """The tables a recovery saves, parents first (the full-text index is rebuilt, not read)."""
 
 Health = Literal["missing", "intact", "damaged", "unreadable"]
-"""``unreadable``: not SQLite at all, or its schema page is gone (nothing can be saved)."""
+"""``unreadable``: not SQLite at all, no page of it reads as one (nothing can be saved)."""
 
 _CHUNK = 256  # rowids per range read
 _EMPTY_RUN = 16  # ranges in a row without a row read end a scan whose end is unknown
@@ -46,14 +46,14 @@ class TableRead:
     table: str
     columns: tuple[str, ...]
     rows: tuple[tuple[object, ...], ...]
-    unreadable: int  # rowids whose read SQLite reported damaged
+    unreadable: frozenset[int]  # rowids whose read SQLite reported damaged
     indexed: frozenset[int] | None  # every rowid, from an index that read whole
 
     def lost(self, saved: frozenset[int]) -> int:
         """Rows the damaged file held that are not among the ``saved`` rowids."""
         if self.indexed is not None:
             return len(self.indexed - saved)
-        return self.unreadable + sum(1 for row in self.rows if row[0] not in saved)
+        return len(self.unreadable - saved) + sum(1 for row in self.rows if row[0] not in saved)
 
 
 def read_only(path: Path, busy_timeout: float) -> sqlite3.Connection:
@@ -80,15 +80,22 @@ def check_health(path: Path, busy_timeout: float) -> Health:
     if not path.is_file():
         return "missing"
     if not has_header(path):
-        return "unreadable"
+        return _pages_read(path)
     with closing(read_only(path, busy_timeout)) as db:
         try:
             db.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except sqlite3.DatabaseError as error:
             if is_damage(error):
-                return "unreadable"
+                return _pages_read(path)
             raise map_sqlite_error(error, path, busy_timeout) from error
         return "intact" if _integrity_ok(db, path, busy_timeout) else "damaged"
+
+
+def _pages_read(path: Path) -> Health:
+    """``damaged`` when some page of a file SQLite cannot open still reads as a SQLite page."""
+    from loom_jupyter.archive.salvage_pages import load_image
+
+    return "unreadable" if load_image(path) is None else "damaged"
 
 
 def has_header(path: Path) -> bool:
@@ -111,11 +118,11 @@ def read_table(db: sqlite3.Connection, table: str, wanted: tuple[str, ...]) -> T
     """Every readable row of ``table``: the ``wanted`` columns the damaged file has."""
     columns = tuple(c for c in wanted if c in _columns(db, table))
     if not columns:  # an archive from before this table existed
-        return TableRead(table, (), (), 0, frozenset())
+        return TableRead(table, (), (), frozenset(), frozenset())
     indexed = _indexed_rowids(db, table)
     reader = _RangeReader(db, f'SELECT rowid, {", ".join(columns)} FROM "{table}"')
     reader.scan(_last_rowid(db, table, indexed))
-    return TableRead(table, columns, tuple(reader.rows), reader.unreadable, indexed)
+    return TableRead(table, columns, tuple(reader.rows), frozenset(reader.unreadable), indexed)
 
 
 def _columns(db: sqlite3.Connection, table: str) -> set[str]:
@@ -163,9 +170,9 @@ class _RangeReader:
         self._unreadable: list[int] = []
 
     @property
-    def unreadable(self) -> int:
+    def unreadable(self) -> list[int]:
         """Rowids whose read reported damage."""
-        return len(self._unreadable)
+        return self._unreadable
 
     def scan(self, last: int | None) -> None:
         """Read rowids 1..``last``.

@@ -6,8 +6,8 @@ is recreated ("(recovered) " + its first prompt as the title, usage summed
 from its ledger rows, created when its first row was and last active when its
 last turn was; ``closed`` when it was a sub-agent's), so its turns stay
 listed, searchable and resumable. A subtask whose task row was lost is not
-kept: nothing could show it. The full-text index is filled by the archive's
-own triggers as the turns go in.
+kept: nothing could show it. The full-text index is rebuilt from the saved
+turns once they are in.
 """
 
 from __future__ import annotations
@@ -103,6 +103,7 @@ def _write(db: sqlite3.Connection, reads: Mapping[str, TableRead], notebook: str
     for table in ("conversation_turns", "model_calls"):
         saved[table] = _insert(db, reads[table], reads[table].rows)
     db.executemany(_FINISH_HOME, [(utc_now(), home) for home in homes])
+    db.execute("INSERT INTO turns_fts (turns_fts) VALUES ('rebuild')")  # from the saved turns
     return Written(saved, homes)
 
 

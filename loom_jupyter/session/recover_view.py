@@ -49,6 +49,10 @@ def _recovered(report: SalvageReport) -> list[str]:
         "",
         f"The damaged file is kept as {report.damaged_copy}.",
     ]
+    if report.header_rebuilt:
+        lines.insert(
+            1, "Its 100-byte header was destroyed; it was rebuilt from the archive's schema."
+        )
     if report.recreated_sessions:
         count = len(report.recreated_sessions)
         lines.append(
@@ -62,9 +66,16 @@ def _recovered(report: SalvageReport) -> list[str]:
 
 
 def _table(tallies: tuple[TableTally, ...]) -> list[str]:
+    """Saved and lost per table, and which pass saved them: the b-tree reads, then the pages."""
     width = max(len(label) for label in _LABELS.values())
-    head = f"{'':<{width}}  {'saved':>7}  {'lost':>6}"
+    head = f"{'':<{width}}  {'saved':>7}  {'lost':>6}  {'by tree':>7}  {'by pages':>8}"
     body = [
-        f"{_LABELS.get(t.table, t.table):<{width}}  {t.saved:>7,}  {t.lost:>6,}" for t in tallies
+        f"{_LABELS.get(t.table, t.table):<{width}}  {t.saved:>7,}  {t.lost:>6,}"
+        f"  {t.from_trees:>7,}  {t.from_pages:>8,}"
+        for t in tallies
     ]
-    return [head, *body]
+    note = (
+        "“by tree”: read through the table's b-tree as SQLite reads it; “by pages”: found only "
+        "by reading every page of the file."
+    )
+    return [head, *body, note]
