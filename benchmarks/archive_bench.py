@@ -21,10 +21,17 @@ filesystems), on the local disk and on real FUSE mounts (bindfs, as root with ``
 (``direct_io``: the stand-in for NFS with working locks, where WAL cannot run at all).
 ``--journals`` runs only that table.
 
+Recovery (issue 29): a 2,000-turn archive (400 turns in ``--quick``) damaged in four ways,
+several seeds each (12 pages zeroed, spread over the file; 6 pages overwritten with copies of
+other valid pages; the last 5 % cut off; the 100-byte header zeroed): turns saved (min and
+median), how many only the page pass found, and the time of ``recover_archive``.
+``--recovery`` runs only that; ``--json`` writes its figures (``docs/recovery.json``).
+
 Goals: append p99 <= 2 ms; search median <= 5 ms at 100k turns; a 1 MB query (pasted
 text ending in one unbroken megabyte-long word) <= 200 ms with the same hits as its first
 64 words; window and resume <= 100 ms at 100k turns and flat in archive size; append p50
-<= 3 ms on a FUSE mount with the rollback journal. The benchmark prints; it never asserts.
+<= 3 ms on a FUSE mount with the rollback journal; recovery keeps >= 95 % of the turns
+(>= 94 % when 5 % is cut off). The benchmark prints; it never asserts.
 """
 
 from __future__ import annotations
@@ -53,7 +60,15 @@ from loom_jupyter.archive import Archive
 from loom_jupyter.archive.salvage import recover_archive
 from loom_jupyter.messages import TurnDraft, TurnRole
 from loom_jupyter.query import clip_query
-from tests.damaged_archive import build_ledger, checkpoint, integrity, overwrite_pages
+from tests.damaged_archive import (
+    DAMAGES,
+    Ledger,
+    build_ledger,
+    checkpoint,
+    damage,
+    integrity,
+    page_size,
+)
 from tests.fuse_mounts import LOCKS_NO_CACHE, LOCKS_SHARED, BindMounts, missing_fuse
 
 if TYPE_CHECKING:
@@ -63,7 +78,7 @@ NOTEBOOK = "/data/projects/sales/analysis.ipynb"
 WINDOW_BUDGET = 60_000  # tokens
 OTHER_SESSION_TURNS = 500
 RECOVERY_TURNS = 2_000
-RECOVERY_PAGES = 5  # overwritten per trial
+RECOVERY_TURNS_QUICK = 400  # --quick: about 440 pages, so 12 zeroed are still ~3 %
 
 _DOCSTRING = re.compile(r'"""(.+?)"""', re.DOTALL)
 _CODE = (
@@ -459,96 +474,118 @@ async def bench_appended(folder: Path, turns: int, queries: int, maker: TextMake
 class RecoveryTrial:
     """One damaged copy recovered."""
 
+    damage: str
     seed: int
-    pages: list[int]
     turns_saved: int
     turns_total: int
+    turns_from_pages: int  # of those saved, found only by the page pass
     rows_lost: dict[str, int]
     seconds: float
     integrity: str
     resumed: bool
+    searchable: bool
 
     @property
     def saved_pct(self) -> float:
         return 100 * self.turns_saved / self.turns_total
 
 
-async def recovery_trial(pristine: Path, folder: Path, seed: int, latest: str) -> RecoveryTrial:
-    """Copy ``pristine``, overwrite pages mid-file, recover; check the result opens and resumes."""
-    path = folder / f"trial{seed}" / ".loom" / "analysis.ipynb.sqlite"
+async def recovery_trial(
+    pristine: Path, folder: Path, kind: str, seed: int, ledger: Ledger
+) -> RecoveryTrial:
+    """Copy ``pristine``, damage it, recover; check the result opens, resumes and searches."""
+    path = folder / f"trial-{kind.replace(' ', '-')}-{seed}" / ".loom" / "analysis.ipynb.sqlite"
     path.parent.mkdir(parents=True)
     shutil.copyfile(pristine, path)
-    pages = overwrite_pages(path, RECOVERY_PAGES, seed=seed)
+    damage(path, kind, seed)
     start = time.perf_counter()
     report = await recover_archive(path)
     seconds = time.perf_counter() - start
     async with Archive.open(path) as archive:
         resumed = await archive.latest_active_session()
+        hits = await archive.search(ledger.sessions[-1], "revenue forecast", limit=1)
     turns = report.tally("conversation_turns")
     return RecoveryTrial(
+        damage=kind,
         seed=seed,
-        pages=[page + 1 for page in pages],
         turns_saved=turns.saved,
-        turns_total=turns.total,
+        turns_total=ledger.turns + 1,  # the sub-agent's turn too
+        turns_from_pages=turns.from_pages,
         rows_lost={t.table: t.lost for t in report.tables},
         seconds=seconds,
         integrity=str(integrity(path)[0][0]),
-        resumed=resumed is not None and resumed.id == latest,
+        resumed=resumed is not None and resumed.id == ledger.sessions[-1],
+        searchable=bool(hits),
     )
 
 
-async def bench_recovery(folder: Path, trials: int) -> list[RecoveryTrial]:
-    """Recover ``trials`` copies of one archive, each damaged at other pages."""
+async def bench_recovery(folder: Path, turns: int, seeds: int) -> list[RecoveryTrial]:
+    """Recover copies of one archive, each damaged in each of the four ways, ``seeds`` times."""
     pristine = folder / "ledger.sqlite"
-    ledger = await build_ledger(pristine, NOTEBOOK, turns=RECOVERY_TURNS)
+    ledger = await build_ledger(pristine, NOTEBOOK, turns=turns)
     checkpoint(pristine)
     return [
-        await recovery_trial(pristine, folder, seed, ledger.sessions[-1]) for seed in range(trials)
+        await recovery_trial(pristine, folder, kind, seed, ledger)
+        for kind in DAMAGES
+        for seed in range(seeds)
     ]
 
 
-def recovery_rows(trials: list[RecoveryTrial]) -> list[list[str]]:
-    """The summary: measure, result."""
-    saved = [t.saved_pct for t in trials]
-    ms = _ms([t.seconds for t in trials])
-    worst = {table: max(t.rows_lost[table] for t in trials) for table in trials[0].rows_lost}
-    names = {
-        "cowork_sessions": "sessions",
-        "conversation_turns": "turns",
-        "model_calls": "model calls",
-    }
-    lost = ", ".join(f"{names.get(table, table)} {n}" for table, n in worst.items())
+def recovery_rows(trials: list[RecoveryTrial], pages: int) -> list[list[str]]:
+    """The summary: measure, result (one line per damage)."""
+    turns = trials[0].turns_total - 1
+    rows = [
+        ["archive", f"{turns:,} turns in 4 sessions ({pages:,} pages), tool calls, model calls"],
+        ["trials", f"{len(trials) // len(DAMAGES)} seeds per damage"],
+    ]
+    for kind in DAMAGES:
+        mine = [t for t in trials if t.damage == kind]
+        saved = [t.saved_pct for t in mine]
+        ms = _ms([t.seconds for t in mine])
+        pages_found = max(t.turns_from_pages for t in mine)
+        rows.append(
+            [
+                _DAMAGE_LABELS[kind],
+                f"turns saved min {min(saved):.1f} %, median {statistics.median(saved):.1f} %; "
+                f"time median {statistics.median(ms):.0f} ms, max {max(ms):.0f} ms; "
+                f"by the page pass alone up to {pages_found:,} turns",
+            ]
+        )
     ok = sum(t.integrity == "ok" for t in trials)
-    resumed = sum(t.resumed for t in trials)
-    return [
-        ["archive", f"{RECOVERY_TURNS:,} turns in 4 sessions, tool calls, model calls, a task"],
-        ["damage", f"{RECOVERY_PAGES} pages from the middle third overwritten with random bytes"],
-        ["trials", str(len(trials))],
-        ["turns saved", f"min {min(saved):.1f} %, median {statistics.median(saved):.1f} %"],
-        ["rows lost, most in one trial", lost],
-        ["recovery time", f"median {statistics.median(ms):.0f} ms, max {max(ms):.0f} ms"],
+    resumed = sum(t.resumed and t.searchable for t in trials)
+    rows += [
         ["new archive passes integrity_check", f"{ok}/{len(trials)}"],
-        ["opens and resumes the latest session", f"{resumed}/{len(trials)}"],
+        ["opens, resumes the latest session and searches", f"{resumed}/{len(trials)}"],
     ]
+    return rows
+
+
+_DAMAGE_LABELS = {
+    "zero 12 pages": "12 pages zeroed, spread over the file",
+    "copy 6 pages": "6 pages overwritten with copies of other pages",
+    "cut 5 %": "the last 5 % of the file cut off",
+    "zero header": "the 100-byte header zeroed",
+}
 
 
 def recovery_row(trials: list[RecoveryTrial]) -> Row:
     """The recovery line of the main table (times in ms)."""
     ms = _ms([t.seconds for t in trials])
     saved = min(t.saved_pct for t in trials)
+    turns = trials[0].turns_total - 1
     return Row(
-        f"recover ({RECOVERY_PAGES} pages overwritten)",
-        f"{RECOVERY_TURNS // 1000}k turns",
+        "recover (4 damages)",
+        f"{turns / 1000:g}k turns",
         statistics.median(ms),
         "max",
         max(ms),
-        f">= 90 % turns saved (min {saved:.1f} %)",
+        f">= 94 % turns saved (min {saved:.1f} %)",
     )
 
 
-def write_recovery(target: Path, trials: list[RecoveryTrial]) -> None:
+def write_recovery(target: Path, trials: list[RecoveryTrial], pages: int) -> None:
     """The committed summary: ``{"rows": [[measure, result], ...], "trials": [...]}``."""
-    rows = recovery_rows(trials)
+    rows = recovery_rows(trials, pages)
     body = {"rows": rows, "trials": [asdict(t) for t in trials]}
     target.write_text(json.dumps(body, indent=1) + "\n", encoding="utf-8")
 
@@ -571,10 +608,13 @@ async def main(
                 journals.print()
                 return
             rows = await _speed_rows(folder, sizes, appends, queries, maker)
-        trials = await bench_recovery(folder, 3 if quick else 10)
+        turns, seeds = (RECOVERY_TURNS_QUICK, 2) if quick else (RECOVERY_TURNS, 5)
+        trials = await bench_recovery(folder, turns, seeds)
+        pristine = folder / "ledger.sqlite"
+        pages = pristine.stat().st_size // page_size(pristine)
     rows.append(recovery_row(trials))
     if json_path is not None:
-        write_recovery(json_path, trials)
+        write_recovery(json_path, trials, pages)
     print(
         f"corpus: {len(maker.corpus)} stdlib docstring paragraphs; window budget "
         f"{WINDOW_BUDGET:,} tokens; other sessions {OTHER_SESSION_TURNS} turns each"
@@ -589,7 +629,7 @@ async def main(
     for row in rows:
         print(row.line())
     print("\nrecovery:")
-    for measure, result in recovery_rows(trials):
+    for measure, result in recovery_rows(trials, pages):
         print(f"  {measure:<48} {result}")
     if journals is not None:
         journals.print()
