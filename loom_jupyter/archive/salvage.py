@@ -37,7 +37,7 @@ from contextlib import closing, suppress
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from loom_jupyter.archive.clock import age_seconds, utc_now
 from loom_jupyter.archive.failures import is_damage, not_a_database_error
@@ -45,13 +45,14 @@ from loom_jupyter.archive.liveness import LeaseOwner, holder_is_alive
 from loom_jupyter.archive.opening import prepare_file
 from loom_jupyter.archive.salvage_pages import (
     PageImage,
+    PageRow,
     TableShape,
     load_image,
-    merge,
     page_rows,
     rebuilt_header,
     schema_roots,
     table_shape,
+    typed,
 )
 from loom_jupyter.archive.salvage_read import (
     LEDGER,
@@ -64,6 +65,9 @@ from loom_jupyter.archive.salvage_read import (
 from loom_jupyter.archive.salvage_write import Written, table_columns, verify, write_rows
 from loom_jupyter.archive.schema import MIGRATIONS
 from loom_jupyter.errors import ArchiveError, LeaseHeldError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 __all__ = [
     "Health",
@@ -189,7 +193,7 @@ def _salvage(source: Path, staged: Path, busy_timeout: float, stale_after: float
             found = page_rows(image, shapes, _roots(image, patched if rebuilt else source))
             reads, from_pages = {}, {}
             for table in LEDGER:
-                reads[table], from_pages[table] = merge(
+                reads[table], from_pages[table] = _merge(
                     trees[table], found[table], shapes[table], wanted[table]
                 )
             _refuse_live_writers(reads["cowork_sessions"], source, stale_after)
@@ -234,6 +238,48 @@ def _tree_pass(
         empty = TableRead("", (), (), frozenset(), None)
         return {t: replace(empty, table=t) for t in LEDGER}, {}, rebuilt
     return trees, shapes, rebuilt
+
+
+def _merge(
+    read: TableRead, found: Mapping[int, PageRow], shape: TableShape, columns: tuple[str, ...]
+) -> tuple[TableRead, frozenset[int]]:
+    """The tree pass's rows and the page pass's, once per rowid; the rowids only pages gave.
+
+    The tree pass read the file as SQLite does (its newest commit): its row wins,
+    unless its values do not fit the table (a misplaced page read through a
+    damaged tree), when the page pass's row takes its place. ``columns``: the
+    columns to fill when the tree pass read none (the schema itself was lost).
+    """
+    wanted = read.columns or tuple(c for c in columns if shape.column(c) is not None)
+    rows: dict[int, tuple[object, ...]] = {}
+    for row in read.rows:
+        named = [shape.column(name) for name in read.columns]
+        pairs = zip(named, row[1:], strict=True)
+        if all(c is None or c.rowid_alias or typed(c, v) for c, v in pairs):
+            rows[int(str(row[0]))] = row
+    from_pages = set()
+    at = {c.name: i for i, c in enumerate(shape.columns)}
+    for rowid, page in found.items():
+        if rowid in rows:
+            continue
+        values: list[object] = []
+        for name in wanted:
+            column = shape.columns[at[name]]
+            index = at[name]
+            if column.rowid_alias:
+                values.append(rowid)
+            else:
+                values.append(page.values[index] if index < len(page.values) else column.default)
+        rows[rowid] = (rowid, *values)
+        from_pages.add(rowid)
+    merged = TableRead(
+        read.table,
+        wanted,
+        tuple(rows[rowid] for rowid in sorted(rows)),
+        read.unreadable,
+        read.indexed,
+    )
+    return merged, frozenset(from_pages)
 
 
 def _roots(image: PageImage, readable: Path) -> dict[str, int]:

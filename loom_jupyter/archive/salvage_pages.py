@@ -26,9 +26,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from loom_jupyter.archive.opening import SQLITE_HEADER
-from loom_jupyter.archive.salvage_read import TableRead
-
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Iterator, Mapping
@@ -40,13 +37,14 @@ __all__ = [
     "TableShape",
     "leaf_rows",
     "load_image",
-    "merge",
     "page_rows",
     "rebuilt_header",
     "schema_roots",
     "table_shape",
+    "typed",
 ]
 
+SQLITE_HEADER = b"SQLite format 3\x00"
 LEGAL_SIZES = tuple(1 << n for n in range(9, 17))
 _TABLE_LEAF, _TABLE_INTERIOR = 0x0D, 0x05
 _BTREE_TYPES = (0x02, 0x05, 0x0A, 0x0D)
@@ -90,13 +88,14 @@ class TableShape:
         if not values or len(values) > len(self.columns):
             return False
         for column, value in zip(self.columns, values, strict=False):
-            if not _typed(column, value):
+            if not typed(column, value):
                 return False
         rest = self.columns[len(values) :]
         return all(c.has_default or not c.not_null for c in rest)
 
 
-def _typed(column: Column, value: object) -> bool:
+def typed(column: Column, value: object) -> bool:
+    """Whether ``value`` can be stored in ``column`` (its declared type, NOT NULL)."""
     if value is None:
         return column.rowid_alias or not column.not_null
     if column.rowid_alias:
@@ -508,45 +507,3 @@ def table_shape(db: sqlite3.Connection, table: str) -> TableShape:
         )
         columns[-1] = replace(columns[-1], default=value)
     return TableShape(table, tuple(columns))
-
-
-def merge(
-    read: TableRead, found: Mapping[int, PageRow], shape: TableShape, columns: tuple[str, ...]
-) -> tuple[TableRead, frozenset[int]]:
-    """The tree pass's rows and the page pass's, once per rowid; the rowids only pages gave.
-
-    The tree pass read the file as SQLite does (its newest commit): its row wins,
-    unless its values do not fit the table (a misplaced page read through a
-    damaged tree), when the page pass's row takes its place. ``columns``: the
-    columns to fill when the tree pass read none (the schema itself was lost).
-    """
-    wanted = read.columns or tuple(c for c in columns if shape.column(c) is not None)
-    rows: dict[int, tuple[object, ...]] = {}
-    for row in read.rows:
-        named = [shape.column(name) for name in read.columns]
-        pairs = zip(named, row[1:], strict=True)
-        if all(c is None or c.rowid_alias or _typed(c, v) for c, v in pairs):
-            rows[int(str(row[0]))] = row
-    from_pages = set()
-    at = {c.name: i for i, c in enumerate(shape.columns)}
-    for rowid, page in found.items():
-        if rowid in rows:
-            continue
-        values: list[object] = []
-        for name in wanted:
-            column = shape.columns[at[name]]
-            index = at[name]
-            if column.rowid_alias:
-                values.append(rowid)
-            else:
-                values.append(page.values[index] if index < len(page.values) else column.default)
-        rows[rowid] = (rowid, *values)
-        from_pages.add(rowid)
-    merged = TableRead(
-        read.table,
-        wanted,
-        tuple(rows[rowid] for rowid in sorted(rows)),
-        read.unreadable,
-        read.indexed,
-    )
-    return merged, frozenset(from_pages)

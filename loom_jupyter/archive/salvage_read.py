@@ -18,6 +18,7 @@ from typing import Literal
 
 from loom_jupyter.archive.failures import is_damage, map_sqlite_error
 from loom_jupyter.archive.opening import SQLITE_HEADER
+from loom_jupyter.archive.salvage_pages import load_image
 
 __all__ = [
     "LEDGER",
@@ -93,8 +94,6 @@ def check_health(path: Path, busy_timeout: float) -> Health:
 
 def _pages_read(path: Path) -> Health:
     """``damaged`` when some page of a file SQLite cannot open still reads as a SQLite page."""
-    from loom_jupyter.archive.salvage_pages import load_image
-
     return "unreadable" if load_image(path) is None else "damaged"
 
 
