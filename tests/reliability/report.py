@@ -272,11 +272,15 @@ def _recovery() -> str:
         "",
         "`%cowork recover` and `loom-jupyter recover NOTEBOOK` (`loom_jupyter/archive/salvage.py`)",
         "copy every session, turn, task, subtask and model call that still reads into a new",
-        "archive with the normal schema (rowid ranges, halved around damaged pages down to single",
-        "rows; the -wal read too), check it (`integrity_check`, `foreign_key_check`, the",
-        "full-text index, then the app's own opening), and only then keep the damaged file as",
-        "`<name>.damaged-<UTC time>` and put the new one in its place. Checked with real files",
-        "(`tests/archive/test_salvage.py`, `tests/cli/test_cli_recover.py`,",
+        "archive with the normal schema — first through each table's b-tree (rowid ranges,",
+        "halved around damaged pages down to single rows; the -wal read too), then page by page",
+        "(every table leaf page's cells decoded and checked against the table's columns, so a",
+        "misplaced page costs only its own rows; a destroyed header rebuilt from the pages) —",
+        "rebuild the full-text index from the saved turns, check it (`integrity_check`,",
+        "`foreign_key_check`, the full-text index, then the app's own opening), and only then",
+        "keep the damaged file as `<name>.damaged-<UTC time>` and put the new one in its place.",
+        "Checked with real files (`tests/archive/test_salvage.py`,",
+        "`tests/archive/test_salvage_pages.py`, `tests/cli/test_cli_recover.py`,",
         "`tests/jupyter/test_cowork_recover.py`):",
         "",
         *[f"- {line}" for line in _RECOVERY_CASES],
@@ -301,7 +305,14 @@ _RECOVERY_CASES = (
     "a task's page lost: its subtasks are dropped and counted lost; nothing else is",
     "a file cut off at two thirds; turns only in the -wal of a killed kernel",
     "an intact archive: “not damaged”, not a byte changed; the running coworker kept",
-    "a file that is not SQLite: explained and left untouched; moved aside only with `--move-aside`",
+    "the four damages of issue 29 on a 600-turn archive, three seeds each (12 pages zeroed; 6 "
+    "pages overwritten with copies of other pages; the last 5 % cut; the header zeroed): at "
+    "least 95 % of the turns saved (94 % for the cut), `integrity_check` ok, search finds a "
+    "saved turn, the damaged file kept beside it",
+    "page 1 overwritten (header and schema): every row mapped to its table by its shape, none "
+    "lost; a zeroed header with turns only in the -wal: none lost",
+    "a file in which no page reads as SQLite (random bytes, a zip): explained and left "
+    "untouched; moved aside only with `--move-aside`",
     "another live kernel holds a session's lease: refused, nothing changed",
     "`%load_ext` on a damaged archive names `%cowork recover`; after it the coworker resumes",
 )
