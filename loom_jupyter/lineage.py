@@ -137,12 +137,14 @@ class ExecutionRecord:
     cell_id: str | None = None
     kernel_run: str = ""
     created_at: str = ""
+    late: bool = False  # run before Loom loaded, recorded at load: no timing, no namespace diff
 
     @property
     def label(self) -> str:
         """``cell [7]``, ``run_python (turn 3)``: where it ran, for tables."""
         if self.source == "cell":
-            return f"cell [{self.execution_count}]" if self.execution_count else "cell"
+            cell = f"cell [{self.execution_count}]" if self.execution_count else "cell"
+            return f"{cell} (before Loom loaded)" if self.late else cell
         return f"{self.source} (turn {self.turn})" if self.turn is not None else self.source
 
     @property
@@ -549,6 +551,7 @@ def execution_record(
     execution_count: int | None = None,
     turn: int | None = None,
     cell_id: str | None = None,
+    late: bool = False,
 ) -> ExecutionRecord:
     """The record of one execution: :func:`analyze` of ``code`` plus what the kernel saw.
 
@@ -581,6 +584,7 @@ def execution_record(
         execution_count=execution_count,
         turn=turn,
         cell_id=cell_id,
+        late=late,
     )
 
 

@@ -30,8 +30,8 @@ class ExecutionsMixin:
             await tx.execute(
                 "INSERT INTO executions (kernel_run, session_id, source, code, reads, sets,"
                 " mutates, effects, fingerprints, parsed, duration_s, error, turn_number,"
-                " execution_count, cell_id, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " execution_count, cell_id, created_at, late)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     record.kernel_run,
                     record.session_id,
@@ -49,6 +49,7 @@ class ExecutionsMixin:
                     record.execution_count,
                     record.cell_id,
                     self._clock.now(),
+                    int(record.late),
                 ],
             )
             row = await tx.fetchone("SELECT last_insert_rowid() AS id")
@@ -85,6 +86,7 @@ def _record(row: sqlite3.Row) -> ExecutionRecord:
         cell_id=row["cell_id"],
         kernel_run=row["kernel_run"],
         created_at=row["created_at"],
+        late=bool(row["late"]),
     )
 
 

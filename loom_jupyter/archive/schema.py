@@ -295,6 +295,11 @@ def create_executions(db: sqlite3.Connection) -> None:
     )
 
 
+def mark_late_executions(db: sqlite3.Connection) -> None:
+    """``executions.late``: a cell run before Loom loaded, recorded at load (issue 30)."""
+    db.execute("ALTER TABLE executions ADD COLUMN late INTEGER NOT NULL DEFAULT 0")
+
+
 MIGRATIONS: list[Migration] = [
     Migration("create_sessions_and_turns", create_sessions_and_turns),
     Migration("create_turns_fts", create_turns_fts),
@@ -304,6 +309,7 @@ MIGRATIONS: list[Migration] = [
     Migration("add_delegation_details", add_delegation_details),
     Migration("create_cell_changes", create_cell_changes),
     Migration("create_executions", create_executions),
+    Migration("mark_late_executions", mark_late_executions),
 ]
 """Every schema step, oldest first; a file's ``user_version`` counts those applied."""
 

@@ -17,8 +17,9 @@ an ``is_error`` result and the loop goes on.
 
 from __future__ import annotations
 
+import inspect
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
@@ -132,7 +133,8 @@ StepEvent: TypeAlias = (
 """The events of a turn's steps; the session archives or passes each on."""
 AgentEvent: TypeAlias = StepEvent | LoopEnded | LoopFailed
 """Everything the loop yields: its steps, then exactly one end."""
-RequestSource: TypeAlias = Callable[[], "ModelRequest"]
+RequestSource: TypeAlias = Callable[[], "ModelRequest | Awaitable[ModelRequest]"]
+"""Builds each request (awaited when it reads something first: the kernel's facts)."""
 
 
 @dataclass(kw_only=True)
@@ -150,7 +152,8 @@ class AgentLoop:
         """Yield the turn's events; ``request_for`` builds each request from the current window."""
         for _ in range(self.settings.max_iterations):
             try:
-                request = request_for()
+                built = request_for()
+                request = await built if inspect.isawaitable(built) else built
             except LoomError as error:
                 yield LoopFailed(error)
                 return

@@ -138,6 +138,9 @@ class SessionState:
     open_tasks: tuple[OpenTask, ...] = ()
     kernel_losses: tuple[KernelLoss, ...] = ()
     kernel_session: str = ""  # the kernel process the variables were made in (not shown)
+    # Of the variables lost with the last kernel, those the live namespace has again (as
+    # checked at load and at each request): re-created outside the conversation's record.
+    recreated: tuple[str, ...] = ()
 
     def with_user_message(self, turn: int, text: str) -> SessionState:
         """Fold in a user message: focus and explicit decisions."""
@@ -187,7 +190,7 @@ class SessionState:
     ) -> SessionState:
         """Note that the kernel's variables are gone (those made up to ``turn``)."""
         losses = (*self.kernel_losses, KernelLoss(turn, cause, at))[-MAX_LOSSES:]
-        return replace(self, kernel_losses=losses)
+        return replace(self, kernel_losses=losses, recreated=())
 
     def with_variables(self, turn: int, effects: Iterable[VariableEffect]) -> SessionState:
         """Variables made outside a tool call (the person's cells), as of ``turn``."""
@@ -199,20 +202,43 @@ class SessionState:
         was already noted there)."""
         if not kernel or kernel == self.kernel_session:
             return self
-        moved = replace(self, kernel_session=kernel)
+        moved = replace(self, kernel_session=kernel, recreated=())
         noted = bool(self.kernel_losses) and self.kernel_losses[-1].turn >= last_turn
         if not self.kernel_session or noted or last_turn == 0:
             return moved
         return moved.with_kernel_lost(last_turn, "restart", at)
 
+    def lost_names(self) -> list[str]:
+        """The variables made before the last loss of the kernel: gone unless the namespace
+        has them again (what :meth:`with_present` is told)."""
+        if not self.kernel_losses:
+            return []
+        cut = self.kernel_losses[-1].turn
+        return [v.name for v in self.variables if v.turn <= cut]
+
+    def with_present(self, present: Iterable[str]) -> SessionState:
+        """The namespace as read now: which lost variables exist again (re-created outside
+        the conversation's record, e.g. by cells run before Loom loaded)."""
+        there = set(present)
+        recreated = tuple(name for name in self.lost_names() if name in there)
+        return self if recreated == self.recreated else replace(self, recreated=recreated)
+
     def live_and_gone(self) -> tuple[list[VariableChange], list[VariableChange]]:
-        """Variables still in the kernel and those lost with it (made before the last loss)."""
+        """Variables still in the kernel and those lost with it (made before the last loss
+        and absent from the namespace when last checked: :meth:`with_present`)."""
         if not self.kernel_losses:
             return list(self.variables), []
         cut = self.kernel_losses[-1].turn
         return [v for v in self.variables if v.turn > cut], [
-            v for v in self.variables if v.turn <= cut
+            v for v in self.variables if v.turn <= cut and v.name not in self.recreated
         ]
+
+    def recreated_variables(self) -> list[VariableChange]:
+        """Lost variables the namespace has again, made by code the conversation did not see."""
+        if not self.kernel_losses:
+            return []
+        cut = self.kernel_losses[-1].turn
+        return [v for v in self.variables if v.turn <= cut and v.name in self.recreated]
 
     def with_tasks(self, tasks: Sequence[OpenTask]) -> SessionState:
         """Replace the open delegated tasks."""
@@ -254,6 +280,7 @@ class SessionState:
         prunable = (
             "files_touched",
             "variables_gone",
+            "variables_recreated",
             "variables",
             "errors_resolved",
             "open_tasks",
@@ -306,25 +333,43 @@ def _sections(state: SessionState) -> dict[str, Any]:
         "cost_usd": round(state.cost_usd, 4),
     }
     live, gone = state.live_and_gone()
+    recreated = state.recreated_variables()
+    loss = state.kernel_losses[-1] if state.kernel_losses else None
     return {
         "session": session,
         "current_focus": state.focus,
-        "kernel": _kernel_line(state.kernel_losses[-1]) if state.kernel_losses else "",
+        "kernel": _kernel_line(loss, gone=bool(gone), recreated=bool(recreated)) if loss else "",
         "key_decisions": [f"turn {d.turn}: {d.text}" for d in state.decisions],
         "files_touched": [f"{f.path} ({f.action}, turn {f.turn})" for f in state.files],
         "variables": [_variable_line(v) for v in live],
         "variables_gone": [_variable_line(v) for v in gone],
+        "variables_recreated": [_variable_line(v) + RECREATED for v in recreated],
         "errors_resolved": [_resolved_line(e) for e in state.errors_resolved],
         "open_tasks": [f"{t.id} [{t.status}]: {t.goal[:100]}" for t in state.open_tasks],
     }
 
 
-def _kernel_line(loss: KernelLoss) -> str:
+RECREATED = (
+    ": re-created in this kernel by code outside the conversation (e.g. a cell run before "
+    "Loom loaded); its value may differ, and its record starts there"
+)
+
+
+def _kernel_line(loss: KernelLoss, *, gone: bool = True, recreated: bool = False) -> str:
     what = "died" if loss.cause == "crash" else "restarted"
+    head = f"the kernel {what} at {loss.at} (after turn {loss.turn})"
+    again = "; some were re-created outside the conversation (variables_recreated)"
+    if not gone:
+        return head + (
+            "; the variables used before exist again, re-created outside the conversation "
+            "(variables_recreated)"
+            if recreated
+            else ""
+        )
     return (
-        f"the kernel {what} at {loss.at} (after turn {loss.turn}); its variables are gone "
-        "(variables_gone) until code re-creates them: offer rebuild_variables, which replays "
-        "only the archived executions that made them"
+        f"{head}; its variables are gone (variables_gone, checked against the namespace now) "
+        "until code re-creates them: offer rebuild_variables, which replays only the archived "
+        f"executions that made them{again if recreated else ''}"
     )
 
 
@@ -352,5 +397,8 @@ def _state_from_dict(data: dict[str, Any]) -> SessionState:
         if key not in known:
             continue
         item_type = _NESTED.get(key)
-        values[key] = tuple(item_type(**item) for item in value) if item_type else value
+        if item_type:
+            values[key] = tuple(item_type(**item) for item in value)
+        else:
+            values[key] = tuple(value) if isinstance(value, list) else value
     return SessionState(**values)

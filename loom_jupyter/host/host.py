@@ -29,7 +29,7 @@ from loom_jupyter.host.loop_thread import LoopThread
 from loom_jupyter.host.protocol import NoticeMsg, SessionChanged, TurnErrorMsg, Welcome
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Awaitable, Callable, Collection, Sequence
     from pathlib import Path
 
     from loom_jupyter.archive import Archive
@@ -66,6 +66,9 @@ class KernelPorts:
     approver: Callable[[], Approver]
     before_turn: Callable[[CoworkSession], Awaitable[None]] | None = None
     opened: Callable[[CoworkSession], Awaitable[None]] | None = None  # delegation's hooks
+    # Which of these names the live namespace has (any thread, never blocks): the restart
+    # offer at load names only the absent ones (issue 30).
+    present: Callable[[Sequence[str]], Collection[str]] | None = None
 
 
 MISSING_KEY = (
@@ -178,7 +181,30 @@ class Host:
         from loom_jupyter.host.restart import gone_variables, restart_offer
 
         names = gone_variables(info, self.owner)
+        if names and self._ports is not None and self._ports.present is not None:
+            there = self._ports.present(names)  # re-created before Loom loaded: not gone
+            names = [name for name in names if name not in there]
         return restart_offer(names, await archive.executions()) if names else None
+
+    async def restart_offer_now(self) -> RestartOffer | None:
+        """The restart offer narrowed to the names absent from the namespace now, and the
+        session's kernel facts read again (engine loop; a sidebar's welcome)."""
+        from loom_jupyter.host.restart import restart_offer
+
+        session = await self.session_async()
+        await session.check_kernel()
+        offer = self.restart_offer
+        if offer is None:
+            return None
+        wanted = offer.wanted or offer.names
+        try:
+            there = await session.kernel.fingerprints(wanted)
+        except LoomError:  # the namespace cannot be read now: the offer as last checked
+            return offer
+        if any(name in there for name in wanted):
+            names = [name for name in wanted if name not in there]
+            self.restart_offer = restart_offer(names, await self.executions()) if names else None
+        return self.restart_offer
 
     async def _open_session(self, settings: Settings, *, resume: bool) -> None:
         from loom_jupyter.session.conversation import CoworkSession

@@ -2,7 +2,9 @@
 
 A session resumed in another kernel than the one its variables were made in has lost
 them (:meth:`~loom_jupyter.engine.state.SessionState.in_kernel` says the same to the
-model). :func:`gone_variables` names them from the session's saved state;
+model). :func:`gone_variables` names them from the session's saved state; the host keeps
+only those absent from the live namespace (issue 30: a name re-created before Loom loaded
+is not gone), at load and again when a sidebar opens;
 :func:`restart_offer` says which of them a rebuild can make again from the archived
 executions, in how many steps and about how long (:class:`RestartOffer`: the banner's
 line and the sidebar's notice).
@@ -48,6 +50,7 @@ class RestartOffer:
     recorded: int  # executions archived
     estimated_s: float  # their recorded durations, summed
     risky: int  # steps that may write files, use the network or run a subprocess
+    wanted: tuple[str, ...] = ()  # every rebuildable name gone (``names`` and the ``more``)
 
     def text(self, command: str) -> str:
         """The offer, naming ``command`` (``%cowork rebuild`` in a cell, ``/rebuild`` in
@@ -87,4 +90,5 @@ def restart_offer(names: Sequence[str], records: Sequence[ExecutionRecord]) -> R
         recorded=len(records),
         estimated_s=plan.estimated_s,
         risky=len(plan.consent_steps),
+        wanted=tuple(offered),
     )

@@ -445,6 +445,7 @@ class CoworkSession:
         self._state = replace(
             self._state, kernel_session=kernel_process(self._state.kernel_session)
         ).in_kernel(kernel, last_turn=last, at=_utc_text())
+        await self.check_kernel()  # of what the last kernel took, what exists again
         await self._refresh()
         assert self._info is not None
         return self._info
@@ -643,7 +644,8 @@ class CoworkSession:
     def _sid(self) -> str:
         return self._writer.sid
 
-    def _request(self) -> ModelRequest:
+    async def _request(self) -> ModelRequest:
+        await self.check_kernel()  # the state's kernel facts as they are now
         thinking, effort = self._options
         info = self._follow_model()
         request = self._window.build(
@@ -655,6 +657,24 @@ class CoworkSession:
         )
         server_tools = server_tool_params(self.settings)
         return replace(request, server_tools=server_tools) if server_tools else request
+
+    async def check_kernel(self) -> SessionState:
+        """Read the kernel's facts into the state (at load, before each request, when a
+        sidebar opens): a new kernel process means a restart; of the variables the last
+        kernel took, those in the namespace now were re-created and are not gone. The
+        work is one lookup of at most the state's variables, whatever the archive holds."""
+        kernel = kernel_process(self.owner)
+        if self.session_id is not None and kernel and kernel != self._state.kernel_session:
+            last = await self.archive.last_turn_number(self.session_id)
+            self._state = self._state.in_kernel(kernel, last_turn=last, at=_utc_text())
+        lost = self._state.lost_names()
+        if lost:
+            try:
+                present = await self.kernel.fingerprints(lost)
+            except LoomError:  # the namespace cannot be read now: the last reading stays
+                return self._state
+            self._state = self._state.with_present(present)
+        return self._state
 
     async def request_shape(self) -> RequestShape:
         """How a delegation's sub-agents ask: this session's system prompt (project

@@ -40,6 +40,7 @@ __all__ = [
     "first_line",
     "plan_rows",
     "provenance_text",
+    "ran",
     "rebuild_names",
     "render_plan",
     "replay",
@@ -151,6 +152,14 @@ def when(record: ExecutionRecord) -> str:
     return record.created_at[:19].replace("T", " ") + " UTC" if record.created_at else "?"
 
 
+def ran(record: ExecutionRecord) -> str:
+    """``at 2026-… UTC, in 0.12 s``; a cell recorded late (run before Loom loaded) has no
+    time of its own."""
+    if record.late:
+        return "(recorded when Loom loaded: no timing, no namespace diff)"
+    return f"at {when(record)}, in {seconds(record.duration_s)}"
+
+
 def code_head(code: str, limit: int = SHOWN_LINES) -> list[str]:
     """The code's first ``limit`` lines, and a count of the rest."""
     lines = code.rstrip().splitlines()
@@ -165,8 +174,7 @@ def provenance_text(origin: Provenance) -> str:
         return f"Provenance of {origin.name}: {origin.why}."
     code = "\n".join("    " + line for line in code_head(setter.code))
     lines = [
-        f"Provenance of {origin.name}: last set by {setter.label} at {when(setter)}, in "
-        f"{seconds(setter.duration_s)}:",
+        f"Provenance of {origin.name}: last set by {setter.label} {ran(setter)}:",
         code,
     ]
     earlier = origin.depends_on

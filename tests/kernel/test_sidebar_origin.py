@@ -81,7 +81,7 @@ def test_the_answer_goes_to_the_asking_sidebar_only(wire: Wire, comm: str) -> No
 
 
 def test_a_sidebar_opened_after_a_restart_is_offered_the_rebuild(wire: Wire) -> None:
-    offer = "RestartOffer(('scores', 'total'), 0, steps=2, recorded=5, estimated_s=1.5, risky=0)"
+    offer = "RestartOffer(('lost', 'gone'), 0, steps=2, recorded=5, estimated_s=1.5, risky=0)"
     code = (
         "from loom_jupyter.jupyter.coworker.registry import current\n"
         "from loom_jupyter.host.restart import RestartOffer\n"
@@ -90,6 +90,30 @@ def test_a_sidebar_opened_after_a_restart_is_offered_the_rebuild(wire: Wire) -> 
     assert wire.run(code)["status"] == "ok"
     opened = wire.open_comm(hello())
     notices = wire.wait(lambda: wire.events(opened, "notice"), "the restart offer")
-    assert "`/rebuild scores total` makes them again: 2 of 5 recorded" in notices[0]["message"]
+    assert "`/rebuild lost gone` makes them again: 2 of 5 recorded" in notices[0]["message"]
     assert notices[0]["level"] == "info"
     assert wire.run(code.replace(offer, "None"))["status"] == "ok"
+
+
+def test_the_sidebar_offers_only_what_the_namespace_lacks_when_it_opens(
+    wire: Wire, comm: str
+) -> None:
+    """Issue 30: ``scores`` exists again (re-created before the sidebar opened): only
+    ``total`` is offered, and its rebuild plan is made again for it alone."""
+    offer = "RestartOffer(('scores', 'total'), 0, steps=2, recorded=9, estimated_s=1.5, risky=0)"
+    code = (
+        "from loom_jupyter.jupyter.coworker.registry import current\n"
+        "from loom_jupyter.host.restart import RestartOffer\n"
+        f"current(get_ipython()).host.restart_offer = {offer}\n"
+        "del total"
+    )
+    assert wire.run(code)["status"] == "ok"
+    try:
+        opened = wire.open_comm(hello())
+        notices = wire.wait(lambda: wire.events(opened, "notice"), "the restart offer")
+        message = notices[0]["message"]
+        assert "are gone with the previous kernel: total." in message, message
+        assert "`/rebuild total` makes them again" in message, message
+    finally:
+        restore = "current(get_ipython()).host.restart_offer = None\ntotal = sum(scores)"
+        assert wire.run(code.split("current(", 1)[0] + restore)["status"] == "ok"

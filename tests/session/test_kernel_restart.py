@@ -11,6 +11,7 @@ from .conftest import OpenSession, collect
 if TYPE_CHECKING:
     from loom_jupyter.archive import Archive
     from loom_jupyter.models.base import ModelRequest
+    from loom_jupyter.tools.local_kernel import LocalKernel
 
 
 def state_of(request: ModelRequest) -> str:
@@ -18,7 +19,7 @@ def state_of(request: ModelRequest) -> str:
 
 
 async def test_a_new_kernel_says_the_kernel_restarted_and_lists_variables_as_gone(
-    open_session: OpenSession, archive: Archive
+    open_session: OpenSession, archive: Archive, kernel: LocalKernel
 ) -> None:
     before = await open_session(
         ScriptedModel([tool_call("run_python", {"code": "sales_total = 41 + 1"}), text("Set.")]),
@@ -30,6 +31,7 @@ async def test_a_new_kernel_says_the_kernel_restarted_and_lists_variables_as_gon
     written = await archive.get_turns(before.session_id)
     assert {t.kernel_session for t in written} == {"host:100:kernel-a"}  # every turn says so
     await before.close()
+    del kernel.namespace["sales_total"]  # the restarted kernel's namespace is empty
 
     model = ScriptedModel(
         [
@@ -64,3 +66,37 @@ async def test_the_same_kernel_resuming_its_session_loses_nothing(
     again = await open_session(ScriptedModel([text("hi")]), owner="host:100:kernel-a")
     assert again.state.kernel_losses == ()
     assert [v.name for v in again.state.live_and_gone()[0]] == ["kept"]
+
+
+async def test_a_name_re_created_outside_the_conversation_is_not_gone_and_each_request_looks(
+    open_session: OpenSession, kernel: LocalKernel
+) -> None:
+    """Issue 30: gone means absent from the namespace when the request is built."""
+    code = "prices = [1, 2, 3]\nweights = [3, 2, 1]"
+    before = await open_session(
+        ScriptedModel([tool_call("run_python", {"code": code}), text("Set.")]),
+        owner="host:100:kernel-a",
+    )
+    await collect(before, "make prices and weights")
+    await before.close()
+    kernel.namespace.clear()  # a restart
+    kernel.namespace["prices"] = [1, 2, 3]  # the person's data cell, run before Loom loaded
+
+    model = ScriptedModel([text("Only weights is gone."), text("Now both are.")])
+    after = await open_session(model, owner="host:200:kernel-b")
+    assert after.state.recreated == ("prices",)  # read at load
+    await collect(after, "what is gone?")
+    first = state_of(model.requests[0])
+    assert "variables_gone:\n- 'weights: list" in first
+    gone = first.split("variables_gone:", 1)[1].split("variables_recreated", 1)[0]
+    assert "prices: list" not in gone
+    assert "variables_recreated:\n- 'prices: list" in first
+    assert "re-created in this kernel by code outside the conversation" in first
+
+    del kernel.namespace["prices"]  # gone now: the next request says so, not the load's word
+    await collect(after, "and now?")
+    second = state_of(model.requests[1])
+    assert "variables_recreated" not in second
+    gone = second.split("variables_gone:", 1)[1]
+    assert "prices: list" in gone
+    assert "weights: list" in gone

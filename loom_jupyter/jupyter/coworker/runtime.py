@@ -24,7 +24,7 @@ from loom_jupyter.jupyter.kernel.mainthread import MainThreadQueue
 from loom_jupyter.jupyter.sidebar import TARGET
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Coroutine
+    from collections.abc import Callable, Coroutine, Sequence
     from pathlib import Path
 
     from loom_jupyter.host.floor import TurnFloor
@@ -122,7 +122,9 @@ class KernelCowork:
         from loom_jupyter.jupyter.sidebar.cellguard import CellGuard
 
         self._guard = CellGuard(self.shell)  # before the bridge is built on the engine thread
-        ports = KernelPorts(self._bridge, self._approver, self._note_activity, self._opened)
+        ports = KernelPorts(
+            self._bridge, self._approver, self._note_activity, self._opened, self._present
+        )
         opening = self.host.start(ports)
         try:
             self.main.pump_until(_either(opening, self.host.peeked))
@@ -143,10 +145,17 @@ class KernelCowork:
 
     def _watch_cells(self) -> None:
         """Follow the person's cells; the next turn is told what they ran (main thread)."""
-        from loom_jupyter.jupyter.kernel.activity import CellActivity
+        from loom_jupyter.jupyter.kernel.activity import CellActivity, earlier_cells
 
         if self.activity is None and getattr(self.shell, "events", None) is not None:
             self.activity = CellActivity(self.shell, recorder=self.host.record_execution)
+            for record in earlier_cells(self.shell):  # run before Loom loaded (issue 30)
+                self.host.record_execution(record)
+
+    def _present(self, names: Sequence[str]) -> list[str]:
+        """Which of ``names`` the namespace has (a dict lookup each: any thread)."""
+        namespace = self.shell.user_ns
+        return [name for name in names if name in namespace]
 
     async def _note_activity(self, session: CoworkSession) -> None:
         """Archive the cells run since the last turn as a system note (engine loop)."""

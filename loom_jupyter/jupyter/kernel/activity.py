@@ -27,7 +27,14 @@ if TYPE_CHECKING:
     from loom_jupyter.tools.base import VariableEffect
     from loom_jupyter.tools.describe import Snapshot
 
-__all__ = ["NOTE_TOKENS", "CellActivity", "CellRun", "activity_effects", "activity_note"]
+__all__ = [
+    "NOTE_TOKENS",
+    "CellActivity",
+    "CellRun",
+    "activity_effects",
+    "activity_note",
+    "earlier_cells",
+]
 
 NOTE_TOKENS = 400
 """The note's budget; older cells beyond it are counted, not shown."""
@@ -35,6 +42,8 @@ NOTE_TOKENS = 400
 _CODE_CHARS = 200
 _KEPT = 200  # cells remembered between two turns (the note shows far fewer)
 _OWN_MAGICS = ("%cowork", "%%cowork", "%delegate", "%%delegate", "%load_ext", "%reload_ext")
+_SEEN = "_loom_cells_seen"  # on the shell: the last execution count recorded (or seen)
+_LOADERS = ("_loom_autoload", "load_ipython_extension")  # the sidebar's auto-load code
 
 
 @dataclass(frozen=True)
@@ -107,6 +116,7 @@ class CellActivity:
         duration = time.perf_counter() - self._started_at
         info = getattr(result, "info", None)
         code = getattr(info, "raw_cell", "") or ""
+        _seen(self._shell, getattr(result, "execution_count", None))
         run = CellRun(
             execution_count=getattr(result, "execution_count", None),
             code=_trimmed(code),
@@ -128,6 +138,44 @@ class CellActivity:
             )
         with self._lock:
             self._runs = [*self._runs, run][-_KEPT:]
+
+
+def earlier_cells(shell: Any) -> list[ExecutionRecord]:
+    """The cells this kernel ran before Loom loaded, as late records (issue 30): IPython's
+    own history with its execution counts, the names each sets by :func:`analyze` — no
+    timing and no namespace diff. Loom's own lines and the sidebar's auto-load are left
+    out, and a cell recorded before (a reload of the extension) is not recorded again."""
+    history = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
+    if not history:
+        history = shell.user_ns.get("_ih") or []
+    current = int(getattr(shell, "execution_count", 0) or 0)  # the loading cell's, or next
+    start = int(getattr(shell, _SEEN, 0) or 0) + 1
+    records = []
+    for count in range(max(start, 1), min(current, len(history))):
+        code = history[count] or ""
+        if not code.strip() or _is_own(code) or any(mark in code for mark in _LOADERS):
+            continue
+        records.append(
+            execution_record(
+                code,
+                source="cell",
+                changed=(),
+                namespace={},
+                duration_s=0.0,
+                execution_count=count,
+                late=True,
+            )
+        )
+    _seen(shell, current - 1)
+    return records
+
+
+def _seen(shell: Any, count: int | None) -> None:
+    if count is not None and count > int(getattr(shell, _SEEN, 0) or 0):
+        try:
+            setattr(shell, _SEEN, count)
+        except AttributeError:  # a shell that takes no attributes: nothing is remembered
+            return
 
 
 def activity_note(runs: Sequence[CellRun], *, max_tokens: int = NOTE_TOKENS) -> str | None:

@@ -20,6 +20,7 @@ from loom_jupyter.tools.rebuild import (
     code_head,
     consent_note,
     plan_rows,
+    ran,
     rebuild_names,
     render_plan,
     replay,
@@ -61,15 +62,21 @@ def provenance(cw: KernelCowork, args: argparse.Namespace) -> None:
         _overview(cw)
         return
     origin = cw.run(cw.host.provenance(name))
+    state = cw.run(cw.session.check_kernel())  # what the namespace has now (issue 30)
+    recreated = (
+        f"{name} was re-created in this kernel outside the conversation (before Loom "
+        "loaded): the conversation used an earlier value, and its record of this one "
+        "starts here."
+        if name in state.recreated
+        else ""
+    )
     setter = origin.setter
     if setter is None:
-        show_text(f"{name}: {origin.why}.")
+        show_text("\n".join(filter(None, (recreated, f"{name}: {origin.why}."))))
         return
     shown = "\n".join("    " + line for line in code_head(setter.code))
-    show_text(
-        f"{name} was last set by {setter.label} at {when(setter)}, "
-        f"in {seconds(setter.duration_s)}:\n{shown}"
-    )
+    said = f"{name} was last set by {setter.label} {ran(setter)}:\n{shown}"
+    show_text(f"{recreated}\n{said}" if recreated else said)
     plan = origin.chain
     _show_plan(plan, f"What {name} depends on, in order ({seconds(plan.estimated_s)} in all).")
 
@@ -105,7 +112,7 @@ def _overview(cw: KernelCowork) -> None:
                 variable.name,
                 variable.type_name,
                 setter.label,
-                when(setter),
+                "before Loom loaded" if setter.late else when(setter),
                 steps,
                 seconds(chain.estimated_s),
             )

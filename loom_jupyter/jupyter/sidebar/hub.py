@@ -223,6 +223,7 @@ class SidebarHub:
 
     async def _welcome(self, peer: Peer) -> None:
         session = await self._host.session_async()
+        offer = await self._host.restart_offer_now()  # what a restart took, absent now
         welcome, running = await self._host.welcome(_supports_subshells(self.link))
         self._reply(peer, welcome)
         if self.link is not None:
@@ -234,8 +235,8 @@ class SidebarHub:
                     self._reply(peer, NoticeMsg(f"{orphan.hint()} (Run it in a cell.)", "info"))
         if self._host.tracked_archive:  # the banner's word, for a page that loaded silently
             self._reply(peer, NoticeMsg(self._host.tracked_archive, "warning"))
-        if self._host.restart_offer:  # what a restart took, and that a rebuild makes it
-            self._reply(peer, NoticeMsg(self._host.restart_offer.text("/rebuild"), "info"))
+        if offer:  # what a restart took, and that a rebuild makes it
+            self._reply(peer, NoticeMsg(offer.text("/rebuild"), "info"))
         peer.ready = True  # no await since the snapshot: nothing was missed in between
 
     async def _complete(self, peer: Peer, query: str, kind: str) -> None:
