@@ -78,6 +78,25 @@ def wait_state(panel: Locator, state: str, timeout: int = KERNEL_TIMEOUT_MS) -> 
     expect(panel.locator(STATUS)).to_have_attribute("data-state", state, timeout=timeout)
 
 
+def open_notebook7(lab: LabPage, served: str) -> Locator:
+    """Open ``served`` (a path under the server's root) in Notebook 7 and its Loom panel;
+    return the panel once the kernel and the panel are idle (cells not run)."""
+    from lab_harness import SIDEBAR_ID
+
+    lab.page.goto(lab.server.url(f"notebooks/{served}"))
+    lab.page.wait_for_function("() => window.jupyterapp !== undefined")
+    lab.page.evaluate("async () => { await window.jupyterapp.restored; }")
+    lab.page.wait_for_function(
+        "(path) => window.jupyterapp.shell.currentWidget?.context?.path === path", arg=served
+    )
+    wait_kernel_idle(lab)
+    lab.app_eval(f"(app) => {{ app.shell.activateById('{SIDEBAR_ID}'); }}")
+    panel = lab.page.locator(SIDEBAR)
+    expect(panel).to_be_visible()
+    wait_state(panel, "idle")
+    return panel
+
+
 def open_chat(lab: LabPage, notebook: str, *, more: bool = False) -> Locator:
     """Open ``notebook``, run its cells once Loom is loaded, return the idle sidebar."""
     if more:

@@ -30,6 +30,7 @@ from sidebar_page import (
     SIDEBAR,
     env_cell,
     open_chat,
+    open_notebook7,
     run_all,
     send,
     wait_answer,
@@ -184,12 +185,7 @@ def _check_saved(path: Path) -> None:
 
 
 def _open_notebook7(lab: LabPage, served: str) -> Locator:
-    lab.page.goto(lab.server.url(f"notebooks/{served}"))
-    lab.page.wait_for_function("() => window.jupyterapp !== undefined")
-    lab.page.evaluate("async () => { await window.jupyterapp.restored; }")
-    lab.page.wait_for_function(
-        "(path) => window.jupyterapp.shell.currentWidget?.context?.path === path", arg=served
-    )
+    open_notebook7(lab, served)
     return lab.page.locator(".jp-NotebookPanel").first
 
 

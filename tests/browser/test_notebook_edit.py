@@ -11,19 +11,18 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from lab_harness import SIDEBAR_ID, LabPage, write_notebook
+from lab_harness import LabPage, write_notebook
 from playwright.sync_api import expect
 from sidebar_page import (
     ANSWER_TIMEOUT_MS,
-    SIDEBAR,
     USER,
     env_cell,
     kernel_run,
     open_chat,
+    open_notebook7,
     run_all,
     send,
     wait_answer,
-    wait_kernel_idle,
     wait_state,
 )
 
@@ -275,16 +274,7 @@ def test_notebook7_accept_reject_and_auto_in_the_cell(
     lab: LabPage, notebook_dir: Path, fake: FakeAnthropic
 ) -> None:
     path = notebook(lab, notebook_dir, fake, "w = 1", "v = 1", mode=ASK)
-    lab.page.goto(lab.server.url(f"notebooks/{path}"))
-    lab.page.wait_for_function("() => window.jupyterapp !== undefined")
-    lab.page.evaluate("async () => { await window.jupyterapp.restored; }")
-    lab.page.wait_for_function(
-        "(path) => window.jupyterapp.shell.currentWidget?.context?.path === path", arg=path
-    )
-    wait_kernel_idle(lab)
-    lab.app_eval(f"(app) => {{ app.shell.activateById('{SIDEBAR_ID}'); }}")
-    panel = lab.page.locator(SIDEBAR)
-    wait_state(panel, "idle")
+    panel = open_notebook7(lab, path)
     run_all(lab)
     wait_state(panel, "idle")
     first, second = ids(lab)[2], ids(lab)[3]

@@ -5,16 +5,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-from lab_harness import SIDEBAR_ID, LabPage, write_notebook
+from lab_harness import LabPage, write_notebook
 from playwright.sync_api import expect
 from sidebar_page import (
-    SIDEBAR,
     USER,
     env_cell,
+    open_notebook7,
     run_all,
     send,
     wait_answer,
-    wait_kernel_idle,
     wait_state,
 )
 
@@ -32,17 +31,7 @@ def test_notebook7_send_and_stream(lab: LabPage, notebook_dir: Path) -> None:
     with FakeAnthropic(script=script) as fake:
         path = write_notebook(notebook_dir, "nb7.ipynb", [env_cell(fake.base_url)])
         served = path.relative_to(lab.server.root_dir).as_posix()
-        lab.page.goto(lab.server.url(f"notebooks/{served}"))
-        lab.page.wait_for_function("() => window.jupyterapp !== undefined")
-        lab.page.evaluate("async () => { await window.jupyterapp.restored; }")
-        lab.page.wait_for_function(
-            "(path) => window.jupyterapp.shell.currentWidget?.context?.path === path", arg=served
-        )
-        wait_kernel_idle(lab)
-        lab.app_eval(f"(app) => {{ app.shell.activateById('{SIDEBAR_ID}'); }}")
-        panel = lab.page.locator(SIDEBAR)
-        expect(panel).to_be_visible()
-        wait_state(panel, "idle")
+        panel = open_notebook7(lab, served)
         run_all(lab)
 
         send(panel, "Say hello from Notebook 7")

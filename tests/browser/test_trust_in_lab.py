@@ -17,17 +17,16 @@ import time
 from typing import TYPE_CHECKING
 
 import pytest
-from lab_harness import SIDEBAR_ID, LabPage, write_notebook
+from lab_harness import LabPage, write_notebook
 from playwright.sync_api import expect
 from sidebar_page import (
     ANSWER_TIMEOUT_MS,
-    SIDEBAR,
     env_cell,
     open_chat,
+    open_notebook7,
     run_all,
     send,
     wait_answer,
-    wait_kernel_idle,
     wait_state,
 )
 
@@ -196,17 +195,7 @@ def test_notebook7_shows_the_card_and_runs_nothing(
     nothing_configured(lab, notebook_dir)
     fake.add("Notebook 7 answer. NB7-TRUST-END")
     served = cloned_project(lab, notebook_dir, fake, "nb7-cloned.ipynb")
-    lab.page.goto(lab.server.url(f"notebooks/{served}"))
-    lab.page.wait_for_function("() => window.jupyterapp !== undefined")
-    lab.page.evaluate("async () => { await window.jupyterapp.restored; }")
-    lab.page.wait_for_function(
-        "(path) => window.jupyterapp.shell.currentWidget?.context?.path === path", arg=served
-    )
-    wait_kernel_idle(lab)
-    lab.app_eval(f"(app) => {{ app.shell.activateById('{SIDEBAR_ID}'); }}")
-    panel = lab.page.locator(SIDEBAR)
-    expect(panel).to_be_visible()
-    wait_state(panel, "idle")
+    panel = open_notebook7(lab, served)
     run_all(lab)
     card = expect_untrusted_card(panel, notebook_dir)
     expect_mode(panel, "ask", "default")
