@@ -283,7 +283,7 @@ def _merge(
 
 
 def _roots(image: PageImage, readable: Path) -> dict[str, int]:
-    """Each ledger table's root page: as SQLite reads the schema, else as our reader does."""
+    """Each table's root page: as SQLite reads the schema, else as our reader does."""
     roots = schema_roots(image)
     try:
         with closing(read_only(readable, 1.0)) as db:
@@ -291,7 +291,7 @@ def _roots(image: PageImage, readable: Path) -> dict[str, int]:
             roots.update({str(name): int(root) for name, root in listed if isinstance(root, int)})
     except (sqlite3.DatabaseError, ArchiveError):
         pass
-    return {table: root for table, root in roots.items() if table in LEDGER}
+    return roots  # every table's: a page another table's tree reaches is not a ledger page
 
 
 def _tallies(

@@ -419,15 +419,19 @@ def page_rows(
 def _table_of(
     values: tuple[object, ...], shapes: Mapping[str, TableShape], owner: str | None
 ) -> str | None:
-    """The table a row belongs to: its page's owner when it fits, else the one table it fits."""
-    if owner is not None:
-        shape = shapes.get(owner)
-        return owner if shape is not None and shape.fits(values) else None
+    """The table a row belongs to: its page's owner when it fits, else the one table it fits.
+
+    A row its owner's shape does not fit sits on a misplaced page (a copy of
+    another table's page reached through the owner's tree): its shape decides.
+    """
+    shape = shapes.get(owner or "")
+    if shape is not None and shape.fits(values):
+        return owner
     fitting = [name for name, shape in shapes.items() if shape.fits(values)]
     exact = [name for name in fitting if len(shapes[name].columns) == len(values)]
-    if len(fitting) == 1:
+    if owner is None and len(fitting) == 1:
         return fitting[0]
-    return exact[0] if len(exact) == 1 else None
+    return exact[0] if len(exact) == 1 else None  # on another table's page: a whole row only
 
 
 def _wal_frames(wal: bytes, size: int) -> dict[int, tuple[int, bytes]]:
