@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from clirun import run_cli
-from damaged_archive import Ledger, build_ledger, count, integrity, overwrite_pages
+from damaged_archive import Ledger, build_ledger, count, integrity, overwrite_pages, zero_header
 
 from loom_jupyter.archive import archive_path_for
 
@@ -54,6 +54,30 @@ def test_recover_a_damaged_archive_then_browse_it(damaged: tuple[Path, Ledger]) 
     listed = run_cli("sessions", str(notebook))
     assert listed.code == 0
     assert ledger.sessions[-1][:8] in listed.out
+
+
+async def test_a_zeroed_header_is_rebuilt_without_move_aside(tmp_path: Path) -> None:
+    """The 100-byte header destroyed, every page intact: all turns saved, no --move-aside."""
+    notebook = tmp_path / "sales.ipynb"
+    notebook.write_text("{}")
+    archive = archive_path_for(notebook)
+    ledger = await build_ledger(archive, str(notebook), turns=200)
+    zero_header(archive)
+    shown = run_cli("show", str(notebook), ledger.sessions[-1])
+    assert "%cowork recover" in shown.err
+    assert "--move-aside" not in shown.err
+
+    result = run_cli("recover", str(notebook))
+
+    assert result.code == 0, result.err
+    assert "201 of 201 turns saved (100.0 %)" in result.out
+    assert "header was destroyed; it was rebuilt" in result.out
+    assert "by tree" in result.out
+    assert "by pages" in result.out
+    assert integrity(archive) == [("ok",)]
+    found = run_cli("search", str(notebook), "revenue")
+    assert found.code == 0, found.err
+    assert "revenue" in found.out
 
 
 def test_an_intact_archive_is_not_touched(notebook: Notebook) -> None:

@@ -17,6 +17,7 @@ from damaged_archive import (
     overwrite_page,
     overwrite_pages,
     root_page,
+    zero_header,
 )
 
 from loom_jupyter.archive import archive_path_for
@@ -137,6 +138,30 @@ def test_recover_while_the_coworker_is_open(
     assert integrity(archive) == [("ok",)]
     fake_anthropic.add("Carrying on.")
     assert "Carrying on." in magic("cowork", "go on")
+    assert _turns_of(archive, ledger.sessions[-1]) == 502
+
+
+def test_a_destroyed_header_is_rebuilt_and_the_session_goes_on(
+    magic: Callable[[str, str], str],
+    notebook: Path,
+    pristine: tuple[Path, Ledger],
+    fake_anthropic: FakeAnthropic,
+) -> None:
+    _, ledger = pristine
+    archive = archive_path_for(notebook)
+    zero_header(archive)
+
+    loaded = magic("load_ext", "loom_jupyter")
+    assert "%cowork recover" in loaded
+    assert "--move-aside" not in loaded  # its pages read: nothing to move aside
+    recovered = magic("cowork", "recover")
+
+    assert "2,001 of 2,001 turns saved (100.0 %)" in recovered
+    assert "header was destroyed; it was rebuilt" in recovered
+    assert integrity(archive) == [("ok",)]
+    assert len(_kept(archive)) == 1
+    fake_anthropic.add("Back again.")
+    assert "Back again." in magic("cowork", "are you back?")
     assert _turns_of(archive, ledger.sessions[-1]) == 502
 
 
