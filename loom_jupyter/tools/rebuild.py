@@ -148,7 +148,10 @@ SHOWN_STEPS = 12  # earlier executions a provenance names
 
 
 def when(record: ExecutionRecord) -> str:
-    """When it ran: ``2026-11-24 08:30:11 UTC`` (``?`` if unknown)."""
+    """When it ran: ``2026-11-24 08:30:11 UTC`` (``?`` if unknown; a cell recorded late:
+    ``before Loom loaded``)."""
+    if record.late:
+        return "before Loom loaded"
     return record.created_at[:19].replace("T", " ") + " UTC" if record.created_at else "?"
 
 

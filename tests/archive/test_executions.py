@@ -71,3 +71,15 @@ async def test_executions_outlive_a_reopen(archive_file: Path) -> None:
         await first.record_execution(ExecutionRecord(id=0, source="cell", code="a = 1"))
     async with Archive.open(archive_file) as again:
         assert [r.code for r in await again.executions()] == ["a = 1"]
+
+
+async def test_a_cell_recorded_late_says_so(archive: Archive) -> None:
+    """Issue 30: a cell run before Loom loaded is kept as recorded late (no timing)."""
+    await archive.record_execution(
+        ExecutionRecord(
+            id=0, source="cell", code="a = 1", sets=("a",), execution_count=2, late=True
+        )
+    )
+    (kept,) = await archive.executions()
+    assert kept.late is True
+    assert kept.label == "cell [2] (before Loom loaded)"

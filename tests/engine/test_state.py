@@ -99,3 +99,29 @@ def test_the_yaml_is_pruned_to_the_token_budget_keeping_decisions() -> None:
 def test_unreadable_json_gives_a_fresh_state() -> None:
     assert SessionState.from_json("{not json") == SessionState()
     assert SessionState.from_json(None) == SessionState()
+
+
+def test_a_lost_variable_the_namespace_has_again_is_recreated_not_gone() -> None:
+    """Issue 30: gone means absent from the namespace when last read."""
+    state = SessionState(kernel_session="k1")
+    state = state.with_variables(2, [VariableEffect("prices", "list", "len 3")])
+    state = state.with_variables(3, [VariableEffect("weights", "list", "len 3")])
+    state = state.in_kernel("k2", last_turn=4, at="now")  # a restart
+    assert state.lost_names() == ["prices", "weights"]
+    again = state.with_present(["prices", "unrelated"])
+    assert again.recreated == ("prices",)
+    assert [v.name for v in again.live_and_gone()[1]] == ["weights"]
+    assert [v.name for v in again.recreated_variables()] == ["prices"]
+    rendered = yaml.safe_load(again.to_yaml())
+    assert rendered["variables_gone"] == ["weights: list len 3 (turn 3)"]
+    assert rendered["variables_recreated"][0].startswith("prices: list len 3 (turn 2): re-created")
+    assert "offer rebuild_variables" in rendered["kernel"]
+    assert again.with_present(["prices"]) is again  # unchanged: the same state (cached text)
+    assert SessionState.from_json(again.to_json()) == again
+
+    both = state.with_present(["prices", "weights"])
+    kernel = yaml.safe_load(both.to_yaml())["kernel"]
+    assert "variables_gone" not in yaml.safe_load(both.to_yaml())
+    assert "rebuild_variables" not in kernel
+    assert "re-created outside the conversation" in kernel
+    assert both.in_kernel("k3", last_turn=5, at="later").recreated == ()  # another restart

@@ -204,3 +204,32 @@ def test_the_agents_run_python_is_archived_too(
         assert "agent_v" in made.fingerprints
     finally:
         shell.run_line_magic("unload_ext", "loom_jupyter")
+
+
+def test_the_cells_run_before_loom_loaded_are_recorded_late_once(shell: InteractiveShell) -> None:
+    """Issue 30: IPython's history before the load, with execution counts; Loom's own lines
+    and the sidebar's auto-load are left out; a reload records nothing twice."""
+    from loom_jupyter.jupyter.kernel.activity import earlier_cells
+
+    start = shell.execution_count
+    for code in (
+        "early = 1",
+        "later = early + 1",
+        "%load_ext loom_jupyter_not_a_module",
+        "def _loom_autoload():\n    pass",
+        "",
+    ):
+        shell.run_cell(code, store_history=True)
+    records = earlier_cells(shell)
+    assert [(r.execution_count, r.code) for r in records] == [
+        (start, "early = 1"),
+        (start + 1, "later = early + 1"),
+    ]
+    assert all(r.late and r.source == "cell" and r.duration_s == 0 for r in records)
+    assert records[1].sets == ("later",)
+    assert records[1].reads == ("early",)
+    assert records[0].fingerprints == {}  # no namespace diff: nothing to check against
+    assert earlier_cells(shell) == []  # a reload of the extension
+
+    shell.run_cell("after_unload = 3", store_history=True)  # while Loom was not loaded
+    assert [r.code for r in earlier_cells(shell)] == ["after_unload = 3"]

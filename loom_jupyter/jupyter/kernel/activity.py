@@ -116,7 +116,8 @@ class CellActivity:
         duration = time.perf_counter() - self._started_at
         info = getattr(result, "info", None)
         code = getattr(info, "raw_cell", "") or ""
-        _seen(self._shell, getattr(result, "execution_count", None))
+        if getattr(info, "store_history", False):  # a silent run takes no count of its own
+            _seen(self._shell, getattr(result, "execution_count", None))
         run = CellRun(
             execution_count=getattr(result, "execution_count", None),
             code=_trimmed(code),

@@ -112,7 +112,7 @@ def _overview(cw: KernelCowork) -> None:
                 variable.name,
                 variable.type_name,
                 setter.label,
-                "before Loom loaded" if setter.late else when(setter),
+                when(setter),
                 steps,
                 seconds(chain.estimated_s),
             )
