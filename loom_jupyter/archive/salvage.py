@@ -251,34 +251,38 @@ def _merge(
     columns to fill when the tree pass read none (the schema itself was lost).
     """
     wanted = read.columns or tuple(c for c in columns if shape.column(c) is not None)
+    named = [shape.column(name) for name in read.columns]
     rows: dict[int, tuple[object, ...]] = {}
+    misread = set()
     for row in read.rows:
-        named = [shape.column(name) for name in read.columns]
         pairs = zip(named, row[1:], strict=True)
         if all(c is None or c.rowid_alias or typed(c, v) for c, v in pairs):
             rows[int(str(row[0]))] = row
-    from_pages = set()
+        else:
+            misread.add(int(str(row[0])))
     at = {c.name: i for i, c in enumerate(shape.columns)}
-    for rowid, page in found.items():
+    pages: dict[int, tuple[object, ...]] = {}
+    # Newest first, so of two rows that break a UNIQUE constraint the newer goes in.
+    for rowid, page in sorted(found.items(), key=lambda item: (-item[1].rank[0], item[0])):
         if rowid in rows:
             continue
         values: list[object] = []
         for name in wanted:
-            column = shape.columns[at[name]]
-            index = at[name]
+            column, index = shape.columns[at[name]], at[name]
             if column.rowid_alias:
                 values.append(rowid)
             else:
                 values.append(page.values[index] if index < len(page.values) else column.default)
-        rows[rowid] = (rowid, *values)
-        from_pages.add(rowid)
+        pages[rowid] = (rowid, *values)
     merged = TableRead(
         read.table,
         wanted,
-        tuple(rows[rowid] for rowid in sorted(rows)),
-        read.unreadable,
+        # The tree pass's rows go in first: a page's row never displaces the newest commit's.
+        (*(rows[rowid] for rowid in sorted(rows)), *pages.values()),
+        read.unreadable | misread,
         read.indexed,
     )
+    from_pages = frozenset(pages)
     return merged, frozenset(from_pages)
 
 
