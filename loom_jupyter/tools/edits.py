@@ -42,7 +42,7 @@ def unified_diff(old: str, new: str, shown: str) -> str:
 def _writable_target(ctx: ToolContext, raw: str) -> tuple[Path, str]:
     real = resolve_path(ctx, raw)
     shown = display_path(ctx, real)
-    if shown == ARCHIVE_DIR or shown.startswith(ARCHIVE_DIR + "/"):
+    if _in_archive_folder(shown):
         raise ToolError(
             f"{shown} is inside the conversation archive folder ({ARCHIVE_DIR}/), "
             "which loom manages; write somewhere else."
@@ -59,8 +59,12 @@ class _FileGuard:
 
     def guard_rail(self, args: Mapping[str, Any], ctx: ToolContext | None) -> str | None:
         """The guard rail this path is (``loom.yaml``, ``AGENTS.md``, ``.git/``...), if any."""
-        raw = Path(str(args["path"]))
-        return protected_path(resolve_path(ctx, str(raw)) if ctx is not None else raw)
+        if ctx is None:
+            return protected_path(Path(str(args["path"])))
+        real = resolve_path(ctx, str(args["path"]))
+        if _in_archive_folder(display_path(ctx, real)):
+            return None  # refused by the tool itself, whatever the person would answer
+        return protected_path(real)
 
     def always_scope(self, args: Mapping[str, Any], ctx: ToolContext | None) -> AlwaysScope:
         """ "Always" allows changes to files in this file's folder and below it."""
@@ -69,6 +73,10 @@ class _FileGuard:
         if folder in ("", "."):
             return AlwaysScope("files:./", "changes to any file in the notebook's folder")
         return AlwaysScope(f"files:./{folder}/", f"changes to files in {folder}/")
+
+
+def _in_archive_folder(shown: str) -> bool:
+    return shown == ARCHIVE_DIR or shown.startswith(ARCHIVE_DIR + "/")
 
 
 def _stats(text: str) -> str:
