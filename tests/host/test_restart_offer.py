@@ -104,3 +104,14 @@ def test_many_names_are_offered_eight_at_a_time() -> None:
     assert offer is not None
     assert f"`%cowork rebuild {' '.join(names[:8])}`" in offer
     assert "(and 3 more: `%cowork provenance NAME` for any)" in offer
+
+
+def test_the_offer_keeps_every_rebuildable_name_to_narrow_later() -> None:
+    """Issue 30: a sidebar opened later narrows the offer to the names still absent."""
+    history = records("a = 1", "b = 2", "c = a + b")
+    offer = restart_offer(["c", "zzz", "b"], history)
+    assert offer is not None
+    assert offer.wanted == ("c", "b")  # not "zzz": nothing makes it
+    narrowed = restart_offer([n for n in offer.wanted if n != "c"], history)
+    assert narrowed is not None
+    assert (narrowed.names, narrowed.steps) == (("b",), 1)
