@@ -173,6 +173,16 @@ def _real_path(wire: Wire, expression: str) -> str:
     return wire.value(f"__import__('os').path.realpath({expression})")
 
 
+def _idle(wire: Wire, msg_id: str) -> bool:
+    return any(
+        channel == "iopub"
+        and msg["msg_type"] == "status"
+        and msg["content"]["execution_state"] == "idle"
+        and msg["parent_header"].get("msg_id") == msg_id
+        for channel, msg in wire.log
+    )
+
+
 @pytest.mark.kernel
 @pytest.mark.attack(
     attack=(
@@ -242,6 +252,8 @@ def test_loom_s_later_imports_and_its_child_skip_the_folder_and_the_persons_do_n
 def _stdout(wire: Wire, code: str) -> str:
     msg_id = wire.execute(code)
     assert wire.reply_of(msg_id)["status"] == "ok"
+    # iopub and shell are separate channels: the output is all there once iopub says idle
+    wire.wait(lambda: _idle(wire, msg_id), f"iopub idle after {code!r}")
     return "".join(
         msg["content"]["text"]
         for channel, msg in wire.log
