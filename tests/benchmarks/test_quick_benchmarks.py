@@ -39,5 +39,5 @@ def test_quick_benchmark_prints_its_table(script: str, expected: str) -> None:
         timeout=240,
         check=False,
     )
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert expected in proc.stdout

@@ -688,6 +688,8 @@ class CommFuzz:
         msg_id = self.wire.execute("print(1)")
         self.wire.wait(lambda: self._shell_reply(msg_id), "print(1)", timeout=STALL)
         seconds = time.monotonic() - began
+        # iopub and shell are separate channels: the output is all there once iopub is idle
+        self.wire.wait(lambda: self._iopub_idle(msg_id), "print(1)'s output", timeout=STALL)
         out = [
             m["content"]["text"]
             for ch, m in self.wire.log
@@ -696,6 +698,15 @@ class CommFuzz:
             and m["parent_header"].get("msg_id") == msg_id
         ]
         return seconds, "".join(out)
+
+    def _iopub_idle(self, msg_id: str) -> bool:
+        return any(
+            ch == "iopub"
+            and m["msg_type"] == "status"
+            and m["content"]["execution_state"] == "idle"
+            and m["parent_header"].get("msg_id") == msg_id
+            for ch, m in self.wire.log
+        )
 
     def _shell_reply(self, msg_id: str) -> dict[str, Any] | None:
         for channel, msg in self.wire.log:
