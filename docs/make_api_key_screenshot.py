@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "browser"
 
 from lab_harness import standalone_lab, write_notebook
 from playwright.sync_api import expect
-from sidebar_page import open_chat
+from sidebar_page import hide_setup_cell, open_chat
 
 from loom_jupyter.testing import FakeAnthropic
 
@@ -28,8 +28,6 @@ CELLS = [
     "sales.describe()",
 ]
 OUT = ROOT / "docs" / "api-key.png"
-# The first cell points the kernel at the fake API: not part of the picture.
-HIDE_SETUP = "(app) => { app.shell.currentWidget.content.widgets[0].inputHidden = true; }"
 
 
 def main() -> int:
@@ -38,7 +36,7 @@ def main() -> int:
         setup = f"import os\nos.environ['ANTHROPIC_BASE_URL'] = {fake.base_url!r}"
         path = write_notebook(server.root_dir, "sales.ipynb", [setup, *CELLS])
         panel = open_chat(lab, path.relative_to(server.root_dir).as_posix())
-        lab.app_eval(HIDE_SETUP)
+        hide_setup_cell(lab)
         expect(panel.locator('[data-loom="api-key"]')).to_be_visible()
         example = panel.locator('[data-loom="example"]', has_text="Plot `sales` by month")
         expect(example).to_be_visible()

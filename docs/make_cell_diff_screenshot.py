@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "browser"
 
 from lab_harness import standalone_lab, write_notebook
 from playwright.sync_api import expect
-from sidebar_page import env_cell, open_chat, send
+from sidebar_page import env_cell, hide_setup_cell, open_chat, send
 
 from loom_jupyter.testing import FakeAnthropic
 
@@ -33,8 +33,6 @@ AFTER = (
     "totals.sort_values(ascending=False)"
 )
 OUT = ROOT / "docs" / "cell-diff.png"
-# The first cell points the kernel at the fake API: not part of the picture.
-HIDE_SETUP = "(app) => { app.shell.currentWidget.content.widgets[0].inputHidden = true; }"
 
 
 def main() -> int:
@@ -43,7 +41,7 @@ def main() -> int:
         cells = [env_cell(fake.base_url), "%cowork approval ask", BEFORE]
         path = write_notebook(server.root_dir, "sales.ipynb", cells)
         panel = open_chat(lab, path.relative_to(server.root_dir).as_posix())
-        lab.app_eval(HIDE_SETUP)
+        hide_setup_cell(lab)
         target = lab.app_eval(
             "(app) => app.shell.currentWidget.content.model.sharedModel.cells[2].getId()"
         )

@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "browser"
 
 from lab_harness import standalone_lab, write_notebook
 from playwright.sync_api import expect
-from sidebar_page import env_cell, open_chat, send, wait_answer
+from sidebar_page import env_cell, hide_setup_cell, open_chat, send, wait_answer
 
 from loom_jupyter.testing import FakeAnthropic
 
@@ -33,8 +33,6 @@ ANSWER = (
     "appended by hand. Drop it and the mean rises to about 394."
 )
 OUT = ROOT / "docs" / "provenance.png"
-# The first cell points the kernel at the fake API: not part of the picture.
-HIDE_SETUP = "(app) => { app.shell.currentWidget.content.widgets[0].inputHidden = true; }"
 
 
 def main() -> int:
@@ -43,7 +41,7 @@ def main() -> int:
         cells = [env_cell(fake.base_url), *CELLS]
         path = write_notebook(server.root_dir, "sales.ipynb", cells)
         panel = open_chat(lab, path.relative_to(server.root_dir).as_posix())
-        lab.app_eval(HIDE_SETUP)
+        hide_setup_cell(lab)
         fake.add(ANSWER)
         send(panel, "Why is mean_revenue so low?")
         answer = wait_answer(panel, "rises to about")

@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "browser"
 
 from lab_harness import standalone_lab, write_notebook
 from playwright.sync_api import expect
-from sidebar_page import env_cell, open_chat, send, wait_answer
+from sidebar_page import env_cell, hide_setup_cell, open_chat, send, wait_answer
 
 from loom_jupyter.testing import FakeAnthropic
 
@@ -34,8 +34,6 @@ ANSWER = (
     "| region | mean |\n|---|---|\n| north | 119.3 |\n| west | 105.7 |\n| south | 95.7 |"
 )
 OUT = ROOT / "docs" / "remote-image.png"
-# The first cell points the kernel at the fake API: not part of the picture.
-HIDE_SETUP = "(app) => { app.shell.currentWidget.content.widgets[0].inputHidden = true; }"
 
 
 def main() -> int:
@@ -44,7 +42,7 @@ def main() -> int:
         server = lab.server
         path = write_notebook(server.root_dir, "regions.ipynb", [env_cell(fake.base_url), *CELLS])
         panel = open_chat(lab, path.relative_to(server.root_dir).as_posix())
-        lab.app_eval(HIDE_SETUP)
+        hide_setup_cell(lab)
         send(panel, "Which region sells best? Show me a chart.")
         answer = wait_answer(panel, "south")
         expect(answer.locator('[data-loom="remote-image"]')).to_contain_text(

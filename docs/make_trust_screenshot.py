@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "browser"
 
 from lab_harness import standalone_lab, write_notebook
 from playwright.sync_api import expect
-from sidebar_page import env_cell, open_chat
+from sidebar_page import env_cell, hide_setup_cell, open_chat
 
 from loom_jupyter.testing import FakeAnthropic
 
@@ -39,8 +39,6 @@ CELLS = [
     "{name: statistics.mean(sales) for name, sales in regions.items()}",
 ]
 OUT = ROOT / "docs" / "trust.png"
-# The first cell points the kernel at the fake API: not part of the picture.
-HIDE_SETUP = "(app) => { app.shell.currentWidget.content.widgets[0].inputHidden = true; }"
 
 
 def main() -> int:
@@ -52,7 +50,7 @@ def main() -> int:
         (project / "AGENTS.md").write_text(AGENTS_MD)
         path = write_notebook(project, "regions.ipynb", [env_cell(fake.base_url), *CELLS])
         panel = open_chat(lab, path.relative_to(server.root_dir).as_posix())
-        lab.app_eval(HIDE_SETUP)
+        hide_setup_cell(lab)
         card = panel.locator('[data-loom="trust"]')
         expect(card).to_have_attribute("data-status", "untrusted", timeout=60_000)
         expect(panel.locator('[data-loom="approval-mode"]')).to_have_text("approval: ask (default)")

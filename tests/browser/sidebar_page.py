@@ -78,6 +78,12 @@ def wait_state(panel: Locator, state: str, timeout: int = KERNEL_TIMEOUT_MS) -> 
     expect(panel.locator(STATUS)).to_have_attribute("data-state", state, timeout=timeout)
 
 
+def hide_setup_cell(lab: LabPage) -> None:
+    """Hide the current notebook's first cell (it points the kernel at the fake API): for
+    screenshots, where it is not part of the picture."""
+    lab.app_eval("(app) => { app.shell.currentWidget.content.widgets[0].inputHidden = true; }")
+
+
 def open_notebook7(lab: LabPage, served: str) -> Locator:
     """Open ``served`` (a path under the server's root) in Notebook 7 and its Loom panel;
     return the panel once the kernel and the panel are idle (cells not run)."""
