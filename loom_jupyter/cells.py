@@ -1,8 +1,8 @@
 """The notebook's cells as the agent reads and changes them (DESIGN §9).
 
 Values shared by the notebook tools (``tools/cells.py``), the host that sends each
-change to the front holding the notebook (``host/document.py``) and the wire between
-them (``host/protocol.py``: ``notebook_request`` / ``notebook_reply``). A cell is named
+change to the front holding the notebook (``host/runtime/document.py``) and the wire between
+them (``host/wire/protocol.py``: ``notebook_request`` / ``notebook_reply``). A cell is named
 by its nbformat ``id``. The kernel never writes the ``.ipynb``: the front applies every
 change to the live notebook, so the notebook's own undo takes it back.
 """

@@ -14,7 +14,7 @@ a :class:`ModuleNotFoundError` that says so. A module found nowhere is left to t
 other finders, as before. Submodules follow their package's ``__path__``.
 
 Loom's code is what runs on a thread named ``loom-*`` (the engine loop,
-``host/loop_thread.py``, and the recovery loop) or inside :func:`loom_imports`
+``host/runtime/loop_thread.py``, and the recovery loop) or inside :func:`loom_imports`
 (Loom code that imports on the kernel's main thread or a comm's thread). Everything
 else — the person's cells, and the code the agent runs in their namespace, which runs
 on the main thread — imports exactly as before: a ``helper.py`` beside the notebook

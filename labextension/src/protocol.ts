@@ -1,7 +1,7 @@
 /**
  * The sidebar <-> kernel protocol (comm target "loom"). The types and the
  * validators are generated (src/generated/, from the kernel's
- * loom_jupyter/host/protocol.py through its JSON Schema); this
+ * loom_jupyter/host/wire/protocol.py through its JSON Schema); this
  * module names what the views use and reads what the kernel sends.
  */
 import type {

@@ -2,10 +2,10 @@
 
 :data:`SLASH_COMMANDS` is the table, written once: ``/help`` lists it and the front's
 completion reads it from ``labextension/src/generated/commands.ts``, which
-``python -m loom_jupyter.host.contract`` writes from it. ``/new``, ``/fork``,
+``python -m loom_jupyter.buildtools.contract`` writes from it. ``/new``, ``/fork``,
 ``/sessions`` and ``/search`` are answered by the front itself (``front``); the rest
 need the kernel, without the model. Each answer is a
-:class:`~loom_jupyter.host.protocol.CommandResult` whose markdown the sidebar renders
+:class:`~loom_jupyter.host.wire.protocol.CommandResult` whose markdown the sidebar renders
 sanitized, as a small card. Nothing here imports Jupyter.
 """
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, get_args
 
 from loom_jupyter.errors import LoomError
-from loom_jupyter.host.protocol import CommandResult, EffortChoice
+from loom_jupyter.host.wire.protocol import CommandResult, EffortChoice
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Sequence
@@ -158,7 +158,7 @@ async def _model(host: Host, args: str) -> CommandResult:
 
 async def _effort(host: Host, args: str) -> CommandResult:
     try:  # the options (thinking, effort) and their set_options message
-        from loom_jupyter.host.options import apply_options, model_options, options_line
+        from loom_jupyter.host.services.options import apply_options, model_options, options_line
     except ImportError:
         return CommandResult("effort", "Effort is not available in this kernel.", ok=False)
     if args and args not in EFFORT_LEVELS:
@@ -173,7 +173,7 @@ async def _effort(host: Host, args: str) -> CommandResult:
 async def _trust(host: Host, args: str) -> CommandResult:
     """What the folder asks for, as text (the folder's words are never markup), and the
     trust card opened to answer it."""
-    from loom_jupyter.host.trust import show_trust
+    from loom_jupyter.host.services.trust import show_trust
 
     if args:
         raise LoomError("Usage: /trust (then Allow or Deny on the card)")

@@ -1,11 +1,11 @@
 """The host of one kernel's coworker: archive, session, turns and the event stream.
 
 :class:`Host` imports nothing of Jupyter. It opens the notebook's archive and session
-on its own engine thread (:class:`~loom_jupyter.host.loop_thread.LoopThread`), runs
+on its own engine thread (:class:`~loom_jupyter.host.runtime.loop_thread.LoopThread`), runs
 every turn through one driver (:meth:`Host.turn`) on its :class:`TurnFloor`, routes
 approvals, and publishes one typed stream that the fronts (the cell, the panel, the
 sidebar) subscribe to. Fronts ask it for history, sessions, search and the panel's
-data (:mod:`loom_jupyter.host.views`); none of them opens the archive itself. The
+data (:mod:`loom_jupyter.host.services.views`); none of them opens the archive itself. The
 Jupyter side hands in what only it can build (the kernel bridge, the stdin approver,
 the note of the person's cells) as :class:`KernelPorts`.
 """
@@ -23,23 +23,23 @@ from typing_extensions import assert_never
 from loom_jupyter.archive.liveness import this_process_owner
 from loom_jupyter.cells import CellChange
 from loom_jupyter.errors import LeaseHeldError, LoomError
-from loom_jupyter.host.document import FrontDocument
-from loom_jupyter.host.floor import TurnFloor
-from loom_jupyter.host.loop_thread import LoopThread
-from loom_jupyter.host.protocol import NoticeMsg, SessionChanged, TurnErrorMsg, Welcome
+from loom_jupyter.host.runtime.document import FrontDocument
+from loom_jupyter.host.runtime.floor import TurnFloor
+from loom_jupyter.host.runtime.loop_thread import LoopThread
+from loom_jupyter.host.wire.protocol import NoticeMsg, SessionChanged, TurnErrorMsg, Welcome
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Collection, Sequence
     from pathlib import Path
 
     from loom_jupyter.archive import Archive
-    from loom_jupyter.host.location import NotebookLocation
-    from loom_jupyter.host.mentions import MentionSources
-    from loom_jupyter.host.mirror import Source
-    from loom_jupyter.host.protocol import ModelOptions
-    from loom_jupyter.host.relocate import Orphan
-    from loom_jupyter.host.restart import RestartOffer
-    from loom_jupyter.host.views import Views
+    from loom_jupyter.host.runtime.mirror import Source
+    from loom_jupyter.host.services.mentions import MentionSources
+    from loom_jupyter.host.services.restart import RestartOffer
+    from loom_jupyter.host.services.views import Views
+    from loom_jupyter.host.upkeep.location import NotebookLocation
+    from loom_jupyter.host.upkeep.relocate import Orphan
+    from loom_jupyter.host.wire.protocol import ModelOptions
     from loom_jupyter.lineage import ExecutionRecord, Provenance
     from loom_jupyter.models.base import Model
     from loom_jupyter.records import SessionInfo
@@ -171,14 +171,14 @@ class Host:
             self.resumed_prompts = (await archive.prompt_counts([self.resumed.id]))[self.resumed.id]
             self.restart_offer = await self._restart_offer(archive, self.resumed)
         if self.resumed is None and not held and not await archive.list_sessions(limit=1):
-            from loom_jupyter.host.relocate import find_orphans
+            from loom_jupyter.host.upkeep.relocate import find_orphans
 
             self.orphans = await find_orphans(self.location, settings.lease_stale_seconds)
         return held
 
     async def _restart_offer(self, archive: Archive, info: SessionInfo) -> RestartOffer | None:
         """What the previous kernel took that a rebuild can make again (for the banner)."""
-        from loom_jupyter.host.restart import gone_variables, restart_offer
+        from loom_jupyter.host.services.restart import gone_variables, restart_offer
 
         names = gone_variables(info, self.owner)
         if names and self._ports is not None and self._ports.present is not None:
@@ -189,7 +189,7 @@ class Host:
     async def restart_offer_now(self) -> RestartOffer | None:
         """The restart offer narrowed to the names absent from the namespace now, and the
         session's kernel facts read again (engine loop; a sidebar's welcome)."""
-        from loom_jupyter.host.restart import restart_offer
+        from loom_jupyter.host.services.restart import restart_offer
 
         session = await self.session_async()
         await session.check_kernel()
@@ -304,7 +304,7 @@ class Host:
         if self._archive is None:
             raise LoomError("loom is not loaded: run %load_ext loom_jupyter first")
         if self._views is None or self._views.archive is not self._archive:
-            from loom_jupyter.host.views import Views
+            from loom_jupyter.host.services.views import Views
 
             self._views = Views(self._archive, self)
         return self._views
@@ -331,7 +331,7 @@ class Host:
                 self.fronts_lack_key = True
                 return
             if self.fronts_lack_key:  # a key came another way (the environment, a file)
-                from loom_jupyter.host.keys import tell_key
+                from loom_jupyter.host.services.keys import tell_key
 
                 tell_key(self)
             note = await self.document.edits_note()
@@ -339,7 +339,7 @@ class Host:
                 await session.append_note(note)
             if self._ports is not None and self._ports.before_turn is not None:
                 await self._ports.before_turn(session)
-            from loom_jupyter.host.mentions import expand_mentions
+            from loom_jupyter.host.services.mentions import expand_mentions
 
             # @-mentions add their objects' summaries, marked, from a cell as from the sidebar
             text = await expand_mentions(self.mention_sources(session), text)
@@ -351,7 +351,7 @@ class Host:
 
     def mention_sources(self, session: CoworkSession) -> MentionSources:
         """Where the sidebar's ``@``-mentions are looked up (completion and sending)."""
-        from loom_jupyter.host.mentions import MentionSources
+        from loom_jupyter.host.services.mentions import MentionSources
 
         return MentionSources(
             kernel=session.kernel,
@@ -412,8 +412,8 @@ class Host:
             summary = await self.views.summary()
             if floor.mirror is running:
                 break
-        from loom_jupyter.host.keys import has_key
-        from loom_jupyter.host.trust import approval_view, trust_view
+        from loom_jupyter.host.services.keys import has_key
+        from loom_jupyter.host.services.trust import approval_view, trust_view
 
         welcome = Welcome(
             session=summary,
@@ -505,7 +505,7 @@ class Host:
 
     async def follow_notebook(self, path: str, server_root: str = "") -> None:
         """A front says where the notebook is now (engine loop): follow a rename when idle."""
-        from loom_jupyter.host.relocate import renamed_location
+        from loom_jupyter.host.upkeep.relocate import renamed_location
 
         location = renamed_location(self.location, path, server_root)
         if location is None:
@@ -516,7 +516,7 @@ class Host:
 
 
 def _options(session: CoworkSession | None) -> ModelOptions | None:
-    from loom_jupyter.host.options import model_options
+    from loom_jupyter.host.services.options import model_options
 
     return model_options(session) if session is not None else None
 
@@ -526,7 +526,7 @@ async def _where_notes(
 ) -> tuple[str, ...]:
     """The banner's lines on where this kernel writes: a notebook it cannot place (DESIGN
     §13), and a ``.loom/`` archive that ``archive_dir`` leaves behind, unresumed."""
-    from loom_jupyter.host.location import earlier_archive_note
+    from loom_jupyter.host.upkeep.location import earlier_archive_note
 
     notes = [location.unplaced_note(archive.path)]
     if earlier is not None and earlier != archive.path:

@@ -3,7 +3,7 @@
 Loading imports IPython's magic machinery and the archive/session code, never
 the ``anthropic`` SDK (the model client is built on the first request); the
 shell's coworker lives in :mod:`.coworker.registry`. The
-notebook path comes from :mod:`loom_jupyter.host.location`; in plain terminal IPython the
+notebook path comes from :mod:`loom_jupyter.host.upkeep.location`; in plain terminal IPython the
 archive is ``./.loom/ipython-session.sqlite`` in the current directory. A kernel that
 cannot place its notebook opens nothing at load and says so (DESIGN §13).
 
@@ -35,7 +35,7 @@ def load(shell: Any) -> None:
     """Register ``%cowork`` and resume the notebook's latest session."""
     guard = install(_kernel_folder())
     with loom_imports():
-        from loom_jupyter.host.location import resolve_notebook
+        from loom_jupyter.host.upkeep.location import resolve_notebook
 
         # Where the server starts kernels elsewhere, the notebook's folder is not the
         # current one: its files are never Loom's code either.

@@ -5,7 +5,7 @@ subtask started, a tool ran, tokens arrived, a verdict, the end). Each update
 carries the whole :class:`TaskSnapshot`, so a front that missed some can
 simply draw the latest. :meth:`TaskSnapshot.to_json` gives the fields of the
 sidebar's ``task`` message, whose one definition is ``TaskView`` / ``SubtaskItem``
-in ``loom_jupyter.host.protocol`` (the contract test sends a snapshot
+in ``loom_jupyter.host.wire.protocol`` (the contract test sends a snapshot
 through it and the generated validator). :class:`SubtaskView` is the only class
 of that name: the orchestrator's row, with what only the orchestrator needs.
 """

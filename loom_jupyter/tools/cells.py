@@ -35,6 +35,7 @@ __all__ = [
     "MoveCell",
     "RunCell",
     "cell_diff",
+    "change_of",
     "execution_outputs",
 ]
 
@@ -43,7 +44,7 @@ NO_FRONT = (
     "its cells cannot be changed from here (this also happens in VS Code, papermill or a "
     "terminal); nothing was changed. Tell the person what to change, or use run_python."
 )
-CHANGE_MARK = "The change:\n"  # before the diff in an edit's result (host/diffs.py finds it)
+CHANGE_MARK = "The change:\n"  # before the diff in an edit's result (change_of finds it)
 DIFF_LINES = 40  # lines of a diff shown in a result (the cell holds the whole change)
 
 _CELL_ID = {"type": "string", "minLength": 1, "maxLength": 200}
@@ -337,3 +338,9 @@ class InsertCell:
             summary = f"inserted and ran cell {cell_id}"
             return replace(ran, content=(TextBlock(text), *ran.content), summary=summary)
         return ToolOutput.text(text, summary=f"inserted cell {cell_id}")
+
+
+def change_of(result: str) -> str | None:
+    """The diff at the end of an ``edit_cell`` result; None when there is none."""
+    at = result.find(CHANGE_MARK)
+    return result[at + len(CHANGE_MARK) :] if at >= 0 else None

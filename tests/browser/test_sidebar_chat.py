@@ -268,7 +268,7 @@ def test_cowork_cell_turn_and_task_progress_show_in_the_sidebar(
 
 PUBLISH_TASK = """
 from loom_jupyter.jupyter.coworker.registry import current
-from loom_jupyter.host.protocol import SubtaskItem, TaskView
+from loom_jupyter.host.wire.protocol import SubtaskItem, TaskView
 current(get_ipython()).floor.publish_task(TaskView(
     task_id="t1", goal="Clean the data", status="running",
     subtasks=(SubtaskItem("load", "Load the CSV", "passed"),

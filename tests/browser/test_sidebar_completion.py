@@ -19,7 +19,7 @@ from playwright.sync_api import expect
 from sidebar_page import ANSWER_TIMEOUT_MS, INPUT, USER, env_cell, open_chat, send, wait_answer
 
 from loom_jupyter.host.commands import SLASH_COMMANDS
-from loom_jupyter.host.mentions import MENTIONS_HEADER
+from loom_jupyter.host.services.mentions import MENTIONS_HEADER
 from loom_jupyter.testing import FakeAnthropic
 
 if TYPE_CHECKING:

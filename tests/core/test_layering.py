@@ -16,6 +16,8 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 import loom_jupyter
 
 PACKAGE = Path(loom_jupyter.__file__).parent
@@ -66,9 +68,11 @@ LAYERS = (
     layer("host", "host"),
     layer("test kit", "testing"),
     layer("fronts", "jupyter", "cli"),
+    # Writes the generated files (the protocol's schema, the page's tables): nothing imports it.
+    layer("build tools", "buildtools"),
 )
 # Units that may not import a lower unit all the same: the kernel's fronts read the
-# archive only through the host (history, sessions, search: loom_jupyter/host/views.py).
+# archive only through the host (history, sessions, search: loom_jupyter/host/services/views.py).
 NEVER_BY_UNIT = {"jupyter": frozenset({"archive"})}
 JUPYTER_STACK = frozenset({"IPython", "ipykernel", "ipywidgets", "comm", "jupyter_server"})
 JUPYTER_UNITS = frozenset({"jupyter"})
@@ -86,6 +90,9 @@ JUPYTER_PARTS = (
     "magics",
     "extension",
 )
+# Inside the host, lowest first, the same way. Keep in step with loom_jupyter/host/__init__.py.
+HOST_PARTS = ("wire", "runtime", "upkeep", "services", "host", "commands")
+ROOMS = {"jupyter": JUPYTER_PARTS, "host": HOST_PARTS}
 
 
 def unit_of(module: str) -> str | None:
@@ -153,24 +160,26 @@ def violations() -> list[str]:
     return found
 
 
-def jupyter_part(module: str) -> str | None:
-    """``loom_jupyter.jupyter.magics.cowork`` -> ``magics``; outside the layer, ``None``."""
+def room_of(module: str, unit: str) -> str | None:
+    """``loom_jupyter.jupyter.magics.cowork`` -> ``magics`` (for ``jupyter``); else ``None``."""
     parts = module.split(".")
-    return parts[2] if parts[:2] == ["loom_jupyter", "jupyter"] and len(parts) > 2 else None
+    return parts[2] if parts[:2] == ["loom_jupyter", unit] and len(parts) > 2 else None
 
 
-def jupyter_violations() -> list[str]:
+def room_violations(unit: str) -> list[str]:
+    """Imports inside ``unit`` that run against the order of its rooms (``ROOMS``)."""
+    rooms = ROOMS[unit]
     found = []
     for path in package_modules():
-        importer = jupyter_part(module_name(path))
+        importer = room_of(module_name(path), unit)
         if importer is None:
             continue
-        assert importer in JUPYTER_PARTS, f"{importer} is in no part of the Jupyter layer"
+        assert importer in rooms, f"{importer} is in no room of {unit}: add it to ROOMS"
         for line, imported in imports_of(path):
-            target = jupyter_part(imported)
-            if target in (None, importer) or target not in JUPYTER_PARTS:
+            target = room_of(imported, unit)
+            if target in (None, importer) or target not in rooms:
                 continue
-            if JUPYTER_PARTS.index(target) > JUPYTER_PARTS.index(importer):
+            if rooms.index(target) > rooms.index(importer):
                 where = f"{path.relative_to(PACKAGE.parent)}:{line} imports {imported}"
                 found.append(f"{where} ({importer} may not import {target})")
     return found
@@ -242,8 +251,15 @@ def test_the_kernel_fronts_reach_the_archive_only_through_the_host() -> None:
     assert may_import("cli", "archive")
 
 
-def test_the_jupyter_layer_imports_only_downwards() -> None:
-    assert jupyter_violations() == []
+@pytest.mark.parametrize("unit", sorted(ROOMS))
+def test_the_rooms_of_a_unit_import_only_downwards(unit: str) -> None:
+    assert room_violations(unit) == []
+
+
+def test_the_host_package_map_names_every_room() -> None:
+    page = (PACKAGE / "host" / "__init__.py").read_text()
+    for room in HOST_PARTS:
+        assert f"``{room}" in page, f"loom_jupyter/host/__init__.py does not name {room}"
 
 
 def test_no_module_imports_itself_round_about() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from loom_jupyter.host.location import (
+from loom_jupyter.host.upkeep.location import (
     VSCODE_VARIABLE,
     placed_by_front,
     resolve_notebook,

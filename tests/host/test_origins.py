@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from loom_jupyter.errors import LoomError
-from loom_jupyter.host.origins import check_name, origin
-from loom_jupyter.host.protocol import OriginStep
+from loom_jupyter.host.services.origins import check_name, origin
+from loom_jupyter.host.wire.protocol import OriginStep
 from loom_jupyter.lineage import ExecutionRecord, trace
 from loom_jupyter.tools.rebuild import SHOWN_LINES, SHOWN_STEPS
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from loom_jupyter.engine.state import SessionState
-from loom_jupyter.host.restart import gone_variables, restart_offer
+from loom_jupyter.host.services.restart import gone_variables, restart_offer
 from loom_jupyter.lineage import ExecutionRecord, execution_record
 from loom_jupyter.records import SessionInfo
 from loom_jupyter.tools.base import VariableEffect

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from loom_jupyter.engine.events import UsageEvent
-from loom_jupyter.host.mirror import TurnMirror
+from loom_jupyter.host.runtime.mirror import TurnMirror
 from loom_jupyter.messages import Usage
 from loom_jupyter.models.pricing import UNPRICED, priced
 

@@ -131,10 +131,11 @@ def test_no_model_text_reaches_the_cell_as_markup(monkeypatch: pytest.MonkeyPatc
 
 
 def test_every_kernel_html_builder_escapes_model_text() -> None:
-    from loom_jupyter.host.diffs import diff_html
-    from loom_jupyter.host.panel_data import PanelData, panel_html
+    from loom_jupyter.host.services.panel_data import PanelData
+    from loom_jupyter.jupyter.cell.diffs import diff_html
     from loom_jupyter.jupyter.cell.output import _html
     from loom_jupyter.jupyter.cell.render import thinking_bundle
+    from loom_jupyter.jupyter.panel.render import panel_html
 
     pieces = [
         diff_html(f"+{HOSTILE}\n-{HOSTILE}"),

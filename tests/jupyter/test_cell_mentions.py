@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from loom_jupyter.host.mentions import MENTIONS_HEADER
+from loom_jupyter.host.services.mentions import MENTIONS_HEADER
 
 if TYPE_CHECKING:
     from collections.abc import Callable

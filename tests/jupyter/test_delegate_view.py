@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from loom_jupyter.host.panel_data import PanelData, panel_text
+from loom_jupyter.host.services.panel_data import PanelData
 from loom_jupyter.jupyter.delegation.view import (
     progress_line,
     task_table_html,
     task_table_text,
     to_sidebar,
 )
+from loom_jupyter.jupyter.panel.render import panel_text
 from loom_jupyter.jupyter.panel.widget import Panel
 from loom_jupyter.orchestrator import SubtaskView, TaskSnapshot, TaskUpdate
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from loom_jupyter.errors import ToolError
-from loom_jupyter.host.loop_thread import LoopThread
+from loom_jupyter.host.runtime.loop_thread import LoopThread
 from loom_jupyter.jupyter.kernel.bridge import LiveKernelBridge
 from loom_jupyter.jupyter.kernel.execute import run_in_namespace
 from loom_jupyter.jupyter.kernel.mainthread import MainThreadQueue

@@ -36,20 +36,24 @@ JUPYTER_MODULES = {
     "sidebar": {"cellguard"},  # the hub and its comm come with the first sidebar
 }
 HOST_MODULES = {
-    "approvals",
-    "document",
-    "floor",
-    "history",
     "host",
-    "location",
-    "loop_thread",
-    "mirror",
-    "protocol",
-    "queue",
-    "relocate",
-    "replay",
-    "stream",
-    "views",
+    "runtime",
+    "runtime.approvals",
+    "runtime.document",
+    "runtime.floor",
+    "runtime.history",
+    "runtime.loop_thread",
+    "runtime.mirror",
+    "runtime.queue",
+    "runtime.replay",
+    "runtime.stream",
+    "services",
+    "services.views",
+    "upkeep",
+    "upkeep.location",
+    "upkeep.relocate",
+    "wire",
+    "wire.protocol",
 }
 NOT_YET = {"anthropic", "pydantic", "ipywidgets", "httpx", "httpx2", "yaml", "matplotlib"}
 

@@ -14,10 +14,11 @@ from loom_jupyter.engine.events import (
     TurnStarted,
     UsageEvent,
 )
-from loom_jupyter.host.location import resolve_notebook
-from loom_jupyter.host.panel_data import PanelData, panel_html, panel_text, per_turn
+from loom_jupyter.host.services.panel_data import PanelData, per_turn
+from loom_jupyter.host.upkeep.location import resolve_notebook
 from loom_jupyter.jupyter.cell.approval import format_question, parse_answer
 from loom_jupyter.jupyter.magics.cowork import USAGE, Command, CommandHelp, Prompt, parse_line
+from loom_jupyter.jupyter.panel.render import panel_html, panel_text
 from loom_jupyter.messages import Usage
 
 if TYPE_CHECKING:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from loom_jupyter.engine.events import StateChanged, TurnStarted
-from loom_jupyter.host.panel_data import PanelData, panel_html, panel_text
+from loom_jupyter.host.services.panel_data import PanelData
 from loom_jupyter.jupyter.cell.output import cell_text, plural, shorten, wrap_words
+from loom_jupyter.jupyter.panel.render import panel_html, panel_text
 
 
 def test_long_lines_wrap_between_words_only() -> None:

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from loom_jupyter.buildtools import contract
 from loom_jupyter.cells import CellChange, ChangeResult, DocCell, Provenance, RevertStep
-from loom_jupyter.host import contract
-from loom_jupyter.host import protocol as p
+from loom_jupyter.host.wire import protocol as p
 from loom_jupyter.jupyter.delegation.view import to_sidebar
 from loom_jupyter.orchestrator import SubtaskView, TaskSnapshot
 
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FRONT = ROOT / "labextension"
 GENERATED = FRONT / "src" / "generated"
 STALE = (
-    "is stale: run `python -m loom_jupyter.host.contract` at the repository root, "
+    "is stale: run `python -m loom_jupyter.buildtools.contract` at the repository root, "
     "then `jlpm build` in labextension/, and commit the result"
 )
 
@@ -274,7 +274,7 @@ from IPython.core.interactiveshell import InteractiveShell
 shell = InteractiveShell.instance()
 shell.run_line_magic("load_ext", "loom_jupyter")
 print("pydantic" in sys.modules)
-from loom_jupyter.host.protocol import parse_inbound
+from loom_jupyter.host.wire.protocol import parse_inbound
 parse_inbound({"type": "stop"})
 print("pydantic" in sys.modules)
 """

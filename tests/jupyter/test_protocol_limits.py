@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from loom_jupyter.host.protocol import (
+from loom_jupyter.host.wire.protocol import (
     MAX_MESSAGE_CHARS,
     MAX_MESSAGE_ITEMS,
     ProtocolError,

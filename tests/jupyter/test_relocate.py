@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING
 
 from loom_jupyter.archive import Archive, archive_path_for
 from loom_jupyter.archive.liveness import this_process_owner
-from loom_jupyter.host.location import NotebookLocation
-from loom_jupyter.host.relocate import (
+from loom_jupyter.host.upkeep.location import NotebookLocation
+from loom_jupyter.host.upkeep.relocate import (
     MAX_ORPHANS,
     Relocation,
     adoption_problem,

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from loom_jupyter.host.commands import SLASH_COMMANDS, run_command
-from loom_jupyter.host.mentions import (
+from loom_jupyter.host.services.mentions import (
     MAX_OBJECT_CHARS,
     MENTIONS_HEADER,
     MentionSources,

@@ -22,9 +22,11 @@ from loom_jupyter.engine.events import (
     TurnStarted,
     UsageEvent,
 )
-from loom_jupyter.host.history import history_page, session_rows
-from loom_jupyter.host.mirror import TurnMirror
-from loom_jupyter.host.protocol import (
+from loom_jupyter.host.runtime.history import history_page, session_rows
+from loom_jupyter.host.runtime.mirror import TurnMirror
+from loom_jupyter.host.runtime.queue import SendQueue
+from loom_jupyter.host.runtime.replay import EventLog
+from loom_jupyter.host.wire.protocol import (
     Approve,
     Fork,
     Hello,
@@ -36,8 +38,6 @@ from loom_jupyter.host.protocol import (
     ToolInputMsg,
     parse_inbound,
 )
-from loom_jupyter.host.queue import SendQueue
-from loom_jupyter.host.replay import EventLog
 from loom_jupyter.jupyter.cell.approval import Interruptible
 from loom_jupyter.messages import TurnDraft, Usage
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import re
 
-from loom_jupyter.host import commands, contract
+from loom_jupyter.buildtools import contract
+from loom_jupyter.host import commands
 from loom_jupyter.host.commands import SLASH_COMMANDS, help_text, run_command
 
 

@@ -84,7 +84,7 @@ def test_a_sidebar_opened_after_a_restart_is_offered_the_rebuild(wire: Wire) -> 
     offer = "RestartOffer(('lost', 'gone'), 0, steps=2, recorded=5, estimated_s=1.5, risky=0)"
     code = (
         "from loom_jupyter.jupyter.coworker.registry import current\n"
-        "from loom_jupyter.host.restart import RestartOffer\n"
+        "from loom_jupyter.host.services.restart import RestartOffer\n"
         f"current(get_ipython()).host.restart_offer = {offer}"
     )
     assert wire.run(code)["status"] == "ok"
@@ -103,7 +103,7 @@ def test_the_sidebar_offers_only_what_the_namespace_lacks_when_it_opens(
     offer = "RestartOffer(('scores', 'total'), 0, steps=2, recorded=9, estimated_s=1.5, risky=0)"
     code = (
         "from loom_jupyter.jupyter.coworker.registry import current\n"
-        "from loom_jupyter.host.restart import RestartOffer\n"
+        "from loom_jupyter.host.services.restart import RestartOffer\n"
         f"current(get_ipython()).host.restart_offer = {offer}\n"
         "del total"
     )

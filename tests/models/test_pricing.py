@@ -224,7 +224,8 @@ def test_cowork_cost_of_only_unpriced_calls_is_unknown_not_zero(
 
 def test_the_panel_says_price_unknown_after_an_unpriced_call() -> None:
     from loom_jupyter.engine.events import UsageEvent
-    from loom_jupyter.host.panel_data import PanelData, panel_html, panel_text
+    from loom_jupyter.host.services.panel_data import PanelData
+    from loom_jupyter.jupyter.panel.render import panel_html, panel_text
 
     priced_only = PanelData().apply(UsageEvent(Usage(1_000, 100), 0.0075, "claude-opus-4-8"))
     assert "Cost: $0.0075" in panel_text(priced_only)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from loom_jupyter import importguard
-from loom_jupyter.host.loop_thread import LoopThread
+from loom_jupyter.host.runtime.loop_thread import LoopThread
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

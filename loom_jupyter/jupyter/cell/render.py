@@ -40,7 +40,9 @@ from loom_jupyter.engine.events import (
     TurnStarted,
     UsageEvent,
 )
-from loom_jupyter.host.diffs import NOTEBOOK_CHANGES, change_of, diff_html
+from loom_jupyter.jupyter.cell.diffs import diff_html
+from loom_jupyter.tools.approval import NOTEBOOK_CHANGES
+from loom_jupyter.tools.cells import change_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -1,14 +1,14 @@
 """``%cowork adopt NAME``: a notebook renamed while no kernel listened takes over the
 conversation its old name left behind (the rules are in
-:mod:`loom_jupyter.host.relocate`)."""
+:mod:`loom_jupyter.host.upkeep.relocate`)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from loom_jupyter.errors import LoomError
-from loom_jupyter.host.location import NotebookLocation
-from loom_jupyter.host.relocate import Relocation
+from loom_jupyter.host.upkeep.location import NotebookLocation
+from loom_jupyter.host.upkeep.relocate import Relocation
 from loom_jupyter.jupyter.coworker.registry import open_coworker
 
 if TYPE_CHECKING:

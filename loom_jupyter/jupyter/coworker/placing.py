@@ -1,7 +1,7 @@
 """The sidebar's door while no coworker is open: an unplaced notebook, or an archive that
 would not open.
 
-A kernel that cannot place its notebook (DESIGN §13, :mod:`loom_jupyter.host.location`)
+A kernel that cannot place its notebook (DESIGN §13, :mod:`loom_jupyter.host.upkeep.location`)
 opens nothing at ``%load_ext``, and a kernel whose archive failed to open has nothing to
 serve. Either way the comm target ``loom`` is held here, so a sidebar that opens is not
 taken for "Loom is not loaded":
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     import asyncio
     from collections.abc import Callable
 
-    from loom_jupyter.host.location import NotebookLocation
+    from loom_jupyter.host.upkeep.location import NotebookLocation
     from loom_jupyter.jupyter.coworker.runtime import KernelCowork
 
 __all__ = ["Waiting", "pending_note"]
@@ -134,7 +134,7 @@ class Waiting:
     def _placed(self, hello: dict[str, Any]) -> KernelCowork | None:
         if self.location is None:
             return None  # the archive failed to open: a hello does not change that
-        from loom_jupyter.host.location import placed_by_front
+        from loom_jupyter.host.upkeep.location import placed_by_front
 
         path, root = hello.get("notebook_path"), hello.get("server_root", "")
         if not isinstance(path, str) or not isinstance(root, str):
@@ -146,7 +146,7 @@ class Waiting:
         return self._place(placed)
 
     def _notice(self, comm: Any, msg: dict[str, Any], text: str) -> None:
-        from loom_jupyter.host.protocol import NoticeMsg, encode
+        from loom_jupyter.host.wire.protocol import NoticeMsg, encode
 
         data = encode(NoticeMsg(text, "error"), seq=0, kernel_session="", turn=None)
         parent = getattr(getattr(self._shell, "kernel", None), "_shell_parent", None)

@@ -6,7 +6,7 @@ notebook changes. When the sidebar says the notebook was renamed,
 :func:`follow_rename` copies the archive under the new name once nothing runs and
 reopens the coworker on it, handing over the open sidebars, the panel and the cells
 not yet reported; the session goes on. The rules (which path, what is removed or
-kept, what is refused) are in :mod:`loom_jupyter.host.relocate`.
+kept, what is refused) are in :mod:`loom_jupyter.host.upkeep.relocate`.
 
 A kernel that cannot place its notebook (DESIGN §13) opens nothing at ``%load_ext``: its
 banner says so, where the first ``%cowork`` would write and how to choose
@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 from loom_jupyter.errors import LoomError
 
 if TYPE_CHECKING:
-    from loom_jupyter.host.location import NotebookLocation
-    from loom_jupyter.host.relocate import Relocation
+    from loom_jupyter.host.upkeep.location import NotebookLocation
+    from loom_jupyter.host.upkeep.relocate import Relocation
     from loom_jupyter.jupyter.coworker.placing import Waiting
     from loom_jupyter.jupyter.coworker.runtime import KernelCowork
 
@@ -99,7 +99,7 @@ def cowork_for(shell: Any, notebook: str | None) -> Any:
 
 def _resolve(shell: Any, notebook: str | None) -> NotebookLocation:
     """The notebook ``notebook`` names, else the kernel's own (a sidebar's placing counts)."""
-    from loom_jupyter.host.location import resolve_notebook
+    from loom_jupyter.host.upkeep.location import resolve_notebook
 
     in_kernel = getattr(shell, "kernel", None) is not None
     location = resolve_notebook(shell.user_ns, explicit=notebook, in_kernel=in_kernel)
@@ -239,7 +239,7 @@ def follow_rename(shell: Any) -> None:
     if not cowork.idle or cowork.main.pumping:  # a turn, a delegation or a %cowork cell
         follow_later(shell)
         return
-    from loom_jupyter.host.relocate import Relocation
+    from loom_jupyter.host.upkeep.relocate import Relocation
 
     relocation = Relocation(cowork.location, cowork.host.renamed_to)
     cowork.host.renamed_to = None

@@ -19,7 +19,7 @@ from typing_extensions import assert_never
 
 from loom_jupyter.errors import LoomError
 from loom_jupyter.host.host import Host, KernelPorts
-from loom_jupyter.host.stream import HostMessage, TurnEvent
+from loom_jupyter.host.runtime.stream import HostMessage, TurnEvent
 from loom_jupyter.jupyter.kernel.mainthread import MainThreadQueue
 from loom_jupyter.jupyter.sidebar import TARGET
 
@@ -27,12 +27,12 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Sequence
     from pathlib import Path
 
-    from loom_jupyter.host.floor import TurnFloor
-    from loom_jupyter.host.location import NotebookLocation
-    from loom_jupyter.host.loop_thread import LoopThread
-    from loom_jupyter.host.panel_data import PanelData
-    from loom_jupyter.host.stream import Published
-    from loom_jupyter.host.views import Views
+    from loom_jupyter.host.runtime.floor import TurnFloor
+    from loom_jupyter.host.runtime.loop_thread import LoopThread
+    from loom_jupyter.host.runtime.stream import Published
+    from loom_jupyter.host.services.panel_data import PanelData
+    from loom_jupyter.host.services.views import Views
+    from loom_jupyter.host.upkeep.location import NotebookLocation
     from loom_jupyter.jupyter.cell.approval import StdinApprover
     from loom_jupyter.jupyter.cell.render import Renderer
     from loom_jupyter.jupyter.kernel.activity import CellActivity
@@ -196,7 +196,7 @@ class KernelCowork:
 
     def _approver(self) -> Any:
         """The session's approver: stdin, and the sidebar when one is open (engine thread)."""
-        from loom_jupyter.host.approvals import SharedApprover
+        from loom_jupyter.host.runtime.approvals import SharedApprover
         from loom_jupyter.jupyter.cell.approval import StdinApprover
 
         self.approver = StdinApprover(self.main)

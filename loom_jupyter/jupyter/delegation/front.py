@@ -20,7 +20,7 @@ from loom_jupyter.orchestrator import attach
 if TYPE_CHECKING:
     from collections.abc import Coroutine
 
-    from loom_jupyter.host.floor import TurnFloor
+    from loom_jupyter.host.runtime.floor import TurnFloor
     from loom_jupyter.jupyter.cell.render import Renderer
     from loom_jupyter.jupyter.kernel.mainthread import MainThreadQueue
     from loom_jupyter.orchestrator import Delegations, TaskSnapshot, TaskUpdate

@@ -10,7 +10,7 @@ import html
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from loom_jupyter.host.protocol import TaskView
+    from loom_jupyter.host.wire.protocol import TaskView
     from loom_jupyter.orchestrator import TaskSnapshot, TaskUpdate
 
 __all__ = ["progress_line", "task_table_html", "task_table_text", "to_sidebar"]
@@ -97,7 +97,7 @@ def progress_line(update: TaskUpdate) -> str | None:
 
 def to_sidebar(snapshot: TaskSnapshot) -> TaskView:
     """The sidebar's pinned ``task`` message value."""
-    from loom_jupyter.host.protocol import SubtaskItem, TaskView
+    from loom_jupyter.host.wire.protocol import SubtaskItem, TaskView
 
     data = snapshot.to_json()
     subtasks = tuple(SubtaskItem(**s) for s in data["subtasks"])

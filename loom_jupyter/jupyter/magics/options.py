@@ -1,7 +1,7 @@
 """``%cowork thinking on|off`` and ``%cowork effort LEVEL``: the model options.
 
 They change the session's settings from the next turn on (every open sidebar is told,
-through :func:`loom_jupyter.host.options.apply_options`); without an argument they show
+through :func:`loom_jupyter.host.services.options.apply_options`); without an argument they show
 what is set and whether the current model takes it.
 """
 
@@ -21,7 +21,7 @@ __all__ = ["effort", "thinking"]
 
 def thinking(cw: KernelCowork, args: argparse.Namespace) -> None:
     """``%cowork thinking [on|off]``."""
-    from loom_jupyter.host.options import apply_options, options_line
+    from loom_jupyter.host.services.options import apply_options, options_line
 
     mode: Literal["off", "adaptive"] | None = None
     if args.mode is not None:
@@ -31,6 +31,6 @@ def thinking(cw: KernelCowork, args: argparse.Namespace) -> None:
 
 def effort(cw: KernelCowork, args: argparse.Namespace) -> None:
     """``%cowork effort [LEVEL|default]``."""
-    from loom_jupyter.host.options import apply_options, options_line
+    from loom_jupyter.host.services.options import apply_options, options_line
 
     show_text(options_line(cw.run(apply_options(cw.host, effort=args.level))))

@@ -3,7 +3,7 @@
 Runs even when loom could not open the archive (the usual reason to run it).
 An intact archive is left alone and the coworker keeps running. Otherwise the
 coworker steps down (its sidebars and panel are kept for the successor), the
-archive is rebuilt (:mod:`loom_jupyter.host.repair`),
+archive is rebuilt (:mod:`loom_jupyter.host.upkeep.repair`),
 and a new coworker opens on it and resumes the latest session. When recovery
 refuses (a file that is not SQLite without ``--move-aside``, another kernel
 writing the archive), the coworker is reopened as it was and the reason shown.
@@ -15,7 +15,7 @@ from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from loom_jupyter.errors import LoomError
-from loom_jupyter.host import repair
+from loom_jupyter.host.upkeep import repair
 from loom_jupyter.importguard import loom_imports
 from loom_jupyter.jupyter.cell.output import show_text
 from loom_jupyter.jupyter.coworker.registry import current, open_coworker
@@ -25,7 +25,7 @@ from loom_jupyter.settings import Settings
 if TYPE_CHECKING:
     import argparse
 
-    from loom_jupyter.host.location import NotebookLocation
+    from loom_jupyter.host.upkeep.location import NotebookLocation
     from loom_jupyter.jupyter.coworker.runtime import KernelCowork
     from loom_jupyter.jupyter.sidebar.hub import Handover
 
@@ -39,7 +39,7 @@ def recover(shell: Any, args: argparse.Namespace) -> None:
 
 
 def _recover(shell: Any, args: argparse.Namespace) -> None:
-    from loom_jupyter.host.location import resolve_notebook
+    from loom_jupyter.host.upkeep.location import resolve_notebook
 
     cowork: KernelCowork | None = current(shell)
     location = cowork.location if cowork is not None else resolve_notebook(shell.user_ns)

@@ -224,7 +224,7 @@ def model(cw: KernelCowork, args: argparse.Namespace) -> None:
 
 def approval(cw: KernelCowork, args: argparse.Namespace) -> None:
     """``%cowork approval ask|auto|read-only``: the person's word, beating every setting."""
-    from loom_jupyter.host.trust import set_approval
+    from loom_jupyter.host.services.trust import set_approval
 
     if args.forget:
         cw.session.policy.reset()

@@ -47,7 +47,7 @@ def trust(cw: KernelCowork, args: argparse.Namespace) -> None:
 
 
 def _decide(cw: KernelCowork, decision: TrustDecision) -> FolderTrust:
-    from loom_jupyter.host.trust import decide_trust
+    from loom_jupyter.host.services.trust import decide_trust
 
     after = cw.run(decide_trust(cw.host, decision))
     show_text(_SAID[decision] + f" Approval: {' ('.join(cw.host.approval_mode())}).")

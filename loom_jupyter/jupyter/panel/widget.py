@@ -12,11 +12,12 @@ import dataclasses
 import html
 from typing import TYPE_CHECKING, Any
 
-from loom_jupyter.host.panel_data import PanelData, panel_html, panel_text
 from loom_jupyter.importguard import loom_imports
+from loom_jupyter.jupyter.panel.render import panel_html, panel_text
 
 if TYPE_CHECKING:
     from loom_jupyter.engine.events import Event
+    from loom_jupyter.host.services.panel_data import PanelData
     from loom_jupyter.orchestrator import TaskSnapshot
 
 __all__ = ["Panel"]

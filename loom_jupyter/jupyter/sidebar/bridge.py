@@ -23,14 +23,14 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from loom_jupyter.host.protocol import ProtocolError, parse_inbound
+from loom_jupyter.host.wire.protocol import ProtocolError, parse_inbound
 from loom_jupyter.importguard import loom_imports
 from loom_jupyter.jupyter.sidebar import TARGET
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
 
-    from loom_jupyter.host.protocol import Inbound
+    from loom_jupyter.host.wire.protocol import Inbound
 
 __all__ = ["TARGET", "CommLink", "Peer"]
 

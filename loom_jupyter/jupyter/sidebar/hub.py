@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 from typing_extensions import assert_never
 
 from loom_jupyter.errors import LoomError
-from loom_jupyter.host.protocol import (
+from loom_jupyter.host.runtime.stream import HostMessage, TurnEvent
+from loom_jupyter.host.wire.protocol import (
     Completions,
     ExamplesMsg,
     History,
@@ -24,14 +25,13 @@ from loom_jupyter.host.protocol import (
     SessionsMsg,
     version_notice,
 )
-from loom_jupyter.host.stream import HostMessage, TurnEvent
 from loom_jupyter.jupyter.sidebar.bridge import CommLink, Peer
 
 if TYPE_CHECKING:
-    from loom_jupyter.host.floor import FloorState
     from loom_jupyter.host.host import Host
-    from loom_jupyter.host.protocol import Hello, Inbound, NotebookRequest, Outbound
-    from loom_jupyter.host.stream import Published
+    from loom_jupyter.host.runtime.floor import FloorState
+    from loom_jupyter.host.runtime.stream import Published
+    from loom_jupyter.host.wire.protocol import Hello, Inbound, NotebookRequest, Outbound
 
 __all__ = ["Handover", "SidebarHub"]
 
@@ -181,7 +181,7 @@ class SidebarHub:
         elif m.type == "revert_turn":
             await host.revert_turn(m.turn)
         elif m.type == "set_options":
-            from loom_jupyter.host.options import apply_options
+            from loom_jupyter.host.services.options import apply_options
 
             await apply_options(host, thinking=m.thinking, effort=m.effort)
         elif m.type == "complete":
@@ -191,7 +191,7 @@ class SidebarHub:
         elif m.type == "where_from":
             await self._where_from(peer, m.name)
         elif m.type == "trust_decision":
-            from loom_jupyter.host.trust import decide_trust
+            from loom_jupyter.host.services.trust import decide_trust
 
             await decide_trust(host, m.decision)
         elif m.type == "set_key":
@@ -241,7 +241,7 @@ class SidebarHub:
 
     async def _complete(self, peer: Peer, query: str, kind: str) -> None:
         """What an ``@``-mention being typed may name (variables, cells, files)."""
-        from loom_jupyter.host.mentions import complete
+        from loom_jupyter.host.services.mentions import complete
 
         session = await self._host.session_async()
         items = await complete(self._host.mention_sources(session), query, kind)
@@ -255,7 +255,7 @@ class SidebarHub:
 
     async def _where_from(self, peer: Peer, name: str) -> None:
         """Where a variable mentioned in the chat came from (the person hovers it)."""
-        from loom_jupyter.host.origins import check_name, origin
+        from loom_jupyter.host.services.origins import check_name, origin
 
         variable = check_name(name)
         self._reply(peer, origin(name, await self._host.provenance(variable)))
@@ -263,7 +263,7 @@ class SidebarHub:
     async def _set_key(self, peer: Peer, key: str) -> None:
         """The key field: store the key outside the notebook; every front hears whether
         there is one now (a key that was not saved: this front hears why, never the key)."""
-        from loom_jupyter.host.keys import key_message, save_key
+        from loom_jupyter.host.services.keys import key_message, save_key
 
         problem = await save_key(self._host, key)
         if problem:
@@ -271,7 +271,7 @@ class SidebarHub:
 
     async def _examples(self, peer: Peer) -> None:
         """Example prompts for an empty conversation, from the live namespace."""
-        from loom_jupyter.host.examples import example_prompts
+        from loom_jupyter.host.services.examples import example_prompts
 
         session = await self._host.session_async()
         prompts = await example_prompts(self._host.mention_sources(session).kernel)

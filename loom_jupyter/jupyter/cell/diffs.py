@@ -1,7 +1,7 @@
 """Compact diff cards of the agent's notebook changes, for the cell output and the panel.
 
 An ``edit_cell`` result ends with the change as a unified diff
-(:func:`loom_jupyter.tools.cells.cell_diff`); these helpers find it and draw it, escaped,
+(:func:`loom_jupyter.tools.cells.cell_diff`); ``diff_html`` draws it, escaped,
 with removed lines red and added lines green.
 """
 
@@ -9,19 +9,10 @@ from __future__ import annotations
 
 import html
 
-from loom_jupyter.tools.approval import NOTEBOOK_CHANGES
-from loom_jupyter.tools.cells import CHANGE_MARK
-
-__all__ = ["NOTEBOOK_CHANGES", "change_of", "diff_html"]
+__all__ = ["diff_html"]
 
 
 _COLORS = {"+": "#e6ffed", "-": "#ffeef0", "@": "#f1f8ff"}
-
-
-def change_of(result: str) -> str | None:
-    """The diff at the end of an ``edit_cell`` result; None when there is none."""
-    at = result.find(CHANGE_MARK)
-    return result[at + len(CHANGE_MARK) :] if at >= 0 else None
 
 
 def diff_html(diff: str, limit: int = 40) -> str:

@@ -13,10 +13,10 @@ import uuid
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
-from loom_jupyter.host.protocol import encode
+from loom_jupyter.host.wire.protocol import encode
 
 if TYPE_CHECKING:
-    from loom_jupyter.host.protocol import Outbound
+    from loom_jupyter.host.wire.protocol import Outbound
 
 __all__ = ["EventLog"]
 

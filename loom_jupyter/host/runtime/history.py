@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from loom_jupyter.host.protocol import HistoryItem, SessionRow, SessionSummary, ToolItem
+from loom_jupyter.host.wire.protocol import HistoryItem, SessionRow, SessionSummary, ToolItem
 from loom_jupyter.messages import RedactedThinkingBlock, ThinkingBlock
 
 if TYPE_CHECKING:

@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING
 
 from loom_jupyter.cells import CellChange
 from loom_jupyter.errors import LoomError
-from loom_jupyter.host.protocol import CompletionItem
+from loom_jupyter.host.wire.protocol import CompletionItem
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
-    from loom_jupyter.host.document import FrontDocument
-    from loom_jupyter.host.protocol import CompletionKind
+    from loom_jupyter.host.runtime.document import FrontDocument
+    from loom_jupyter.host.wire.protocol import CompletionKind
     from loom_jupyter.settings import Settings
     from loom_jupyter.tools.base import KernelBridge
 

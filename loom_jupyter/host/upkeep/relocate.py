@@ -29,7 +29,7 @@ from loom_jupyter.archive import archive_path_for
 from loom_jupyter.archive.clock import age_seconds, utc_now
 from loom_jupyter.archive.liveness import holder_is_alive
 from loom_jupyter.errors import ArchiveError
-from loom_jupyter.host.location import NotebookLocation, PathSource
+from loom_jupyter.host.upkeep.location import NotebookLocation, PathSource
 
 if TYPE_CHECKING:
     from loom_jupyter.archive import Archive

@@ -1,7 +1,7 @@
 """The sidebar's messages as typed values, and their JSON codec: the protocol written once.
 
 These frozen dataclasses are the single source of the sidebar protocol
-(docs/sidebar-protocol.md). :mod:`loom_jupyter.host.contract` derives
+(docs/sidebar-protocol.md). :mod:`loom_jupyter.buildtools.contract` derives
 the JSON Schema from them with pydantic; the labextension's build generates the
 TypeScript types and validators from that schema, and the page's message tables
 are generated too (a test fails when any generated file is stale). Class

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from typing_extensions import assert_never
 
-from loom_jupyter.host.history import cap
-from loom_jupyter.host.protocol import (
+from loom_jupyter.host.runtime.history import cap
+from loom_jupyter.host.wire.protocol import (
     NoticeMsg,
     Outbound,
     Status,

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from loom_jupyter.host.loop_thread import LoopThread
+from loom_jupyter.host.runtime.loop_thread import LoopThread
 
 if TYPE_CHECKING:
     from loom_jupyter.archive.salvage import Health, SalvageReport
-    from loom_jupyter.host.location import NotebookLocation
+    from loom_jupyter.host.upkeep.location import NotebookLocation
     from loom_jupyter.settings import Settings
 
 __all__ = ["archive_health", "recover"]

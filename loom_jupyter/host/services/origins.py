@@ -3,7 +3,7 @@
 The sidebar asks when the person hovers a variable mentioned in the chat (issue 21).
 :func:`check_name` refuses what is no variable name; :func:`origin` turns the
 :class:`~loom_jupyter.lineage.Provenance` the host traced into the wire's
-:class:`~loom_jupyter.host.protocol.Origin`: the setter's label, time and first lines,
+:class:`~loom_jupyter.host.wire.protocol.Origin`: the setter's label, time and first lines,
 and the chain it depends on, capped so one answer stays small.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from loom_jupyter.errors import LoomError
-from loom_jupyter.host.protocol import Origin, OriginStep
+from loom_jupyter.host.wire.protocol import Origin, OriginStep
 from loom_jupyter.tools.rebuild import SHOWN_LINES, SHOWN_STEPS, first_line, when
 
 if TYPE_CHECKING:

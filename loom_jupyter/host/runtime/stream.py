@@ -3,7 +3,7 @@
 Each item is either an engine event of the running turn, together with the protocol
 messages it became, or a message of the host's own (status, queue, notice, task
 progress, approvals, a session switch). Messages are numbered by the host's
-:class:`~loom_jupyter.host.replay.EventLog`, so a sidebar can replay them by ``seq``.
+:class:`~loom_jupyter.host.runtime.replay.EventLog`, so a sidebar can replay them by ``seq``.
 Subscribers are called on the engine loop and must not block: a front that draws on
 the kernel's main thread posts there.
 """
@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from loom_jupyter.engine.events import Event
-    from loom_jupyter.host.mirror import Source
-    from loom_jupyter.host.protocol import Outbound
+    from loom_jupyter.host.runtime.mirror import Source
+    from loom_jupyter.host.wire.protocol import Outbound
 
 __all__ = ["HostMessage", "Published", "Subscriber", "TurnEvent", "fan_out"]
 

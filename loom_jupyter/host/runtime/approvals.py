@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from loom_jupyter.engine.events import ApprovalAnswer, ApprovalRequest
-    from loom_jupyter.host.floor import TurnFloor
-    from loom_jupyter.host.protocol import Decision
+    from loom_jupyter.host.runtime.floor import TurnFloor
+    from loom_jupyter.host.wire.protocol import Decision
 
 __all__ = ["SharedApprover", "StdinAsker"]
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from loom_jupyter.engine.events import ToolFinished
-from loom_jupyter.host.diffs import change_of, diff_html
-from loom_jupyter.host.panel_data import PanelData, panel_html, panel_text
-from loom_jupyter.tools.cells import CHANGE_MARK, cell_diff
+from loom_jupyter.host.services.panel_data import PanelData
+from loom_jupyter.jupyter.cell.diffs import diff_html
+from loom_jupyter.jupyter.panel.render import panel_html, panel_text
+from loom_jupyter.tools.cells import CHANGE_MARK, cell_diff, change_of
 
 EDIT = f"Edited cell a1 (at position 3, in turn 4). {CHANGE_MARK}{cell_diff('x = 1', 'x = <2>')}"
 

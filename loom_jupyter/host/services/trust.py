@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-from loom_jupyter.host.protocol import ApprovalModeMsg, ApprovalModeView, TrustMsg, TrustView
+from loom_jupyter.host.wire.protocol import ApprovalModeMsg, ApprovalModeView, TrustMsg, TrustView
 
 if TYPE_CHECKING:
-    from loom_jupyter.host.floor import TurnFloor
-    from loom_jupyter.host.location import NotebookLocation
+    from loom_jupyter.host.runtime.floor import TurnFloor
+    from loom_jupyter.host.upkeep.location import NotebookLocation
     from loom_jupyter.session.conversation import CoworkSession
     from loom_jupyter.settings import ApprovalMode, SettingSource
     from loom_jupyter.trust import FolderTrust, TrustDecision

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-from loom_jupyter.host.history import history_page, session_rows, session_summary
+from loom_jupyter.host.runtime.history import history_page, session_rows, session_summary
 from loom_jupyter.query import clip_query
 
 if TYPE_CHECKING:
@@ -16,15 +16,15 @@ if TYPE_CHECKING:
     from loom_jupyter.archive import Archive
     from loom_jupyter.archive.project import ProjectMatches
     from loom_jupyter.archive.readable import ReadableMatch
-    from loom_jupyter.host.panel_data import PanelData
-    from loom_jupyter.host.protocol import (
+    from loom_jupyter.host.services.panel_data import PanelData
+    from loom_jupyter.host.upkeep.relocate import Relocation
+    from loom_jupyter.host.wire.protocol import (
         HistoryItem,
         SearchHit,
         SessionRow,
         SessionSummary,
         ToolItem,
     )
-    from loom_jupyter.host.relocate import Relocation
     from loom_jupyter.messages import Turn
     from loom_jupyter.records import ModelCallRecord, SessionInfo
     from loom_jupyter.session.conversation import CoworkSession
@@ -86,7 +86,7 @@ class Views:
     async def search_page(self, query: str, limit: int = 20) -> SearchPage:
         """Turns that say it (exact phrase, then all words, then some), in every session."""
         from loom_jupyter.archive.readable import search_for_people
-        from loom_jupyter.host.protocol import SearchHit
+        from loom_jupyter.host.wire.protocol import SearchHit
 
         clipped = clip_query(query)
         matches = await search_for_people(self.archive, clipped.text, limit=limit)
@@ -104,7 +104,7 @@ class Views:
 
     async def panel_data(self) -> PanelData:
         """What the live panel shows of the current session."""
-        from loom_jupyter.host.panel_data import PanelData
+        from loom_jupyter.host.services.panel_data import PanelData
 
         session = await self._sessions.session_async()
         sid = session.session_id
@@ -176,7 +176,7 @@ class Views:
 
     async def adoption_problem(self, move: Relocation, stale_after: float) -> str | None:
         """Why this notebook cannot take over ``move.old``'s conversation (None: it can)."""
-        from loom_jupyter.host.relocate import adoption_problem
+        from loom_jupyter.host.upkeep.relocate import adoption_problem
 
         return await adoption_problem(move, self.archive, stale_after)
 

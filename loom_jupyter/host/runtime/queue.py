@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from loom_jupyter.host.protocol import Queued
+from loom_jupyter.host.wire.protocol import Queued
 
 __all__ = ["SendQueue"]
 

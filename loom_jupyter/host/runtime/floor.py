@@ -4,7 +4,7 @@ Everything here runs on the engine loop except :meth:`TurnFloor.publish_task` an
 :meth:`TurnFloor.notice`, which any thread may call. A turn from any front
 :meth:`~TurnFloor.begin`\\ s, publishes its engine events and :meth:`~TurnFloor.end`\\ s;
 a message sent while a turn runs waits in the queue and runs next. Whatever happens
-is published once, numbered, to every subscriber (:mod:`loom_jupyter.host.stream`).
+is published once, numbered, to every subscriber (:mod:`loom_jupyter.host.runtime.stream`).
 """
 
 from __future__ import annotations
@@ -14,8 +14,11 @@ import logging
 from typing import TYPE_CHECKING, Any, Literal
 
 from loom_jupyter.errors import LoomError
-from loom_jupyter.host.mirror import TurnMirror
-from loom_jupyter.host.protocol import (
+from loom_jupyter.host.runtime.mirror import TurnMirror
+from loom_jupyter.host.runtime.queue import SendQueue
+from loom_jupyter.host.runtime.replay import EventLog
+from loom_jupyter.host.runtime.stream import HostMessage, Subscriber, TurnEvent, fan_out
+from loom_jupyter.host.wire.protocol import (
     Approval,
     ApprovalClosed,
     CellProposal,
@@ -26,16 +29,13 @@ from loom_jupyter.host.protocol import (
     TaskView,
     TurnErrorMsg,
 )
-from loom_jupyter.host.queue import SendQueue
-from loom_jupyter.host.replay import EventLog
-from loom_jupyter.host.stream import HostMessage, Subscriber, TurnEvent, fan_out
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
     from loom_jupyter.engine.events import ApprovalRequest, Event
-    from loom_jupyter.host.mirror import Source
-    from loom_jupyter.host.protocol import Outbound, Queued
+    from loom_jupyter.host.runtime.mirror import Source
+    from loom_jupyter.host.wire.protocol import Outbound, Queued
     from loom_jupyter.session.conversation import CoworkSession
 
 __all__ = ["FloorState", "TurnFloor"]

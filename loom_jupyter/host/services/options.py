@@ -2,7 +2,7 @@
 
 ``%cowork thinking``, ``%cowork effort`` and the sidebar's ``set_options`` change the
 session's settings through :func:`apply_options` (engine loop), which tells every
-sidebar the new :class:`~loom_jupyter.host.protocol.ModelOptions`. A turn in progress
+sidebar the new :class:`~loom_jupyter.host.wire.protocol.ModelOptions`. A turn in progress
 keeps the options it started with (a tool loop must not switch thinking half way).
 """
 
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from loom_jupyter.host.protocol import ModelOptions, OptionsMsg
+from loom_jupyter.host.wire.protocol import ModelOptions, OptionsMsg
 
 if TYPE_CHECKING:
-    from loom_jupyter.host.floor import TurnFloor
+    from loom_jupyter.host.runtime.floor import TurnFloor
     from loom_jupyter.session.conversation import CoworkSession
 
 __all__ = ["OptionsHost", "apply_options", "model_options", "options_line"]

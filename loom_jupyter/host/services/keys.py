@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Protocol
 
 import loom_jupyter.apikey as apikey
 from loom_jupyter.errors import LoomError
-from loom_jupyter.host.protocol import KeyMsg
+from loom_jupyter.host.wire.protocol import KeyMsg
 
 if TYPE_CHECKING:
-    from loom_jupyter.host.floor import TurnFloor
+    from loom_jupyter.host.runtime.floor import TurnFloor
     from loom_jupyter.settings import Settings
 
 __all__ = ["KeyHost", "has_key", "key_message", "save_key", "tell_key"]

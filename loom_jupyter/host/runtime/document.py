@@ -15,7 +15,7 @@ import uuid
 from typing import TYPE_CHECKING, Protocol
 
 from loom_jupyter.cells import CellChange, ChangeResult, RevertStep
-from loom_jupyter.host.protocol import NotebookRequest
+from loom_jupyter.host.wire.protocol import NotebookRequest
 
 if TYPE_CHECKING:
     from loom_jupyter.archive import Archive
