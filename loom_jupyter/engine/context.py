@@ -32,6 +32,7 @@ from typing_extensions import assert_never
 
 from loom_jupyter.engine.cache_policy import CacheRhythm
 from loom_jupyter.engine.hints import RecallHint, recall_hint
+from loom_jupyter.engine.prompts import SYSTEM_PROMPT
 from loom_jupyter.engine.tokens import MESSAGE_OVERHEAD, blocks_tokens, text_tokens
 from loom_jupyter.errors import ContextBudgetError
 from loom_jupyter.messages import (
@@ -123,9 +124,7 @@ class ContextWindow:
         self.config = config
         self.system = system
         self.tools = tuple(tools)
-        self._fixed = estimate_request_tokens(
-            ModelRequest(model="", system=system, messages=(), tools=self.tools)
-        )
+        self._fixed = _prefix_tokens(system=system, tools=self.tools)
         self._turns: list[Turn] = []
         self._cost: dict[int, int] = {}
         self._rendered: dict[int, tuple[ContentBlock, ...]] = {}
@@ -190,9 +189,7 @@ class ContextWindow:
         if system == self.system:
             return False
         self.system = system
-        self._fixed = estimate_request_tokens(
-            ModelRequest(model="", system=system, messages=(), tools=self.tools)
-        )
+        self._fixed = _prefix_tokens(system=system, tools=self.tools)
         self._mark = None  # the cache behind the last breakpoint is gone with the prefix
         return True
 
@@ -331,23 +328,80 @@ class ContextWindow:
                 self._account(turn)
 
     def _too_big_message(self, fixed: int) -> str:
-        need = fixed + self._total
+        """What does not fit, in numbers, and what to do about it: the fixed part of every
+        request (tools, system prompt, instructions, session state), the newest message, or
+        the tool results of the turn in progress."""
         budget = self.config.budget_tokens
-        head = (
-            f"This request needs about {need:,} tokens but the context budget is {budget:,} "
-            "(context_budget_tokens minus output_reserve_tokens), even with everything older "
-            "left in the archive and old tool results shortened."
+        limit = (
+            f"the context budget of {budget:,} tokens "
+            "(context_budget_tokens minus output_reserve_tokens)"
         )
-        if len(self._turns) == 1:
+        parts, shrink = self._prefix_parts(fixed)
+        if fixed >= budget:
+            advice = [
+                "raise context_budget_tokens in loom.yaml (or LOOM_CONTEXT_BUDGET_TOKENS), or "
+                "unset it so the budget follows the model's context window (%cowork model "
+                "shows it)",
+                *shrink,
+            ]
             return (
-                f"{head} Your message alone is too long: shorten it, or save the text to a "
-                "file in the notebook's folder and ask me to read it in parts."
+                f"The fixed part of every request needs about {fixed:,} tokens on its own, "
+                f"more than {limit}, so no message fits, however short. It holds {parts}. "
+                f"To make room: {'; or '.join(advice)}."
+            )
+        head = (
+            f"This request needs about {fixed + self._total:,} tokens, more than {limit}, "
+            "even with everything older left in the archive and old tool results shortened."
+        )
+        message, room = self._newest_message_tokens(), budget - fixed
+        if len(self._turns) == 1 or message > room:
+            advice = [
+                "shorten it, or save the text to a file in the notebook's folder and ask me "
+                "to read it in parts"
+            ]
+            if message <= fixed:  # the fixed part, not the message, takes most of the budget
+                advice += ["raise context_budget_tokens in loom.yaml", *shrink]
+            return (
+                f"{head} Your message alone is too long: about {message:,} tokens, with "
+                f"{room:,} left for it after the fixed part of every request ({fixed:,} "
+                f"tokens: {parts}). To send it: {'; or '.join(advice)}."
             )
         return (
             f"{head} The tool results of this turn filled the window: send a new message to "
             "continue (earlier results stay in the archive), or raise context_budget_tokens "
             "in loom.yaml."
         )
+
+    def _newest_message_tokens(self) -> int:
+        """Tokens of the newest person's message in view (0 when there is none)."""
+        for turn in reversed(self._turns):
+            if turn.role == "user":
+                return self._cost.get(turn.turn_number, 0)
+        return 0
+
+    def _prefix_parts(self, fixed: int) -> tuple[str, list[str]]:
+        """The fixed part's pieces in tokens (``17 tool definitions (2,499), the system prompt
+        (1,196), ...``), and the advice that would shrink the pieces there are."""
+        mcp = [t for t in self.tools if t.name.startswith("mcp__")]
+        prompt, instructions = _prefix_tokens(system=self.system), 0
+        if self.system.startswith(SYSTEM_PROMPT) and self.system != SYSTEM_PROMPT:
+            prompt = _prefix_tokens(system=SYSTEM_PROMPT)
+            instructions = _prefix_tokens(system=self.system[len(SYSTEM_PROMPT) :])
+        tools = f"{len(self.tools)} tool definitions ({_prefix_tokens(tools=self.tools):,}"
+        if mcp:
+            tools += f", {_prefix_tokens(tools=mcp):,} of it for {len(mcp)} from MCP servers"
+        parts = [f"{tools})", f"the system prompt ({prompt:,})"]
+        shrink = []
+        if instructions:
+            parts.append(f"project instructions ({instructions:,})")
+            shrink.append(
+                "shorten the project instructions (%cowork instructions shows them; "
+                "instructions_max_chars in loom.yaml caps them)"
+            )
+        if mcp:
+            shrink.append("use fewer mcp_servers in loom.yaml (%cowork mcp lists them)")
+        parts.append(f"session state and framing ({max(fixed - self._fixed, 0):,})")
+        return ", ".join(parts), shrink
 
     # -- per-turn rendering (cached, deterministic) ------------------------
 
@@ -524,3 +578,10 @@ def _result_block(turn: Turn) -> ToolResultBlock:
 
 def _non_empty(block: ContentBlock) -> bool:
     return not isinstance(block, TextBlock) or bool(block.text.strip())
+
+
+def _prefix_tokens(*, system: str = "", tools: Sequence[ToolSpec] = ()) -> int:
+    """Estimated tokens of a request's system prompt and tools (no messages)."""
+    return estimate_request_tokens(
+        ModelRequest(model="", system=system, messages=(), tools=tuple(tools))
+    )

@@ -16,11 +16,13 @@ from loom_jupyter.messages import (
     ImageBlock,
     TextBlock,
     ToolResultBlock,
+    ToolSpec,
     ToolUseBlock,
     Turn,
     block_to_api,
 )
-from loom_jupyter.models.estimate import IMAGE_TOKENS
+from loom_jupyter.models.base import ModelRequest
+from loom_jupyter.models.estimate import IMAGE_TOKENS, estimate_request_tokens, estimate_tokens
 from loom_jupyter.tools.registry import default_registry
 
 from .checks import assert_valid_request
@@ -28,7 +30,6 @@ from .checks import assert_valid_request
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from loom_jupyter.models.base import ModelRequest
 
 BUDGET = 12_000
 
@@ -187,6 +188,95 @@ def test_a_message_that_cannot_fit_is_refused_with_advice() -> None:
     transcript = Transcript(make_window(budget=5_000))
     transcript.turn("user", "x" * 40_000)
     with pytest.raises(ContextBudgetError, match="shorten it"):
+        transcript.request()
+
+
+STATE = "<session_state>x</session_state>"
+
+
+def fixed_part(window: ContextWindow) -> tuple[int, int, int]:
+    """The fixed part of every request, counted here independently of the window: the tool
+    definitions, the system prompt, and the whole (with session state, hint reserve, framing)."""
+    tools = estimate_request_tokens(
+        ModelRequest(model="", system="", messages=(), tools=window.tools)
+    )
+    prompt = estimate_tokens(window.system)
+    return tools, prompt, tools + prompt + estimate_tokens(STATE) + 200 + 4
+
+
+def refusal(window: ContextWindow, text: str) -> str:
+    blocks = (TextBlock(text),)
+    window.append(
+        Turn(
+            session_id="s",
+            turn_number=1,
+            role="user",
+            content=text,
+            blocks=blocks,
+            token_count=turn_tokens(text, blocks),
+        )
+    )
+    with pytest.raises(ContextBudgetError) as caught:
+        window.build(model="m", state_text=STATE)
+    return str(caught.value)
+
+
+def test_a_short_message_under_a_budget_the_fixed_part_exceeds_is_told_the_fixed_part() -> None:
+    window = make_window(budget=3_000)
+    tools, prompt, fixed = fixed_part(window)
+    assert 3_000 < fixed < 6_000  # ~3.9k: 17 tools and the system prompt
+    said = refusal(window, "please plot the sales by region and explain the drop")
+    assert "Your message" not in said
+    assert f"The fixed part of every request needs about {fixed:,} tokens on its own" in said
+    assert "context budget of 3,000 tokens" in said
+    assert f"{len(window.tools)} tool definitions ({tools:,})" in said
+    assert f"the system prompt ({prompt:,})" in said
+    assert "raise context_budget_tokens in loom.yaml (or LOOM_CONTEXT_BUDGET_TOKENS)" in said
+    # Nothing to shrink here: no MCP tools, no project instructions.
+    assert "mcp_servers" not in said
+    assert "instructions" not in said
+
+
+def test_the_fixed_part_names_the_mcp_tools_and_instructions_it_holds() -> None:
+    mcp = ToolSpec("mcp__files__read", "Read a file. " * 60, {"type": "object"})
+    instructions = "\n# AGENTS.md\n" + "Use polars, not pandas. " * 100
+    window = ContextWindow(
+        WindowConfig(budget_tokens=4_000),
+        system=SYSTEM_PROMPT + instructions,
+        tools=(*default_registry().specs(), mcp),
+    )
+    tools, _, fixed = fixed_part(window)
+    mcp_tokens = estimate_request_tokens(
+        ModelRequest(model="", system="", messages=(), tools=(mcp,))
+    )
+    said = refusal(window, "hi")
+    assert f"about {fixed:,} tokens on its own" in said
+    assert f"({tools:,}, {mcp_tokens:,} of it for 1 from MCP servers)" in said
+    assert f"the system prompt ({estimate_tokens(SYSTEM_PROMPT):,})" in said
+    assert f"project instructions ({estimate_tokens(instructions):,})" in said
+    assert "use fewer mcp_servers in loom.yaml (%cowork mcp lists them)" in said
+    assert "shorten the project instructions (%cowork instructions shows them" in said
+
+
+def test_a_message_too_long_for_the_room_left_is_told_its_size_and_the_room() -> None:
+    window = make_window(budget=5_000)
+    _, _, fixed = fixed_part(window)
+    text = "x" * 40_000
+    said = refusal(window, text)
+    message = estimate_tokens(text) + 4  # its block, framed as a message
+    assert f"Your message alone is too long: about {message:,} tokens" in said
+    assert f"with {5_000 - fixed:,} left for it after the fixed part of every request" in said
+    assert f"({fixed:,} tokens:" in said
+    assert "save the text to a file" in said
+    assert "raise context_budget_tokens" not in said  # the message, not the budget, is the fix
+
+
+def test_a_newest_message_too_long_after_earlier_turns_is_still_the_message() -> None:
+    transcript = Transcript(make_window(budget=BUDGET))
+    for _ in range(3):
+        transcript.exchange()
+    transcript.turn("user", "y" * 40_000, (TextBlock("y" * 40_000),))
+    with pytest.raises(ContextBudgetError, match=r"Your message alone is too long: about 10,004"):
         transcript.request()
 
 
