@@ -26,6 +26,7 @@ show ``str(error)``: each message says what happened and what to do next.
     │   ├── StreamInterruptedError the stream broke or ended early
     │   └── ModelAPIError          any other API failure
     ├── ContextBudgetError         the window cannot fit even the newest turn
+    ├── SessionBusyError           a session switch asked for while a turn or delegation runs
     ├── ToolError                  raised inside a tool; becomes an is_error result
     │   ├── PathOutsideNotebookError  a path escapes the notebook's folder
     │   └── ApprovalDeniedError    the person (or the policy) said no
@@ -56,6 +57,7 @@ __all__ = [
     "PathOutsideNotebookError",
     "RateLimitedError",
     "RequestTooLargeError",
+    "SessionBusyError",
     "SessionNotFoundError",
     "StreamInterruptedError",
     "ToolError",
@@ -162,6 +164,22 @@ class ModelAPIError(ModelError):
 
 class ContextBudgetError(LoomError):
     """The request cannot fit the context budget, even with the smallest window."""
+
+
+class SessionBusyError(LoomError):
+    """A session switch (resume, new, fork, close) was asked for while a turn or a delegation
+    runs: switching then would split the turn's prompt and answer between two sessions.
+
+    ``running`` says what runs (``"A turn"``, ``"A delegation"``); ``action`` what was asked
+    (``"start a new session"``). The message says both and what to do."""
+
+    def __init__(self, running: str, action: str) -> None:
+        super().__init__(
+            f"{running} is running: wait for it to finish or press Stop, then {action} again "
+            "(switching now would split its prompt and answer between two sessions)."
+        )
+        self.running = running
+        self.action = action
 
 
 class ToolError(LoomError):

@@ -226,6 +226,8 @@ class Host:
             self._session = await CoworkSession.open(self._archive, resume=False, **options)
             self.lease_message, self.resumed = LEASE_MESSAGE, None
         self._session.document = self.document
+        # a turn the floor began (edits note, mentions) before the session's send runs it
+        self._session.add_busy_probe(lambda: "A turn" if self.floor.busy else None)
         self._session.trust_told = self.trust_told
         if self._ports.opened is not None:
             await self._ports.opened(self._session)
@@ -375,9 +377,8 @@ class Host:
         self, kind: Literal["resume", "new", "fork"], ref: str = "", at: int | None = None
     ) -> None:
         """Resume the session ``ref`` names, start a new one or fork at turn ``at``; every
-        front is told (:class:`SessionChanged`)."""
-        if self.floor.mirror is not None:
-            raise LoomError("A turn is running: stop it or wait before switching sessions.")
+        front is told (:class:`SessionChanged`). The session refuses while a turn or a
+        delegation runs (:class:`~loom_jupyter.errors.SessionBusyError`)."""
         session = await self.session_async()
         if kind == "resume":
             await session.resume((await self.views.pick(ref)).id)

@@ -57,6 +57,7 @@ def attach(session: CoworkSession) -> Delegations:
         return existing
     delegations = Delegations(session)
     session.delegator = delegations
+    session.add_busy_probe(delegations.running_word)  # no session switch under a delegation
     return delegations
 
 
@@ -216,6 +217,10 @@ class Delegations:
         """Ids of the delegations running now."""
         return list(self._running)
 
+    def running_word(self) -> str | None:
+        """``"A delegation"`` while one runs (what a refused session switch names), else None."""
+        return "A delegation" if self._running else None
+
     async def wait(self, task_id: str) -> DelegationOutcome | None:
         """The outcome of a running delegation once it ends (``None`` if it is not running)."""
         entry = self._running.get(task_id)
@@ -304,8 +309,9 @@ class Delegations:
     async def _post(self, text: str, session_id: str) -> None:
         """Add the digest to the delegating conversation once no turn is writing it.
 
-        If the person switched to another session meanwhile, the digest is archived in
-        the delegating one (it is there when that session is resumed), not in this one.
+        Session switches are refused while a delegation runs; should the current session
+        differ all the same, the digest is archived in the delegating one (it is there when
+        that session is resumed), not in this one.
         """
         while self.session.busy:  # noqa: ASYNC110 (the session has no idle event to wait on)
             await asyncio.sleep(0.1)

@@ -16,7 +16,7 @@ heartbeat task while it is open.
 from __future__ import annotations
 
 import asyncio
-from contextlib import aclosing
+from contextlib import aclosing, asynccontextmanager
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -47,7 +47,7 @@ from loom_jupyter.engine.events import (
 )
 from loom_jupyter.engine.prompts import SYSTEM_PROMPT
 from loom_jupyter.engine.state import OpenTask, SessionState
-from loom_jupyter.errors import ArchiveError, LoomError
+from loom_jupyter.errors import ArchiveError, LoomError, SessionBusyError
 from loom_jupyter.messages import (
     ContentBlock,
     ImageBlock,
@@ -77,7 +77,7 @@ from loom_jupyter.trust import FolderTrust, TrustDecision, decide, folder_trust,
 
 if TYPE_CHECKING:
     import os
-    from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+    from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 
     from loom_jupyter.archive import Archive, SessionInfo
     from loom_jupyter.mcp.servers import McpServers, ServerStatus
@@ -128,6 +128,8 @@ class CoworkSession:
         self._writer = TurnWriter(archive, self._window, kernel_session=owner)
         self._lease = SessionLease(archive, owner, stale_after=settings.lease_stale_seconds)
         self._running = False
+        self._switching = asyncio.Lock()  # a switch, and a send waiting for it to end
+        self._busy_probes: list[Callable[[], str | None]] = []
         self.answering: int | None = None  # the person's message the running turn answers
         self._step: asyncio.Future[AgentEvent] | None = None
         self._interrupt_requested = False
@@ -216,6 +218,19 @@ class CoworkSession:
         """Whether a turn is running."""
         return self._running
 
+    def add_busy_probe(self, probe: Callable[[], str | None]) -> None:
+        """Have switches also ask ``probe`` what runs (a delegation, a turn a front has
+        begun but not yet sent): while it names something, ``resume``, ``new``, ``fork`` and
+        ``end`` raise :class:`SessionBusyError` with its words. Who runs it tells the session
+        (the orchestrator, the host), so this layer imports none of them."""
+        self._busy_probes.append(probe)
+
+    def running_now(self) -> str | None:
+        """What runs that a session switch must not split (``"A turn"``), else ``None``."""
+        if self._running:
+            return "A turn"
+        return next((what for probe in self._busy_probes if (what := probe())), None)
+
     def cache_note(self) -> str:
         """How long the prompt cache keeps the conversation now, and why."""
         return self._window.rhythm.describe(self._window.history_ttl)
@@ -271,12 +286,15 @@ class CoworkSession:
     # -- a turn ---------------------------------------------------------------
 
     async def send(self, text: str, *, images: Sequence[ImageBlock] = ()) -> AsyncIterator[Event]:
-        """Send the person's message; yield the turn's events, ending in TurnDone or TurnError."""
-        if self._running:
-            raise LoomError(
-                "A turn is already running in this session; wait for it or interrupt it first."
-            )
-        self._running, self._interrupt_requested = True, False
+        """Send the person's message; yield the turn's events, ending in TurnDone or TurnError.
+
+        A session switch in progress ends first (the turn then belongs to the new session)."""
+        async with self._switching:  # free: taken and given back without a pause
+            if self._running:
+                raise LoomError(
+                    "A turn is already running in this session; wait for it or interrupt it first."
+                )
+            self._running, self._interrupt_requested = True, False
         try:
             # Closing send() (a front that stops iterating) closes the turn at once, so its
             # partial answer is archived before anything else can happen on this session.
@@ -422,8 +440,24 @@ class CoworkSession:
 
     # -- sessions -------------------------------------------------------------
 
+    @asynccontextmanager
+    async def _switch(self, action: str) -> AsyncIterator[None]:
+        """One switch at a time, never while a turn or a delegation runs (every front's
+        switch passes here: the magic, the sidebar through the host, the CLI's host)."""
+        async with self._switching:
+            running = self.running_now()
+            if running is not None:
+                raise SessionBusyError(running, action)
+            yield
+
     async def resume(self, session_id: str) -> SessionInfo:
-        """Switch to an archived session: lease, state and window back, dangling calls repaired."""
+        """Switch to an archived session: lease, state and window back, dangling calls repaired.
+
+        Raises :class:`SessionBusyError` while a turn or a delegation runs."""
+        async with self._switch("resume that session"):
+            return await self._resume(session_id)
+
+    async def _resume(self, session_id: str) -> SessionInfo:
         info = await self.archive.get_session(session_id)
         await self._release()
         self._go_lazy()  # if the lease is held elsewhere, stay lazy rather than half-switched
@@ -465,22 +499,32 @@ class CoworkSession:
         return recovery
 
     async def new(self) -> None:
-        """Leave the current session; the next message starts a new one."""
-        await self._release()
-        self._go_lazy()
+        """Leave the current session; the next message starts a new one.
+
+        Raises :class:`SessionBusyError` while a turn or a delegation runs."""
+        async with self._switch("start a new session"):
+            await self._release()
+            self._go_lazy()
 
     async def fork(self, at_turn: int | None = None) -> SessionInfo:
-        """Copy turns ``1..at_turn`` (all by default) into a new session and switch to it."""
-        if self.session_id is None:
-            raise LoomError("There is no conversation to fork yet: send a message first.")
-        new_id = await self.archive.fork_session(self.session_id, at_turn)
-        return await self.resume(new_id)
+        """Copy turns ``1..at_turn`` (all by default) into a new session and switch to it.
+
+        Raises :class:`SessionBusyError` while a turn or a delegation runs."""
+        async with self._switch("fork the session"):
+            if self.session_id is None:
+                raise LoomError("There is no conversation to fork yet: send a message first.")
+            new_id = await self.archive.fork_session(self.session_id, at_turn)
+            return await self._resume(new_id)
 
     async def end(self) -> None:
-        """Mark the current session closed in the archive, then go lazy."""
-        if self.session_id is not None:
-            await self.archive.close_session(self.session_id)
-        await self.new()
+        """Mark the current session closed in the archive, then go lazy.
+
+        Raises :class:`SessionBusyError` while a turn or a delegation runs."""
+        async with self._switch("close the session"):
+            if self.session_id is not None:
+                await self.archive.close_session(self.session_id)
+            await self._release()
+            self._go_lazy()
 
     async def close(self) -> None:
         """Stop the heartbeat and release the lease (the session stays active in the archive);
@@ -493,20 +537,23 @@ class CoworkSession:
 
     async def ensure_session_id(self) -> str:
         """The archived session's id, creating the session row if it is still lazy."""
-        return await self._ensure_session()
+        async with self._switching:  # after a switch in progress, in the session it made
+            return await self._ensure_session()
 
     async def append_note(self, text: str, effects: Sequence[VariableEffect] = ()) -> int:
         """Archive ``text`` as a ``system`` turn the next request sees (a delegation's digest,
         the person's cells); ``effects`` are variables it reports made, live from then on.
 
-        Call between turns: a note must not land between a tool call and its result.
+        Call between turns: a note must not land between a tool call and its result. A
+        session switch in progress ends first (the note goes to the session it makes current).
         """
-        await self._ensure_session()
-        draft = TurnDraft(role="system", content=text, blocks=(TextBlock(text),))
-        number = await self._writer.append(draft)
-        self._state = self._state.with_variables(number, effects)
-        await self._refresh()
-        return number
+        async with self._switching:
+            await self._ensure_session()
+            draft = TurnDraft(role="system", content=text, blocks=(TextBlock(text),))
+            number = await self._writer.append(draft)
+            self._state = self._state.with_variables(number, effects)
+            await self._refresh()
+            return number
 
     async def _ensure_session(self) -> str:
         if self.session_id is None:

@@ -51,7 +51,10 @@ Entries:
     ``refusal``...). ``usage`` defaults to an estimate with simulated prompt
     caching (the prefix up to the last ``cache_control`` is written once, then
     read). ``delay`` pauses between SSE events. Text streams two words per
-    delta; tool input as about three ``input_json_delta`` pieces.
+    delta; tool input as about three ``input_json_delta`` pieces. ``"hold": NAME``
+    (with ``"hold_after": n``, default 1) stops a stream after its first ``n`` deltas
+    until ``fake.release(NAME)``; ``fake.held(NAME)`` counts the streams waiting there
+    (a turn that is surely running, with no timing).
 ``{"fault": "http", "status": 429, "retry_after": 2, "error_type": ..., "message": ...}``
     An HTTP error (any status; the error type defaults from the status:
     401 authentication_error, 413 request_too_large, 429 rate_limit_error,
@@ -169,6 +172,15 @@ class FakeAnthropic:
         """Script entries not yet used."""
         with self._state.lock:
             return len(self._state.script)
+
+    def held(self, name: str) -> int:
+        """How many streams have stopped at the hold ``name`` (released or not)."""
+        with self._state.lock:
+            return self._state.holding.get(name, 0)
+
+    def release(self, name: str) -> None:
+        """Let the streams held at ``name`` (and later ones) finish."""
+        self._state.gate(name).set()
 
     def set_models(self, models: Sequence[dict[str, Any]]) -> None:
         """What ``GET /v1/models`` lists from now on (the API's model objects)."""

@@ -60,6 +60,10 @@ class Reply:
     usage: Json | None = None
     model: str | None = None
     delay: float = 0.0
+    hold: str | None = None
+    """A gate's name: the stream stops after ``hold_after`` deltas until
+    :meth:`~loom_jupyter.testing.FakeAnthropic.release` opens it (a turn that surely runs)."""
+    hold_after: int = 1
 
     @property
     def resolved_stop_reason(self) -> str:
@@ -136,8 +140,15 @@ def _reply(item: Json) -> Reply:
         content = [{"type": "text", "text": str(item.get("text", ""))}]
     blocks = tuple(_block(block, i) for i, block in enumerate(content))
     usage = item.get("usage")
+    hold = item.get("hold")
     return Reply(
-        blocks, item.get("stop_reason"), usage, item.get("model"), float(item.get("delay", 0))
+        blocks,
+        item.get("stop_reason"),
+        usage,
+        item.get("model"),
+        float(item.get("delay", 0)),
+        None if hold is None else str(hold),
+        int(item.get("hold_after", 1)),
     )
 
 

@@ -89,6 +89,12 @@ class ServerState:
     served: int = 0
     ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     models: list[Json] = field(default_factory=default_models)
+    gates: dict[str, threading.Event] = field(default_factory=dict)  # hold name -> open
+    holding: dict[str, int] = field(default_factory=dict)  # hold name -> streams held there
+
+    def gate(self, name: str) -> threading.Event:
+        with self.lock:
+            return self.gates.setdefault(name, threading.Event())
 
     def record(self, request: RecordedRequest) -> None:
         with self.lock:
@@ -242,8 +248,22 @@ class Handler(BaseHTTPRequestHandler):
             return
         events = stream_events(reply, message_id=message_id, model=model, usage=usage)
         self._start_sse(n)
-        self._send_events(events, reply.delay or self.state.event_delay)
+        delay = reply.delay or self.state.event_delay
+        if reply.hold is not None:
+            cut = _after_deltas(events, reply.hold_after)
+            self._send_events(events[:cut], delay)
+            self._hold(reply.hold)
+            events = events[cut:]
+        self._send_events(events, delay)
         self._end_chunks()
+
+    def _hold(self, name: str) -> None:
+        """Wait at the gate ``name`` until it is released (or the server stops)."""
+        gate, state = self.state.gate(name), self.state
+        with state.lock:
+            state.holding[name] = state.holding.get(name, 0) + 1
+        while not gate.wait(0.05) and not state.stopping.is_set():
+            pass
 
     def _stream_fault(self, fault: StreamFault, body: Json) -> None:
         if fault.kind == "hang":
@@ -327,6 +347,17 @@ class Handler(BaseHTTPRequestHandler):
     def _drop(self) -> None:
         self.close_connection = True
         cut(self.connection)
+
+
+def _after_deltas(events: list[SseEvent], count: int) -> int:
+    """How many of ``events`` go out before a hold: up to the ``count``-th delta."""
+    seen = 0
+    for index, (name, _) in enumerate(events):
+        if name == "content_block_delta":
+            seen += 1
+            if seen >= count:
+                return index + 1
+    return len(events)
 
 
 def _output_tokens(reply: Reply) -> int:

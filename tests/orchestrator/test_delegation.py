@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from loom_jupyter.errors import OverloadedError
+from loom_jupyter.errors import OverloadedError, SessionBusyError
 from loom_jupyter.models.scripted import fail, stall, text, tool_call
 from loom_jupyter.orchestrator import DelegateOptions, TaskUpdate
 
@@ -431,12 +431,14 @@ async def test_a_background_digest_goes_to_the_session_that_delegated(
     started = await orchestrator.start(GOAL, background=True)
     delegating = orchestrator.session.session_id
     assert delegating is not None
-    await orchestrator.session.new()  # the person moves on to a new conversation
+    with pytest.raises(SessionBusyError, match=r"^A delegation is running: wait for it"):
+        await orchestrator.session.new()  # no moving on while it runs (issue 31 item 1)
     gate.set()
     outcome = await orchestrator.wait(started.task_id)  # returns once the digest is posted
     assert outcome is not None
     notes = [t for t in await archive.get_turns(delegating) if t.role == "system"]
     assert [n.content for n in notes] == [outcome.digest]
+    await orchestrator.session.new()  # it ended: the person moves on to a new conversation
     assert orchestrator.session.session_id is None  # the new conversation got nothing
 
 
