@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from loom_jupyter.messages import Usage
-    from loom_jupyter.records import SessionInfo
+    from loom_jupyter.records import ModelCallRecord, SessionInfo
 
 __all__ = [
     "PRICES",
@@ -40,6 +41,7 @@ __all__ = [
     "price_for",
     "priced",
     "session_cost",
+    "unpriced_call",
     "unpriced_usage",
 ]
 
@@ -47,6 +49,9 @@ _MTOK = 1_000_000
 
 PRICE_UNKNOWN = "price unknown"
 """What a front shows instead of a cost it cannot know."""
+
+_CENT = Decimal("0.01")
+_TEN_THOUSANDTH = Decimal("0.0001")
 
 
 @dataclass(frozen=True)
@@ -190,20 +195,48 @@ def cost_usd(model: str, usage: Usage) -> float:
 
 
 def unpriced_usage(calls: Iterable[tuple[str, int]]) -> bool:
-    """Whether any of ``(model, tokens)`` used tokens on a model without a known price."""
+    """Whether any of ``(model, tokens)`` used tokens on a model without a known price: the
+    one "price unknown" rule (a stored 0.0 for such usage is no cost)."""
     return any(tokens > 0 and not priced(model) for model, tokens in calls)
 
 
+def unpriced_call(call: ModelCallRecord) -> bool:
+    """Whether a recorded model call used tokens (any kind, cache reads too) on a model
+    without a known price: :func:`unpriced_usage` for one ledger row."""
+    used = call.input_tokens + call.output_tokens + call.cache_creation_tokens
+    return unpriced_usage([(call.model, used + call.cache_read_tokens)])
+
+
 def cost_text(known_usd: float | None, *, unknown: bool = False) -> str:
-    """A cost for people: ``$0.0123``, ``$12.34``, ``price unknown``, ``$0.01 + price unknown``.
+    """A cost for people, the one rule every front uses (the sidebar's ``costText`` in
+    ``labextension/src/views/dom.ts`` repeats it; ``labextension/test/cost-cases.json`` is
+    the table both languages' tests check):
+
+    - at or above $1, cents: ``$12.34``, ``$1,234.50``;
+    - below $1, up to four decimals with trailing zeros dropped down to cents: ``$0.50``,
+      ``$0.0123``, ``$0.0004``; what rounds to nothing is ``<$0.0001``, never ``$0.00``;
+    - a tie rounds up (the exact binary value decides, as JavaScript's ``toFixed`` does);
+    - ``price unknown``, or ``$0.01 + price unknown``, when some of it has no known price.
 
     ``known_usd`` is what the priced part cost (``None``: nothing is priced); ``unknown``
     says some of it was used on a model without a known price.
     """
     if known_usd is None or (unknown and known_usd == 0):
         return PRICE_UNKNOWN
-    money = f"${known_usd:.4f}" if known_usd < 1 else f"${known_usd:,.2f}"
+    money = _money(known_usd)
     return f"{money} + {PRICE_UNKNOWN}" if unknown else money
+
+
+def _money(usd: float) -> str:
+    if not usd > 0:  # never below zero (-0.0, NaN: nothing)
+        return "$0.00"
+    exact = Decimal(usd)  # the float's exact value, so ties round as toFixed rounds them
+    if usd >= 1:
+        return f"${exact.quantize(_CENT, ROUND_HALF_UP):,}"
+    four = exact.quantize(_TEN_THOUSANDTH, ROUND_HALF_UP)
+    if four == 0:
+        return "<$0.0001"
+    return "$" + re.sub(r"0{1,2}$", "", f"{four:f}")  # 0.5000 -> 0.50, 0.0120 -> 0.012
 
 
 def session_cost(info: SessionInfo) -> str:

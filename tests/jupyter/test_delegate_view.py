@@ -58,13 +58,13 @@ def test_text_table_and_progress_lines() -> None:
     text = task_table_text(SNAPSHOT)
     assert text.splitlines()[0].startswith(f"task {SNAPSHOT.task_id} [running]")
     assert "plot" in text
-    assert "1,234 tokens, $0.0100" in text
+    assert "1,234 tokens, $0.01" in text
     assert (
         progress_line(TaskUpdate(SNAPSHOT, "started", "plot", "attempt 2")) == "▶ plot (attempt 2)"
     )
     assert progress_line(TaskUpdate(SNAPSHOT, "usage", "plot")) is None
     done = progress_line(TaskUpdate(SNAPSHOT, "task_done"))
-    assert done == "Delegation running (1,234 tokens, $0.0100)"
+    assert done == "Delegation running (1,234 tokens, $0.01)"
 
 
 def test_the_sidebar_value_has_the_pinned_shape() -> None:

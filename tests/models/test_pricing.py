@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import typing
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -169,6 +171,23 @@ def test_cost_text_never_shows_zero_dollars_for_an_unknown_price() -> None:
     assert cost_text(1234.5) == "$1,234.50"
 
 
+COST_CASES = json.loads(
+    (Path(__file__).parents[2] / "labextension" / "test" / "cost-cases.json").read_text()
+)["cases"]
+
+
+@pytest.mark.parametrize("case", COST_CASES, ids=lambda c: f"{c['usd']}-{c['unknown']}")
+def test_cost_text_follows_the_table_the_sidebar_shares(case: dict[str, Any]) -> None:
+    """One cost format: labextension/test/cost.spec.ts checks dom.ts costText on this table."""
+    assert cost_text(case["usd"], unknown=case["unknown"]) == case["text"]
+
+
+def test_a_session_costs_the_same_text_in_the_cell_and_the_sidebar() -> None:
+    """The review's case: `%cowork cost` said $0.5000 where the sidebar said $0.50."""
+    assert cost_text(0.5) == "$0.50"
+    assert {"usd": 0.5, "unknown": False, "text": "$0.50"} in COST_CASES
+
+
 def _call(n: int, model: str, cost: float) -> ModelCallRecord:
     return ModelCallRecord(
         id=n,
@@ -185,6 +204,19 @@ def _call(n: int, model: str, cost: float) -> ModelCallRecord:
         error=None,
         created_at="",
     )
+
+
+def test_a_call_is_unpriced_when_any_of_its_tokens_ran_on_a_model_without_a_price() -> None:
+    """The one "price unknown" rule for a ledger row (the magic and the slash command use it)."""
+    from dataclasses import replace
+
+    from loom_jupyter.models.pricing import unpriced_call
+
+    assert unpriced_call(_call(1, "claude-mythos-preview", 0.0))
+    assert not unpriced_call(_call(1, "claude-opus-4-8", 0.0075))
+    idle = replace(_call(1, "claude-mythos-preview", 0.0), input_tokens=0, output_tokens=0)
+    assert not unpriced_call(idle)  # no tokens used: nothing to price
+    assert unpriced_call(replace(idle, cache_read_tokens=5))  # cache reads count too
 
 
 def _cost_rows(monkeypatch: pytest.MonkeyPatch, calls: list[ModelCallRecord]) -> list[str]:
@@ -247,5 +279,5 @@ def test_the_cli_says_price_unknown_for_a_session_on_an_unpriced_model() -> None
         return SessionInfo(**fields)  # type: ignore[arg-type]
 
     assert session_cost(info("claude-mythos-preview", 1_000, 0.0)) == PRICE_UNKNOWN
-    assert session_cost(info("claude-opus-4-8", 1_000, 0.005)) == "$0.0050"
-    assert session_cost(info("claude-mythos-preview", 0, 0.0)) == "$0.0000"  # nothing used
+    assert session_cost(info("claude-opus-4-8", 1_000, 0.005)) == "$0.005"
+    assert session_cost(info("claude-mythos-preview", 0, 0.0)) == "$0.00"  # nothing used

@@ -61,16 +61,30 @@ export function formatTokens(count: number): string {
   return count.toLocaleString('en-US');
 }
 
+/**
+ * Dollars for people, the kernel's rule (`cost_text` in loom_jupyter/models/pricing.py;
+ * test/cost-cases.json is the table both check): cents from $1 up (`$1,234.50`); below,
+ * up to four decimals with trailing zeros dropped down to cents (`$0.50`, `$0.0123`);
+ * `<$0.0001` for what rounds to nothing. `toFixed` rounds the exact value, ties up.
+ */
 export function formatCost(usd: number): string {
-  return usd < 0.01 && usd > 0 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
+  if (!(usd > 0)) {
+    return '$0.00';
+  }
+  if (usd >= 1) {
+    const [whole, cents] = usd.toFixed(2).split('.');
+    return `$${whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}.${cents}`;
+  }
+  const four = usd.toFixed(4);
+  return Number(four) === 0 ? '<$0.0001' : `$${four.replace(/0{1,2}$/, '')}`;
 }
 
 /** A cost for people, never "$0.00" for what has no public price (as the kernel says it). */
-export function costText(usd: number, unpriced: boolean): string {
-  if (!unpriced) {
-    return formatCost(usd);
+export function costText(usd: number | null, unpriced: boolean): string {
+  if (usd === null || (unpriced && usd === 0)) {
+    return 'price unknown';
   }
-  return usd > 0 ? `${formatCost(usd)} + price unknown` : 'price unknown';
+  return unpriced ? `${formatCost(usd)} + price unknown` : formatCost(usd);
 }
 
 /** "3 min ago" style text for an ISO timestamp (the raw text when unparsable). */

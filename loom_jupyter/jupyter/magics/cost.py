@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 
 from loom_jupyter.importguard import loom_imports
 from loom_jupyter.jupyter.cell.output import show_table, show_text
-from loom_jupyter.models.pricing import PRICE_UNKNOWN, cost_text, priced
+from loom_jupyter.models.pricing import PRICE_UNKNOWN, cost_text
+from loom_jupyter.models.pricing import unpriced_call as _unpriced
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -99,9 +100,3 @@ def cost_plot_png(calls: Sequence[ModelCallRecord]) -> str:
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png")
     return base64.b64encode(buffer.getvalue()).decode("ascii")
-
-
-def _unpriced(call: ModelCallRecord) -> bool:
-    """A call that used tokens on a model without a known price (its stored 0.0 is no cost)."""
-    tokens = call.input_tokens + call.output_tokens + call.cache_creation_tokens
-    return tokens + call.cache_read_tokens > 0 and not priced(call.model)
