@@ -271,7 +271,12 @@ def test_the_circle_finder_finds_circles() -> None:
     assert import_circles(graph) == [["a", "b", "c"]]
 
 
-def test_the_checker_sees_function_level_and_type_checking_imports(tmp_path: Path) -> None:
+def test_the_checker_sees_function_level_and_type_checking_imports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The checker, run on a copy of the package's shape in ``tmp_path`` (never on files
+    written into the package: a parallel worker's ``violations()`` would see them), finds
+    every kind of import that runs against the layers."""
     source = textwrap.dedent(
         """
         from typing import TYPE_CHECKING
@@ -280,22 +285,42 @@ def test_the_checker_sees_function_level_and_type_checking_imports(tmp_path: Pat
         def later():
             import loom_jupyter.session.conversation
         from ..jupyter import render
+        import IPython
+        from . import agent
         """
     )
-    probe = PACKAGE / "engine" / "_layering_probe.py"
+    package = tmp_path / "loom_jupyter"
+    for unit in ("engine", "archive", "session", "jupyter"):
+        (package / unit).mkdir(parents=True)
+        (package / unit / "__init__.py").write_text("")
+    probe = package / "engine" / "_layering_probe.py"
     probe.write_text(source)
-    try:
-        found = [imported for _, imported in imports_of(probe)]
-        assert "loom_jupyter.archive" in found
-        assert "loom_jupyter.session.conversation" in found
-        assert "loom_jupyter.jupyter" in found
-        assert not may_import("engine", "archive")
-        assert not may_import("engine", "session")
-        assert may_import("session", "engine")
-        assert not may_import("archive", "tools")
-        assert may_import("messages", "errors")
-    finally:
-        probe.unlink()
+    monkeypatch.setitem(globals(), "PACKAGE", package)  # what the checker walks
+    found = [imported for _, imported in imports_of(probe)]
+    assert "loom_jupyter.archive" in found
+    assert "loom_jupyter.session.conversation" in found
+    assert "loom_jupyter.jupyter" in found
+    assert "loom_jupyter.engine.agent" in found
+    assert not may_import("engine", "archive")
+    assert not may_import("engine", "session")
+    assert may_import("session", "engine")
+    assert not may_import("archive", "tools")
+    assert may_import("messages", "errors")
+    assert sorted(violations()) == [
+        "loom_jupyter/engine/_layering_probe.py:4 imports loom_jupyter.archive "
+        "(engine may not import archive)",
+        "loom_jupyter/engine/_layering_probe.py:4 imports loom_jupyter.archive.Archive "
+        "(engine may not import archive)",
+        "loom_jupyter/engine/_layering_probe.py:6 imports loom_jupyter.session.conversation "
+        "(engine may not import session)",
+        "loom_jupyter/engine/_layering_probe.py:7 imports loom_jupyter.jupyter "
+        "(engine may not import jupyter)",
+        "loom_jupyter/engine/_layering_probe.py:7 imports loom_jupyter.jupyter.render "
+        "(engine may not import jupyter)",
+        "loom_jupyter/engine/_layering_probe.py:8 imports IPython "
+        "(only loom_jupyter.jupyter may import the Jupyter stack)",
+    ]
+    assert not (Path(loom_jupyter.__file__).parent / "engine" / "_layering_probe.py").exists()
 
 
 def test_the_map_names_every_layer() -> None:
