@@ -1,0 +1,210 @@
+"""The protocol survives version skew: the current schema breaks no frozen schema of its
+major version, and the checker catches every kind of break (synthetic edits of a
+snapshot)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from loom_jupyter.buildtools import compat, contract
+from loom_jupyter.host.wire import protocol as p
+
+ROOT = Path(__file__).resolve().parents[2]
+V1_0 = ROOT / compat.snapshot_path("1.0")
+Edit = Callable[[dict[str, Any]], None]
+
+
+@pytest.fixture(scope="module")
+def current() -> dict[str, Any]:
+    return contract.schema()
+
+
+@pytest.fixture
+def frozen() -> dict[str, Any]:
+    """The 1.0 schema as released (frozen from the last commit before 1.1)."""
+    spec: dict[str, Any] = json.loads(V1_0.read_text(encoding="utf-8"))
+    return spec
+
+
+def test_the_current_schema_breaks_no_released_schema_of_its_major(
+    current: dict[str, Any],
+) -> None:
+    found = compat.snapshots(ROOT)
+    assert (1, 0) in found, "the 1.0 schema is frozen"
+    breaks = compat.check(ROOT, current, p.PROTOCOL_VERSION)
+    assert [str(b) for b in breaks] == [], (
+        "an incompatible protocol change: make a new field optional with `since=` the next "
+        "minor version (and raise PROTOCOL_VERSION's minor), or raise the major version"
+    )
+
+
+def test_every_released_version_up_to_the_current_one_is_frozen() -> None:
+    versions = list(compat.snapshots(ROOT))
+    current = compat.parse_version(p.PROTOCOL_VERSION)
+    assert current is not None
+    assert versions[-1] == current, "the current version's schema is in schema-history/"
+    assert all(version <= current for version in versions)
+
+
+def test_a_version_is_major_dot_minor_and_a_bare_integer_is_its_dot_zero() -> None:
+    assert compat.parse_version("1.1") == (1, 1)
+    assert compat.parse_version(1) == (1, 0)  # what a 1.0 page sends
+    assert compat.parse_version("2") == (2, 0)
+    assert compat.parse_version("1.12") == (1, 12)
+    for nonsense in ("", "one", "1.x", "-1", True, -1, "1.1.1"):
+        assert compat.parse_version(nonsense) is None, nonsense
+
+
+# -- the checker itself: each kind of break, made on a copy of the 1.0 schema ---------------
+
+
+def _defs(spec: dict[str, Any]) -> dict[str, Any]:
+    defs: dict[str, Any] = spec["$defs"]
+    return defs
+
+
+def drop_type(union: str, name: str) -> Edit:
+    def edit(spec: dict[str, Any]) -> None:
+        refs = _defs(spec)[union]["oneOf"]
+        refs[:] = [ref for ref in refs if not ref["$ref"].endswith(f"/{name}")]
+
+    return edit
+
+
+def drop_field(name: str, field: str) -> Edit:
+    def edit(spec: dict[str, Any]) -> None:
+        body = _defs(spec)[name]
+        del body["properties"][field]
+        body["required"].remove(field)
+
+    return edit
+
+
+def set_rule(name: str, field: str, rule: dict[str, Any]) -> Edit:
+    def edit(spec: dict[str, Any]) -> None:
+        _defs(spec)[name]["properties"][field] = rule
+
+    return edit
+
+
+def add_field(name: str, field: str, *, required: bool) -> Edit:
+    def edit(spec: dict[str, Any]) -> None:
+        body = _defs(spec)[name]
+        body["properties"][field] = {"type": "string"}
+        if required:
+            body["required"].append(field)
+
+    return edit
+
+
+def unrequire(name: str, field: str) -> Edit:
+    def edit(spec: dict[str, Any]) -> None:
+        _defs(spec)[name]["required"].remove(field)
+
+    return edit
+
+
+BREAKS: dict[str, tuple[Edit, str]] = {
+    "a kernel message type removed": (
+        drop_type("Outbound", "TextMsg"),
+        "kernel->front text: the message type was removed",
+    ),
+    "a front message type removed": (
+        drop_type("Inbound", "Search"),
+        "front->kernel search: the message type was removed",
+    ),
+    "a kernel field removed": (
+        drop_field("Welcome", "busy"),
+        "kernel->front welcome.busy: the field was removed",
+    ),
+    "a front field removed": (
+        drop_field("Send", "client_id"),
+        "front->kernel send.client_id: the field was removed",
+    ),
+    "an envelope field removed": (
+        drop_field("Envelope", "seq"),
+        "kernel->front envelope.seq: the field was removed",
+    ),
+    "a kernel field retyped": (
+        set_rule("TextMsg", "delta", {"type": "integer"}),
+        'kernel->front text.delta: retyped: {"type": "string"} became {"type": "integer"}',
+    ),
+    "a front field retyped": (
+        set_rule("LoadMore", "before_turn", {"type": "string"}),
+        "front->kernel load_more.before_turn: retyped",
+    ),
+    "a field made nullable": (
+        set_rule("TextMsg", "turn", {"anyOf": [{"type": "integer"}, {"type": "null"}]}),
+        "kernel->front text.turn: retyped",
+    ),
+    "an enum value added": (
+        set_rule(
+            "Status",
+            "state",
+            {"enum": ["idle", "thinking", "waiting-approval", "queued", "waiting-cell", "nap"],
+             "type": "string"},
+        ),
+        "kernel->front status.state: retyped",
+    ),
+    "a nested value's field retyped": (
+        set_rule("HistoryItem", "turn", {"type": "string"}),
+        "kernel->front welcome.history[]<0>.turn: retyped",
+    ),
+    "a new required kernel field": (
+        add_field("Welcome", "flavour", required=True),
+        "kernel->front welcome.flavour: a new required field",
+    ),
+    "a new required front field": (
+        add_field("Send", "mood", required=True),
+        "front->kernel send.mood: a new required field",
+    ),
+    "a new required field in a nested value": (
+        add_field("SessionSummary", "colour", required=True),
+        "kernel->front welcome.session<0>.colour: a new required field",
+    ),
+    "a required kernel field made optional": (
+        unrequire("TurnDoneMsg", "text"),
+        "kernel->front turn_done.text: a required field became optional",
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", BREAKS)
+def test_the_checker_catches_each_kind_of_break(kind: str, frozen: dict[str, Any]) -> None:
+    edit, expected = BREAKS[kind]
+    changed = copy.deepcopy(frozen)
+    edit(changed)
+    found = [str(b) for b in compat.breaking_changes(frozen, changed)]
+    assert any(line.startswith(expected) for line in found), found
+
+
+def test_additions_that_old_readers_ignore_are_no_break(frozen: dict[str, Any]) -> None:
+    changed = copy.deepcopy(frozen)
+    add_field("Welcome", "flavour", required=False)(changed)  # kernel -> front, optional
+    add_field("Sessions", "request_id", required=False)(changed)  # front -> kernel, optional
+    add_field("Envelope", "reply_to", required=False)(changed)
+    unrequire("Send", "text")(changed)  # a kernel that takes more from a page
+    _defs(changed)["Welcome"]["properties"]["busy"]["description"] = "reworded"
+    _defs(changed)["Nap"] = {"properties": {"type": {"const": "nap", "type": "string"}}}
+    _defs(changed)["Outbound"]["oneOf"].append({"$ref": "#/$defs/Nap"})  # a new message type
+    assert compat.breaking_changes(frozen, changed) == []
+
+
+def test_a_break_counts_only_within_the_same_major_version(
+    frozen: dict[str, Any], tmp_path: Path
+) -> None:
+    history = tmp_path / compat.HISTORY_PATH
+    history.mkdir(parents=True)
+    (history / "protocol.v1.0.schema.json").write_text(json.dumps(frozen))
+    broken = copy.deepcopy(frozen)
+    drop_field("Welcome", "busy")(broken)
+    assert [b.where for b in compat.check(tmp_path, broken, "1.1")] == ["welcome.busy"]
+    assert compat.check(tmp_path, broken, "2.0") == []  # a new major: the kernel refuses 1.x
+    with pytest.raises(ValueError, match="no protocol version"):
+        compat.check(tmp_path, broken, "one")
