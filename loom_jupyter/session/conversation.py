@@ -10,7 +10,16 @@ events :meth:`CoworkSession.send` yields (see ``/docs`` and
 
 A session row is created lazily on the first message. One process writes a
 session at a time: the session holds the archive's lease and renews it with a
-heartbeat task while it is open.
+heartbeat task while it is open. A switch (resume, new, fork, end) never splits a turn:
+it is refused while a turn or a delegation runs (:class:`SessionBusyError`).
+
+:class:`CoworkSession` is the turn and the switches; the rest it holds by concern:
+:class:`~loom_jupyter.session.options.SessionOptions` (:attr:`~CoworkSession.options`:
+model, thinking, effort, approval, the model list),
+:class:`~loom_jupyter.session.request.RequestAssembly` (how a request is put together),
+:class:`~loom_jupyter.session.servers.SessionServers` (:attr:`~CoworkSession.servers`: the
+MCP lifecycle) and :class:`~loom_jupyter.session.folder_trust.SessionTrust`
+(:attr:`~CoworkSession.folder`: the folder's trust as the session applies it).
 """
 
 from __future__ import annotations
@@ -54,26 +63,21 @@ from loom_jupyter.messages import (
     TextBlock,
     TurnDraft,
 )
-from loom_jupyter.models.catalog import (
-    ModelInfo,
-    ModelList,
-    list_models,
-    max_output_tokens,
-    model_info,
-)
-from loom_jupyter.models.wire import server_tool_params
+from loom_jupyter.models.catalog import model_info
 from loom_jupyter.records import FINISHED_TASK
+from loom_jupyter.session.folder_trust import SessionTrust
 from loom_jupyter.session.instructions import Instructions, ProjectInstructions
 from loom_jupyter.session.lease import SessionLease
+from loom_jupyter.session.options import SessionOptions, default_model
 from loom_jupyter.session.recovery import KERNEL_DIED_RESULT, CrashRecovery
-from loom_jupyter.session.shape import RequestShape
+from loom_jupyter.session.request import RequestAssembly
+from loom_jupyter.session.servers import SessionServers
 from loom_jupyter.session.turn import ActiveTurn, partial_interval
 from loom_jupyter.session.turn_writer import TurnWriter
-from loom_jupyter.settings import ApprovalMode, EffortLevel, Settings, ThinkingMode
 from loom_jupyter.tools.approval import ApprovalPolicy, Approver
 from loom_jupyter.tools.base import KernelBridge, ToolContext
 from loom_jupyter.tools.output import REDACTED, redact_secrets
-from loom_jupyter.trust import FolderTrust, TrustDecision, decide, folder_trust, load_settings
+from loom_jupyter.trust import FolderTrust, TrustDecision, folder_trust, load_settings
 
 if TYPE_CHECKING:
     import os
@@ -84,6 +88,8 @@ if TYPE_CHECKING:
     from loom_jupyter.models.base import Model, ModelRequest
     from loom_jupyter.readers import ProjectReader
     from loom_jupyter.records import LeaseTakeover
+    from loom_jupyter.session.shape import RequestShape
+    from loom_jupyter.settings import EffortLevel, Settings
     from loom_jupyter.tools.base import Delegator, NotebookDocument, VariableEffect
     from loom_jupyter.tools.registry import ToolRegistry
 
@@ -111,19 +117,16 @@ class CoworkSession:
     ) -> None:
         self.archive = archive
         self.notebook_path = notebook_path
-        self.settings = settings
-        self.model = model
         self.kernel = kernel
         self.tools = tools
-        self.policy = policy
         self.owner = owner
         self._window = ContextWindow(
             WindowConfig.from_settings(settings, model_info(model.name)),
             system=SYSTEM_PROMPT,
             tools=tools.specs(),
         )
+        self.options = SessionOptions(settings, model, policy, self._window)
         self._state = SessionState(notebook=str(notebook_path), model=model.name)
-        self._state_text: tuple[SessionState, str] | None = None
         self._info: SessionInfo | None = None
         self._writer = TurnWriter(archive, self._window, kernel_session=owner)
         self._lease = SessionLease(archive, owner, stale_after=settings.lease_stale_seconds)
@@ -139,10 +142,10 @@ class CoworkSession:
         self._instructions = ProjectInstructions(
             notebook_path, max_chars=settings.instructions_max_chars
         )
-        self.mcp: McpServers | None = None  # loom.yaml's mcp_servers, started on first use
-        self.trust: FolderTrust | None = None  # the folder's trust as last checked
-        self.trust_told: str | None = None  # the untrusted folder's digest, once told
-        self._options: tuple[bool, EffortLevel | None] = (False, None)  # the turn's thinking
+        self._requests = RequestAssembly(self._window, self.options, self._instructions)
+        self.servers = SessionServers(tools, self._window)  # loom.yaml's: open loads them
+        self.folder = SessionTrust(notebook_path, self.options, self._instructions, self.servers)
+        self._turn_options: tuple[bool, EffortLevel | None] = (False, None)  # its thinking
 
     @classmethod
     async def open(
@@ -172,7 +175,7 @@ class CoworkSession:
             archive,
             notebook_path=path,
             settings=settings,
-            model=model or _default_model(settings),
+            model=model or default_model(settings),
             kernel=kernel or _default_kernel(),
             tools=tools or _default_tools(),
             policy=ApprovalPolicy.from_settings(settings, approver=approver),
@@ -180,11 +183,7 @@ class CoworkSession:
         )
         session.trust = trust or folder_trust(path)
         session._instructions.trusted = session.trust.trusted
-        if settings.mcp_servers:
-            from loom_jupyter.mcp.servers import McpServers
-
-            trusted = session.trust.trusted
-            session.mcp = McpServers(settings.mcp_servers, cwd=path.parent, trusted=trusted)
+        session.servers.load(settings, cwd=path.parent, trusted=session.trust.trusted)
         if resume:
             latest = await archive.latest_active_session()  # the archive is this notebook's alone
             if latest is not None:
@@ -207,6 +206,48 @@ class CoworkSession:
     def state(self) -> SessionState:
         """The session state sent with every request."""
         return self._state
+
+    @property
+    def settings(self) -> Settings:
+        """The settings in force (:attr:`options`: a magic, the folder's trust change them)."""
+        return self.options.settings
+
+    @settings.setter
+    def settings(self, settings: Settings) -> None:
+        self.options.settings = settings
+
+    @property
+    def model(self) -> Model:
+        """The model the next request goes to (:meth:`SessionOptions.set_model`)."""
+        return self.options.model
+
+    @property
+    def policy(self) -> ApprovalPolicy:
+        """The approval policy (:meth:`SessionOptions.set_approval`)."""
+        return self.options.policy
+
+    @property
+    def mcp(self) -> McpServers | None:
+        """loom.yaml's MCP servers (``None``: it names none); :attr:`servers` runs them."""
+        return self.servers.servers
+
+    @property
+    def trust(self) -> FolderTrust | None:
+        """The folder's trust as last checked (:attr:`folder`)."""
+        return self.folder.current
+
+    @trust.setter
+    def trust(self, trust: FolderTrust | None) -> None:
+        self.folder.current = trust
+
+    @property
+    def trust_told(self) -> str | None:
+        """The untrusted folder's digest once the person was told (by a banner or a turn)."""
+        return self.folder.told
+
+    @trust_told.setter
+    def trust_told(self, digest: str | None) -> None:
+        self.folder.told = digest
 
     @property
     def window(self) -> ContextWindow:
@@ -247,41 +288,6 @@ class CoworkSession:
             cost_usd=state.cost_usd,
             state_yaml=state.to_yaml(),
         )
-
-    def set_model(self, model: Model | str) -> None:
-        """Use another model from the next request on (a name builds the default adapter)."""
-        if isinstance(model, str):
-            model = _default_model(self.settings.replace(model=model))
-        self.model = model
-
-    def set_thinking(self, mode: ThinkingMode | bool) -> None:
-        """Adaptive thinking on (``"adaptive"``/``True``) or ``"off"``, from the next turn on
-        (a turn in progress keeps what it started with: a tool loop must not change it)."""
-        self.settings = self.settings.replace(thinking=mode)
-
-    def set_effort(self, level: EffortLevel | None) -> None:
-        """The effort level from the next turn on (``None``: the API's default)."""
-        self.settings = self.settings.replace(effort=level)
-
-    def request_options(self) -> tuple[bool, EffortLevel | None]:
-        """What the next turn's requests carry: (adaptive thinking?, effort) — each only when
-        the current model takes it (:mod:`loom_jupyter.models.thinking`)."""
-        from loom_jupyter.models.thinking import request_options
-
-        return request_options(self.model.name, self.settings.thinking, self.settings.effort)
-
-    async def list_models(self, *, refresh: bool = False) -> ModelList:
-        """The models the Models API lists (cached for a day beside the user config; the
-        shipped table when it cannot be asked): :func:`loom_jupyter.models.catalog.list_models`."""
-        fetch = getattr(self.model, "list_models", None)
-        listed = await list_models(fetch if callable(fetch) else None, refresh=refresh)
-        self._follow_model()  # the limits of the current model may be known now
-        return listed
-
-    def set_approval(self, mode: ApprovalMode) -> None:
-        """Switch the approval mode (``ask``, ``auto``, ``read-only``): the person's word."""
-        self.policy.mode = mode
-        self.policy.source = "magic"
 
     # -- a turn ---------------------------------------------------------------
 
@@ -334,15 +340,15 @@ class CoworkSession:
         self._state = self._state.with_user_message(first, text)
         self.answering = first  # the agent's executions are recorded under it
         yield TurnStarted(sid, first)
-        for notice in await self._check_trust():  # a trust decision or an edit, once a turn
+        for notice in await self.folder.check():  # a trust decision or an edit, once a turn
             yield Notice(notice, "warning")
-        for notice in self._load_instructions():  # edits are picked up here, once a turn
+        for notice in self._requests.load_instructions():  # edits are picked up once a turn
             yield Notice(notice, "warning")
-        for notice in await self._start_mcp():  # the first turn starts the MCP servers
+        for notice in await self.servers.start():  # the first turn starts the MCP servers
             yield Notice(notice, "warning")
         save_every = partial_interval(self.settings, self.archive.journal_mode)
         turn = ActiveTurn(self._writer, self._state, first=first, save_every=save_every)
-        self._options = self.request_options()  # fixed for the turn's whole tool loop
+        self._turn_options = self.options.request_options()  # fixed for the whole tool loop
         loop = AgentLoop(
             model=self.model, registry=self.tools, policy=self.policy, settings=self.settings
         )
@@ -532,8 +538,7 @@ class CoworkSession:
         try:
             await self._release()
         finally:
-            if self.mcp is not None:
-                await self.mcp.close()
+            await self.servers.close()
 
     async def ensure_session_id(self) -> str:
         """The archived session's id, creating the session row if it is still lazy."""
@@ -593,62 +598,18 @@ class CoworkSession:
     async def trust_folder(self, decision: TrustDecision) -> FolderTrust:
         """Record the person's decision about the folder as it asks now; in force from the
         next turn (at once when no turn runs)."""
-        now = decide(self.notebook_path, decision)
+        now = self.folder.decide(decision)
         if not self._running:
-            await self._apply_trust(now)
+            await self.folder.apply(now)
         return now
-
-    async def _check_trust(self) -> list[str]:
-        """Read the folder's trust again (a decision, or an edit of what it asks for); apply
-        a change; tell an untrusted folder's limits once per version of what it asks."""
-        now = await self._refresh_trust()
-        if now.trusted or self.trust_told == now.request.digest:
-            return []
-        self.trust_told = now.request.digest
-        return [now.summary()]
-
-    async def _refresh_trust(self) -> FolderTrust:
-        """The folder's trust read again; a change applied."""
-        now = folder_trust(self.notebook_path)
-        if self.trust is None or now != self.trust:
-            await self._apply_trust(now)
-        return now
-
-    async def _apply_trust(self, trust: FolderTrust) -> None:
-        """The folder's trust-governed settings, instructions and servers, as ``trust`` says.
-        What the person set in this kernel (a magic) stays."""
-        self.trust = trust
-        self._instructions.trusted = trust.trusted
-        try:
-            fresh = Settings.load(self.notebook_path.parent, trusted=trust.trusted)
-        except LoomError:
-            return  # a broken loom.yaml: the settings the session opened with stay
-        sources = dict(self.settings.sources)
-        for key in ("approval", "web_search", "web_fetch"):
-            sources[key] = fresh.source_of(key)
-        self.settings = self.settings.replace(
-            web_search=fresh.web_search,
-            web_fetch=fresh.web_fetch,
-            sources=tuple(sorted(sources.items())),
-        )
-        if self.policy.source != "magic":
-            self.policy.mode, self.policy.source = fresh.approval, fresh.source_of("approval")
-        if self.mcp is not None:
-            await self.mcp.set_trusted(trust.trusted)
 
     # -- project instructions -------------------------------------------------
 
     async def project_instructions(self) -> Instructions:
         """The project instructions as the next turn sends them (``%cowork instructions``)."""
         if not self._running:
-            await self._refresh_trust()
+            await self.folder.refresh()
         return self._instructions.current()
-
-    def _load_instructions(self) -> list[str]:
-        """The system prompt with the project instructions as they are now; new notices."""
-        loaded = self._instructions.current()
-        self._window.set_system(SYSTEM_PROMPT + loaded.text)
-        return self._instructions.take_notices()
 
     # -- MCP servers ----------------------------------------------------------
 
@@ -658,32 +619,8 @@ class CoworkSession:
         if self.mcp is None:
             return ()
         if not self._running:
-            await self._refresh_trust()  # trusted since the last turn: its servers may start
-        if restart is not None:
-            await self.mcp.restart(restart)
-        await self.mcp.start()
-        if not self._running:
-            self._attach_mcp()
-        return self.mcp.status()
-
-    async def _start_mcp(self) -> list[str]:
-        """Start the servers not started yet and add their tools; a notice per failure."""
-        if self.mcp is None:
-            return []
-        notices = await self.mcp.start()
-        self._attach_mcp()
-        return notices
-
-    def _attach_mcp(self) -> None:
-        """Append the tools of newly running servers (the tool list is part of the cached
-        prefix: it stays unchanged while the servers do)."""
-        assert self.mcp is not None
-        if not self.mcp.attach(self.tools):
-            return
-        window, system = self._window, self._window.system
-        window.tools = self.tools.specs()
-        window.system = ""  # set_system then re-sizes the prefix with the new tools and
-        window.set_system(system)  # forgets the cache mark, as for a new system prompt
+            await self.folder.refresh()  # trusted since the last turn: its servers may start
+        return await self.servers.status(restart=restart, attach=not self._running)
 
     # -- helpers --------------------------------------------------------------
 
@@ -693,17 +630,7 @@ class CoworkSession:
 
     async def _request(self) -> ModelRequest:
         await self.check_kernel()  # the state's kernel facts as they are now
-        thinking, effort = self._options
-        info = self._follow_model()
-        request = self._window.build(
-            model=self.model.name,
-            state_text=self._state_block(),
-            max_tokens=max_output_tokens(self.settings, info),
-            thinking=thinking,
-            effort=effort,
-        )
-        server_tools = server_tool_params(self.settings)
-        return replace(request, server_tools=server_tools) if server_tools else request
+        return self._requests.build(self._state, *self._turn_options)
 
     async def check_kernel(self) -> SessionState:
         """Read the kernel's facts into the state (at load, before each request, when a
@@ -726,30 +653,7 @@ class CoworkSession:
     async def request_shape(self) -> RequestShape:
         """How a delegation's sub-agents ask: this session's system prompt (project
         instructions included, as they are now), max tokens, thinking and effort."""
-        thinking, effort = self.request_options()
-        return RequestShape(
-            system=SYSTEM_PROMPT + self._instructions.current().text,
-            max_tokens=max_output_tokens(self.settings, self._follow_model()),
-            thinking=thinking,
-            effort=effort,
-        )
-
-    def _follow_model(self) -> ModelInfo | None:
-        """The current model's limits (Models API cache or shipped table); the window's
-        budget follows its context window unless loom.yaml sets one."""
-        info = model_info(self.model.name)
-        config = self._window.config
-        budget = WindowConfig.from_settings(self.settings, info).budget_tokens
-        if budget != config.budget_tokens:
-            self._window.config = replace(config, budget_tokens=budget)
-        return info
-
-    def _state_block(self) -> str:
-        cached = self._state_text
-        if cached is None or cached[0] is not self._state:
-            text = f"<session_state>\n{self._state.to_yaml()}</session_state>"
-            self._state_text = cached = (self._state, text)
-        return cached[1]
+        return self._requests.shape()
 
     def _tool_context(self, session_id: str, asked_at: int) -> ToolContext:
         return ToolContext(
@@ -793,12 +697,6 @@ def _archive_failed(error: ArchiveError) -> str:
         f"The turn stopped because the archive could not be written: {error} "
         "Everything before this point is saved; fix the problem and send the message again."
     )
-
-
-def _default_model(settings: Settings) -> Model:
-    from loom_jupyter.models.anthropic import AnthropicModel
-
-    return AnthropicModel(settings)
 
 
 def _utc_text() -> str:

@@ -96,7 +96,7 @@ async def test_read_only_refuses_and_auto_runs_without_asking(
     assert finished.is_error
     assert "read-only" in finished.summary
     assert await archive.list_tasks(str(orchestrator.session.session_id)) == []
-    orchestrator.session.set_approval("auto")
+    orchestrator.session.options.set_approval("auto")
     output = await orchestrator.delegate_for_tool(GOAL, "", wait=True)
     assert not output.is_error
     assert output.text_content.startswith("Delegated task ")
@@ -169,10 +169,12 @@ async def test_recall_opens_a_subtask_transcript_by_task_id(
         session_id=orchestrator.session.session_id,
     )
     recall = ConversationRecall()
-    listing = await recall.run({"action": "range", "task_id": outcome.task_id[:10]}, ctx)
+    listing = await recall.run(
+        recall.parse({"action": "range", "task_id": outcome.task_id[:10]}), ctx
+    )
     assert "- eda: passed, 1 attempt(s), 1 transcript(s)" in listing.text_content
     opened = await recall.run(
-        {"action": "range", "task_id": outcome.task_id, "subtask": "eda"}, ctx
+        recall.parse({"action": "range", "task_id": outcome.task_id, "subtask": "eda"}), ctx
     )
     assert not opened.is_error
     assert "Subtask eda — passed, attempt 1" in opened.text_content

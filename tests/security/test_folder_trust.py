@@ -235,7 +235,7 @@ async def test_what_the_person_typed_beats_the_folder(
 ) -> None:
     """`%cowork approval` is the person's word: a trust decision does not undo it."""
     session, _ = await opened([])
-    session.set_approval("read-only")
+    session.options.set_approval("read-only")
 
     await session.trust_folder("trust")
 

@@ -82,5 +82,5 @@ async def show_trust(host: TrustHost) -> FolderTrust:
 async def set_approval(host: TrustHost, mode: ApprovalMode) -> None:
     """The person switches the approval mode (``%cowork approval``); every front is told."""
     session = await host.session_async()
-    session.set_approval(mode)
+    session.options.set_approval(mode)
     host.floor.broadcast(ApprovalModeMsg(approval_view(host)))

@@ -208,12 +208,12 @@ def model(cw: KernelCowork, args: argparse.Namespace) -> None:
     """``%cowork model NAME``; with no name, the models the Models API lists (id, display
     name, context window, max output; the current one marked), cached for a day."""
     if args.name:
-        cw.session.set_model(args.name)
+        cw.session.options.set_model(args.name)
         show_text(f"Model: {cw.session.model.name} (from the next request).")
         return
     from loom_jupyter.models.catalog import model_rows
 
-    listed = cw.run(cw.session.list_models(refresh=args.refresh))
+    listed = cw.run(cw.session.options.list_models(refresh=args.refresh))
     show_table(
         ("", "id", "name", "context window", "max output"),
         model_rows(listed, cw.session.model.name),
