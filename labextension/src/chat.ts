@@ -118,7 +118,8 @@ export class ChatView extends Widget {
       send: text => this._submitOrCommand(text),
       stop: () => this._send({ type: 'stop' }),
       cancel: id => this._cancel(id),
-      complete: query => this._send({ type: 'complete', query, kind: 'all' })
+      complete: query => this._send({ type: 'complete', query, kind: 'all' }),
+      commands: () => this._store.commands
     });
     this.node.append(
       this._sessions.node,
@@ -175,22 +176,43 @@ export class ChatView extends Widget {
     return this._connection.send(message);
   }
 
-  /** A slash command runs without the model; anything else is a message. */
+  /** A slash command of the kernel's table runs without the model; anything else is a
+   * message. The table says which the front answers (`front`); the rest, and one the front
+   * cannot answer as typed, go to the kernel. */
   private _submitOrCommand(text: string): void {
-    const command = parseSlash(text);
-    if (command === null) {
+    const slash = parseSlash(this._store.commands, text);
+    if (slash === null) {
       this._submit(text);
       return;
     }
-    const { name, args } = command;
-    if (name === 'new' || name === 'fork') {
-      this._send(name === 'new' ? { type: 'new' } : { type: 'fork', at_turn: null });
-    } else if (name === 'sessions') {
-      this._sessions.open();
-    } else if (name === 'search' && args !== '') {
-      this._sessions.search(args);
-    } else if (!this._send({ type: 'command', name, args })) {
+    const { command, name, args } = slash;
+    if (command.front && this._answer(name, args)) {
+      return;
+    }
+    if (!this._send({ type: 'command', name, args })) {
       this._store.notice('warning', `/${name} needs Loom running in this kernel.`);
+    }
+  }
+
+  /** A command the front answers itself; false when it cannot (unknown here, or `/search`
+   * without words: the kernel then says its usage). */
+  private _answer(name: string, args: string): boolean {
+    switch (name) {
+      case 'new':
+        return this._send({ type: 'new' }) || true;
+      case 'fork':
+        return this._send({ type: 'fork', at_turn: null }) || true;
+      case 'sessions':
+        this._sessions.open();
+        return true;
+      case 'search':
+        if (args === '') {
+          return false;
+        }
+        this._sessions.search(args);
+        return true;
+      default:
+        return false;
     }
   }
 

@@ -33,6 +33,7 @@ export type {
   SearchHit,
   SessionRow,
   SessionSummary,
+  SlashCommand,
   SubtaskItem,
   TaskView,
   ToolItem,

@@ -16,6 +16,7 @@ import {
   SearchHit,
   SessionRow,
   SessionSummary,
+  SlashCommand,
   TaskView,
   TrustView
 } from './protocol';
@@ -216,6 +217,8 @@ export class ChatStore {
   trustOpen = false;
   /** Whether requests have an API key (null: not known yet). Never the key itself. */
   hasKey: boolean | null = null;
+  /** The slash commands this kernel offers, from its `welcome` (none before it). */
+  commands: readonly SlashCommand[] = [];
   /** Whether the key field shows: no key, a no-key error, or a key that was not saved. */
   keyOpen = false;
   /** Why the key just sent was not saved ('' when it was). */
@@ -412,6 +415,7 @@ export class ChatStore {
     this.tasks = new Map(message.tasks.map(task => [task.task_id, task]));
     this.options = message.options ?? this.options;
     this.approval = message.approval ?? this.approval;
+    this.commands = message.commands ?? [];
     this._reset(message.session, historyEntries(message.history), message.more_before);
     this._changed.emit({ kind: 'status' });
     this._changed.emit({ kind: 'queue' });

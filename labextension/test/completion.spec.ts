@@ -1,18 +1,28 @@
 /**
  * The message box's completion logic: what the caret completes (a slash
  * command or an @-mention), the commands' filter, putting a pick into the text,
- * reading a sent slash command, and the store's command cards.
+ * reading a sent slash command, and the store's command cards. The command table is
+ * the kernel's (`welcome.commands`); `slash-commands.json` is a copy of today's, which
+ * tests/jupyter/test_slash_commands.py checks against the kernel's.
  */
 import { ChatStore, Entry } from '../src/store';
-import { KernelMessage } from '../src/protocol';
+import { KernelMessage, SlashCommand } from '../src/protocol';
 import {
   CompletionItem,
-  SLASH_COMMANDS,
   applyCompletion,
-  commandItems,
+  commandItems as itemsOf,
+  commandUsage,
   completionContext,
-  parseSlash
+  parseSlash as parseIn
 } from '../src/views/completion';
+import TABLE from './slash-commands.json';
+
+const SLASH_COMMANDS: readonly SlashCommand[] = TABLE;
+const commandItems = (query: string): CompletionItem[] => itemsOf(SLASH_COMMANDS, query);
+const parseSlash = (text: string): { name: string; args: string } | null => {
+  const found = parseIn(SLASH_COMMANDS, text);
+  return found === null ? null : { name: found.name, args: found.args };
+};
 
 const at = (text: string): number => text.length;
 
@@ -63,10 +73,11 @@ describe('commandItems', () => {
     for (const [index, item] of commandItems('').entries()) {
       const command = SLASH_COMMANDS[index];
       const row = `/${item.label}${command.args === '' ? ' — ' : ' '}${item.detail}`;
-      expect(row).toBe(`${command.usage} — ${command.description}`);
+      expect(row).toBe(`${commandUsage(command)} — ${command.description}`);
     }
-    const rebuild = SLASH_COMMANDS.find(c => c.name === 'rebuild');
-    expect(rebuild).toMatchObject({ usage: '/rebuild NAME [NAME ...] [--yes]', front: false });
+    const rebuild = SLASH_COMMANDS.find(c => c.name === 'rebuild')!;
+    expect(commandUsage(rebuild)).toBe('/rebuild NAME [NAME ...] [--yes]');
+    expect(rebuild).toMatchObject({ front: false });
     expect(SLASH_COMMANDS.filter(c => c.front).map(c => c.name)).toEqual([
       'new',
       'fork',
@@ -140,6 +151,41 @@ describe('parseSlash', () => {
     expect(parseSlash('/usr/bin/python is old')).toBeNull();
     expect(parseSlash('/nope')).toBeNull();
     expect(parseSlash('what does /cost do?')).toBeNull();
+  });
+});
+
+describe('the command table of the kernel', () => {
+  it('comes in its welcome: before it nothing completes, after it what this kernel offers', () => {
+    const store = new ChatStore();
+    expect(itemsOf(store.commands, '')).toEqual([]);
+    expect(parseIn(store.commands, '/cost')).toBeNull(); // unknown yet: a message
+    const mine: SlashCommand[] = [
+      { name: 'cost', args: '', description: 'tokens and cost', front: false },
+      { name: 'frobnicate', args: 'X', description: 'a newer kernel’s', front: false }
+    ];
+    const welcome = {
+      seq: 1,
+      kernel_session: 'k1',
+      turn: null,
+      type: 'welcome',
+      session: null,
+      history: [],
+      more_before: null,
+      busy: false,
+      state: { state: 'idle', detail: '' },
+      queue: [],
+      subshells: false,
+      tasks: [],
+      options: null,
+      approval: null,
+      trust: null,
+      has_key: true,
+      commands: mine
+    } as unknown as KernelMessage;
+    store.apply(welcome);
+    expect(itemsOf(store.commands, 'fr').map(i => i.label)).toEqual(['frobnicate']);
+    expect(parseIn(store.commands, '/frobnicate now')).toMatchObject({ args: 'now' });
+    expect(parseIn(store.commands, '/rebuild x')).toBeNull(); // not this kernel's
   });
 });
 

@@ -18,7 +18,7 @@ from lab_harness import LabPage, write_notebook
 from playwright.sync_api import expect
 from sidebar_page import ANSWER_TIMEOUT_MS, INPUT, USER, env_cell, open_chat, send, wait_answer
 
-from loom_jupyter.host.commands import SLASH_COMMANDS
+from loom_jupyter.host.commands.slash import SLASH_COMMANDS
 from loom_jupyter.host.services.mentions import MENTIONS_HEADER
 from loom_jupyter.testing import FakeAnthropic
 

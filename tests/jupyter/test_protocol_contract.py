@@ -96,7 +96,9 @@ TASK = to_sidebar(
 )
 OUTBOUND: tuple[p.Outbound, ...] = (
     p.Welcome(SUMMARY, HISTORY, 1, False, p.Status("idle"), (p.Queued("q1", "hi"),), True, (TASK,),
-              None, p.ApprovalModeView("ask", "default"), p.TrustView("/srv", "changed", ())),
+              None, p.ApprovalModeView("ask", "default"), p.TrustView("/srv", "changed", ()),
+              commands=(p.SlashCommand("new", "", "start", front=True),
+                        p.SlashCommand("rebuild", "NAME [NAME ...] [--yes]", "make again"))),
     p.History(HISTORY, None),
     p.TurnStartedMsg(4, "sidebar", "plot it", "q1"),
     p.TextMsg(4, "Here"),

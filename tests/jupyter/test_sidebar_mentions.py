@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from loom_jupyter.host.commands import SLASH_COMMANDS, run_command
+from loom_jupyter.host.commands.slash import SLASH_COMMANDS, run_command
 from loom_jupyter.host.services.mentions import (
     MAX_OBJECT_CHARS,
     MENTIONS_HEADER,

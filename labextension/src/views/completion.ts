@@ -3,14 +3,19 @@
  * asks to complete, and the completion list (`[data-loom="completions"]`
  * holding `[data-loom="completion"]`, DESIGN §9). The kernel answers mention
  * completions (variables, cells, files); commands are completed here, from the
- * table generated from the kernel's (`generated/commands.ts`, which `/help` lists).
+ * kernel's own table (`welcome.commands`, which `/help` lists): the page offers what
+ * this kernel can do, whatever version either is.
  */
-import { SLASH_COMMANDS, SlashCommand } from '../generated/commands';
 import type { CompletionItem } from '../generated/protocol';
+import type { SlashCommand } from '../protocol';
 import { h } from './dom';
 
 export type { CompletionItem, SlashCommand };
-export { SLASH_COMMANDS };
+
+/** A slash command's whole form: `/rebuild NAME [NAME ...] [--yes]`. */
+export function commandUsage(command: SlashCommand): string {
+  return `/${command.name} ${command.args}`.trimEnd();
+}
 
 /** What the text at the caret completes: a command name or a mention. */
 export type CompletionContext = {
@@ -51,9 +56,12 @@ export function commandDetail(command: SlashCommand): string {
   return command.args === '' ? command.description : `${command.args} — ${command.description}`;
 }
 
-/** Commands whose name starts with `query`, as completion items. */
-export function commandItems(query: string): CompletionItem[] {
-  return SLASH_COMMANDS.filter(c => c.name.startsWith(query.toLowerCase())).map(c => ({
+/** Commands of `commands` whose name starts with `query`, as completion items. */
+export function commandItems(
+  commands: readonly SlashCommand[],
+  query: string
+): CompletionItem[] {
+  return commands.filter(c => c.name.startsWith(query.toLowerCase())).map(c => ({
     kind: 'command',
     label: c.name,
     detail: commandDetail(c)
@@ -75,17 +83,22 @@ export function applyCompletion(
   return { text: head + after, caret: head.length };
 }
 
-/** A sent message that is a slash command: its name and arguments, else null. */
-export function parseSlash(text: string): { name: string; args: string } | null {
+/** A sent message that is a slash command of `commands`: the command and its arguments,
+ * else null. */
+export function parseSlash(
+  commands: readonly SlashCommand[],
+  text: string
+): { command: SlashCommand; name: string; args: string } | null {
   const match = /^\/([a-z]+)(?:\s+([\s\S]*))?$/i.exec(text.trim());
   if (match === null) {
     return null;
   }
   const name = match[1].toLowerCase();
-  if (!SLASH_COMMANDS.some(c => c.name === name)) {
+  const command = commands.find(c => c.name === name);
+  if (command === undefined) {
     return null;
   }
-  return { name, args: (match[2] ?? '').trim() };
+  return { command, name, args: (match[2] ?? '').trim() };
 }
 
 /** The list under the message box: pick with Up/Down and Tab/Enter, or the mouse. */

@@ -7,6 +7,7 @@ import {
   CompletionContext,
   CompletionItem,
   CompletionList,
+  SlashCommand,
   applyCompletion,
   commandItems,
   completionContext
@@ -19,6 +20,8 @@ export type ComposerActions = {
   cancel: (clientId: string) => void;
   /** Ask the kernel what `@query` may name (answered through `showMentions`). */
   complete?: (query: string) => void;
+  /** The slash commands the kernel offers (its `welcome`), for completion. */
+  commands?: () => readonly SlashCommand[];
 };
 
 export class Composer {
@@ -108,7 +111,7 @@ export class Composer {
     if (context === null) {
       this._completions.hide();
     } else if (context.kind === 'command') {
-      this._completions.show(commandItems(context.query));
+      this._completions.show(commandItems(this._actions.commands?.() ?? [], context.query));
     } else if (this._actions.complete !== undefined) {
       this._actions.complete(context.query);
     }

@@ -81,6 +81,7 @@ __all__ = [
     "SearchResults",
     "Send",
     "SessionChanged",
+    "SlashCommand",
     "SessionRow",
     "SessionSummary",
     "Sessions",
@@ -623,6 +624,9 @@ class Welcome:
     has_key: bool = True
     """Whether requests have an API key (the environment, or one `%cowork login` or the key
     field saved; always true for Bedrock and Vertex). False: the key field shows."""
+    commands: tuple[SlashCommand, ...] = ()
+    """The slash commands this kernel offers, in the order the front lists them (protocol
+    1.1; a page completes from them, so it shows what this kernel can do)."""
     type: Literal["welcome"] = "welcome"
 
 
@@ -865,6 +869,26 @@ class Completions:
     query: str
     items: tuple[CompletionItem, ...]
     type: Literal["completions"] = "completions"
+
+
+@dataclass(frozen=True)
+class SlashCommand:
+    """A sidebar slash command: how it is typed and what it does. The kernel's `/help` and
+    the front's completion show these words; `welcome` carries the kernel's table."""
+
+    name: str
+    """Typed after the slash, e.g. `rebuild`."""
+    args: str
+    """Its arguments as typed after the name (`""`: none), e.g. `NAME [NAME ...] [--yes]`."""
+    description: str
+    """What it does, in a few words."""
+    front: bool = False
+    """The front answers it itself; the others go to the kernel as a `command` message."""
+
+    @property
+    def usage(self) -> str:
+        """The whole form: `/rebuild NAME [NAME ...] [--yes]`."""
+        return f"/{self.name} {self.args}".rstrip()
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ session list, search). Everything here runs on the engine loop.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from typing_extensions import assert_never
@@ -225,7 +225,9 @@ class SidebarHub:
         session = await self._host.session_async()
         offer = await self._host.restart_offer_now()  # what a restart took, absent now
         welcome, running = await self._host.welcome(_supports_subshells(self.link))
-        self._reply(peer, welcome)
+        from loom_jupyter.host.commands.slash import SLASH_COMMANDS
+
+        self._reply(peer, replace(welcome, commands=SLASH_COMMANDS))  # what this kernel offers
         if self.link is not None:
             for data in running:
                 self.link.send(peer, data)
@@ -249,7 +251,7 @@ class SidebarHub:
 
     async def _command(self, peer: Peer, name: str, args: str) -> None:
         """A slash command the kernel answers without the model (``/mcp``, ``/cost``...)."""
-        from loom_jupyter.host.commands import run_command
+        from loom_jupyter.host.commands.slash import run_command
 
         self._reply(peer, await run_command(self._host, name, args))
 

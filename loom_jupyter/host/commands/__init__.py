@@ -1,0 +1,13 @@
+"""The commands every front offers, declared once (issue 31.2).
+
+- ``spec``      how a command is declared: :class:`Spec` and its typed arguments
+- ``report``    what a command answers: :class:`Report` (title, notes, tables, blocks)
+                and the sidebar's one report-to-markdown
+- ``context``   what a handler runs against: the kernel's host, or an archive alone
+- ``registry``  :data:`COMMANDS`, the one table, and :func:`execute`
+- ``slash``     the sidebar's slash commands, from the table
+- handlers, by subject: ``sessions``, ``archive``, ``usage``, ``variables``, ``folder``
+
+The magic's subcommands (``jupyter/magics/commands.py``) and the terminal's argparse
+(``cli/``) are generated from the same table. Nothing is imported here.
+"""

@@ -1,0 +1,297 @@
+"""How a command is declared: :class:`Spec` and its typed arguments.
+
+A command's arguments are a frozen dataclass; each field is one argument, described by
+:func:`arg` (help, positional or ``--flag``, other spellings, which fronts offer it). A
+``bool`` is a flag, a ``list[str]`` takes several words, a ``Literal`` lists its
+choices, a default makes it optional. From that one class come the magic's
+``MagicArgumentParser`` (``%cowork NAME --help``), the sidebar's slash form (tokenized
+into the class by :func:`parse_words`) and the CLI's argparse subcommand; the usage line
+(``/rebuild NAME [NAME ...] [--yes]``) is written from it too.
+
+Nothing here runs a command and nothing is imported that ``%load_ext`` would feel.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import types
+from dataclasses import MISSING, dataclass, field, fields
+from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin, get_type_hints
+
+from loom_jupyter.errors import LoomError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+__all__ = [
+    "FRONTS",
+    "Argument",
+    "Front",
+    "Spec",
+    "UsageProblem",
+    "add_arguments",
+    "arg",
+    "arguments",
+    "from_namespace",
+    "parse_words",
+    "spelled",
+]
+
+Front = Literal["magic", "sidebar", "cli"]
+"""Where a command is typed: ``%cowork NAME`` in a cell, ``/NAME`` in the sidebar,
+``loom-jupyter NAME NOTEBOOK`` in a terminal."""
+
+FRONTS: tuple[Front, ...] = ("magic", "sidebar", "cli")
+
+_PREFIX: dict[Front, str] = {"magic": "%cowork ", "sidebar": "/", "cli": "loom-jupyter "}
+
+
+def spelled(front: Front, line: str) -> str:
+    """A command line as ``front`` types it: ``spelled("sidebar", "rebuild x")`` is
+    ``/rebuild x``."""
+    return _PREFIX[front] + line
+
+
+class UsageProblem(LoomError):
+    """The words do not fit the command's arguments; the message shows its usage."""
+
+
+@dataclass(frozen=True)
+class _ArgInfo:
+    help: str
+    positional: bool
+    flags: tuple[str, ...]
+    metavar: str | None
+    rest: bool
+    fronts: frozenset[Front] | None
+
+
+def arg(
+    help: str = "",
+    *,
+    default: Any = MISSING,
+    positional: bool = False,
+    flags: Sequence[str] = (),
+    metavar: str | None = None,
+    rest: bool = False,
+    fronts: Sequence[Front] | None = None,
+) -> Any:
+    """One argument of a command: a dataclass field with its help.
+
+    ``positional``: typed without a flag (else ``--name``, with ``_`` as ``-``); ``flags``:
+    other spellings (``-o``, ``--all-sessions``); ``rest``: the rest of the line as one
+    string (``/delegate GOAL``); ``fronts``: only these fronts offer it (default: all)."""
+    info = _ArgInfo(
+        help,
+        positional or rest,
+        tuple(flags),
+        metavar,
+        rest,
+        None if fronts is None else frozenset(fronts),
+    )
+    if isinstance(default, list):
+        raise TypeError("a list default: use arg(default=()) and a list[str] field")
+    if default == ():
+        return field(default_factory=list, metadata={"arg": info})
+    return field(default=default, metadata={"arg": info})
+
+
+@dataclass(frozen=True)
+class Argument:
+    """One argument as the fronts see it, derived from a field."""
+
+    name: str
+    help: str
+    positional: bool
+    flags: tuple[str, ...]
+    metavar: str
+    kind: Literal["flag", "text", "int", "words", "rest"]
+    choices: tuple[str, ...] | None
+    required: bool
+    default: Any
+    fronts: frozenset[Front] | None
+
+    def offered(self, front: Front) -> bool:
+        return self.fronts is None or front in self.fronts
+
+    def usage(self) -> str:
+        """How the usage line shows it: ``NAME [NAME ...]``, ``[--yes]``, ``[--restart NAME]``."""
+        if self.kind == "flag":
+            return f"[{self.flags[0]}]"
+        if self.kind == "rest":
+            return self.metavar
+        if self.positional:
+            word = f"{self.metavar} [{self.metavar} ...]" if self.kind == "words" else self.metavar
+            if self.kind == "words" and not self.required:
+                return f"[{self.metavar} ...]"
+            return word if self.required else f"[{word}]"
+        return f"[{self.flags[0]} {self.metavar}]"
+
+
+def arguments(cls: type) -> tuple[Argument, ...]:
+    """The arguments of an argument dataclass, in field order."""
+    hints = get_type_hints(cls)
+    found = []
+    for f in fields(cls):
+        info: _ArgInfo = f.metadata.get("arg") or _ArgInfo("", False, (), None, False, None)
+        kind, choices = _kind(hints[f.name], rest=info.rest)
+        required = f.default is MISSING and f.default_factory is MISSING
+        default = None if required else (f.default if f.default is not MISSING else [])
+        flags = () if info.positional else (f"--{f.name.replace('_', '-')}", *info.flags)
+        metavar = info.metavar or (f.name.upper() if kind != "flag" else "")
+        found.append(
+            Argument(
+                f.name,
+                info.help,
+                info.positional,
+                flags,
+                metavar,
+                kind,
+                choices,
+                required,
+                default,
+                info.fronts,
+            )
+        )
+    return tuple(found)
+
+
+def _kind(hint: Any, *, rest: bool) -> tuple[Any, tuple[str, ...] | None]:
+    if get_origin(hint) in (Union, types.UnionType):
+        hint = next(a for a in get_args(hint) if a is not type(None))
+    if rest:
+        return "rest", None
+    if hint is bool:
+        return "flag", None
+    if hint is int:
+        return "int", None
+    if get_origin(hint) is Literal:
+        return "text", tuple(str(a) for a in get_args(hint))
+    if get_origin(hint) is list:
+        return "words", None
+    return "text", None
+
+
+def add_arguments(parser: argparse.ArgumentParser, cls: type, front: Front) -> None:
+    """Add the arguments ``front`` offers to an argparse parser (or IPython's)."""
+    for a in arguments(cls):
+        if not a.offered(front):
+            continue
+        options: dict[str, Any] = {"help": a.help or None}
+        if a.kind == "flag":
+            options["action"] = "store_true"
+        else:
+            options["metavar"] = a.metavar
+            if a.choices is not None:
+                options["choices"] = a.choices
+            if a.kind == "int":
+                options["type"] = int
+        if a.kind in ("words", "rest"):
+            options["nargs"] = "+" if a.required else "*"
+        elif a.positional and not a.required:
+            options["nargs"] = "?"
+        if not a.required and a.kind != "flag":
+            options["default"] = a.default
+        if a.positional:
+            parser.add_argument(a.name, **options)
+        else:
+            parser.add_argument(*a.flags, dest=a.name, **options)
+
+
+def from_namespace(cls: type, namespace: argparse.Namespace) -> Any:
+    """The argument dataclass from what argparse parsed (fields a front does not offer keep
+    their defaults)."""
+    values = {}
+    for a in arguments(cls):
+        if not hasattr(namespace, a.name):
+            continue
+        value = getattr(namespace, a.name)
+        if a.kind == "rest":
+            value = " ".join(value or ())
+        values[a.name] = value
+    return cls(**values)
+
+
+class _Raising(argparse.ArgumentParser):
+    """argparse that raises instead of printing and exiting."""
+
+    def __init__(self, usage_line: str, **kwargs: Any) -> None:
+        super().__init__(add_help=False, **kwargs)
+        self.usage_line = usage_line
+
+    def error(self, message: str) -> Any:
+        raise UsageProblem(f"Usage: `{self.usage_line}`")
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        if action.choices is not None and value not in action.choices:
+            choices = "|".join(map(str, action.choices))
+            head = self.usage_line.split(" ")[0]
+            raise UsageProblem(f"Usage: {head} {choices} (got {value!r}).")
+
+
+def parse_words(spec: Spec, front: Front, line: str) -> Any:
+    """``line`` (what follows ``/NAME``) tokenized into the command's argument dataclass;
+    :class:`UsageProblem` when it does not fit."""
+    usage_line = spec.usage(front)
+    try:
+        words = shlex.split(line)
+    except ValueError:
+        raise UsageProblem(f"Usage: `{usage_line}`") from None
+    parser = _Raising(usage_line)
+    add_arguments(parser, spec.args, front)
+    return from_namespace(spec.args, parser.parse_args(words))
+
+
+Busy = Literal["free", "refused", "switch"]
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A command, declared once for every front."""
+
+    name: str
+    summary: str
+    """What it does, in a few words (``/help``, the sidebar's completion)."""
+    about: str
+    """Its whole help (``%cowork NAME --help``; its first sentence in ``%cowork --help``)."""
+    args: type
+    """The argument dataclass."""
+    handler: str
+    """``module:function`` in this package: ``async (context, args) -> Report``, run on the
+    engine loop."""
+    fronts: frozenset[Front]
+    """Where it can be typed."""
+    by_front: frozenset[Front] = frozenset()
+    """Fronts that answer it themselves (the sidebar's ``/new`` switches without a
+    ``command`` message; ``%cowork login`` asks on the main thread)."""
+    needs_session: bool = True
+    """Needs the kernel's open conversation (not offered where there is none: the CLI)."""
+    busy: Busy = "free"
+    """While a turn or a delegation runs: ``free`` runs; ``refused`` is refused with a word
+    (:func:`~loom_jupyter.host.commands.registry.availability`); ``switch`` is a session
+    switch, which the session itself refuses
+    (:class:`~loom_jupyter.errors.SessionBusyError`)."""
+    runs_without_archive: bool = False
+    """Runs when the archive cannot be opened (``recover``)."""
+    cli_about: str = ""
+    """The terminal's help when it says more or other than :attr:`about`."""
+    examples: str = ""
+    """Examples under the terminal's ``--help``."""
+
+    def usage(self, front: Front) -> str:
+        """``/rebuild NAME [NAME ...] [--yes]`` (as ``front`` types it)."""
+        words = [a.usage() for a in arguments(self.args) if a.offered(front)]
+        return spelled(front, " ".join([self.name, *words]))
+
+    def arg_line(self, front: Front) -> str:
+        """The usage after the name: ``NAME [NAME ...] [--yes]`` (``""``: none)."""
+        return " ".join(a.usage() for a in arguments(self.args) if a.offered(front))
+
+    @property
+    def required(self) -> bool:
+        """Whether a bare ``%cowork NAME`` lacks an argument (it then shows the usage)."""
+        return any(a.required for a in arguments(self.args) if a.offered("magic"))
+
+    def first_sentence(self) -> str:
+        return self.about.split(". ")[0].rstrip(".") + "."

@@ -1,0 +1,215 @@
+"""The conversation's settings and spending: cost, model, effort, thinking, approval; and
+``/delegate``, ``/help``.
+
+Every change runs here, on the engine loop (never a front's thread), and every open
+sidebar is told through the same doors as its own messages (``apply_options``,
+``set_approval``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from loom_jupyter.errors import LoomError
+from loom_jupyter.host.commands.context import Context, HostContext
+from loom_jupyter.host.commands.report import CostPlot, Note, Report, Table, listing, say
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from loom_jupyter.host.commands.registry import (
+        ApprovalArgs,
+        DelegateArgs,
+        EffortArgs,
+        ModelArgs,
+        NoArgs,
+        ThinkingArgs,
+    )
+    from loom_jupyter.host.host import Host
+    from loom_jupyter.records import ModelCallRecord
+
+__all__ = ["always_text", "approval", "cost", "delegate", "effort", "help", "model", "thinking"]
+
+
+def _host(context: Context) -> Host:
+    if not isinstance(context, HostContext):  # the registry offers these in kernels only
+        raise TypeError("this command needs the kernel's host")
+    return context.host
+
+
+async def cost(context: Context, args: NoArgs) -> Report:
+    """Per model and per call: tokens and cost (the one "price unknown" rule:
+    :func:`~loom_jupyter.models.pricing.unpriced_call`), the plot, the cache's rhythm."""
+    host = _host(context)
+    session = await host.session_async()
+    sid = session.session_id
+    calls = await host.views.model_calls(sid) if sid else []
+    if not calls:
+        return say("No model calls yet in this session.")
+    return Report(
+        title=f"Cost of this session: {_total(calls)} over {len(calls)} model calls.",
+        parts=(
+            _per_model(calls),
+            _per_call(calls),
+            CostPlot(tuple(calls)),
+            Note(session.cache_note()),
+        ),
+    )
+
+
+def _total(calls: Sequence[ModelCallRecord]) -> str:
+    from loom_jupyter.models.pricing import cost_text, unpriced_call
+
+    known = sum(c.cost_usd for c in calls if not unpriced_call(c))
+    return cost_text(known, unknown=any(map(unpriced_call, calls)))
+
+
+def _per_model(calls: Sequence[ModelCallRecord]) -> Table:
+    rows = []
+    for name in dict.fromkeys(c.model for c in calls):
+        mine = [c for c in calls if c.model == name]
+        rows.append(
+            (
+                name,
+                len(mine),
+                sum(c.input_tokens for c in mine),
+                sum(c.output_tokens for c in mine),
+                sum(c.cache_creation_tokens + c.cache_read_tokens for c in mine),
+                _total(mine),
+            )
+        )
+    return Table(("model", "calls", "in", "out", "cache", "cost"), tuple(rows), align="<>>>>>")
+
+
+def _per_call(calls: Sequence[ModelCallRecord]) -> Table:
+    from loom_jupyter.models.pricing import PRICE_UNKNOWN, cost_text, unpriced_call
+
+    rows: list[tuple[object, ...]] = [
+        (
+            n,
+            c.turn_number or "",
+            c.model,
+            c.input_tokens,
+            c.output_tokens,
+            c.cache_creation_tokens + c.cache_read_tokens,
+            PRICE_UNKNOWN if unpriced_call(c) else cost_text(c.cost_usd),
+            c.stop_reason or c.error or "",
+        )
+        for n, c in enumerate(calls, 1)
+    ]
+    rows.append(
+        (
+            "total",
+            "",
+            "",
+            sum(c.input_tokens for c in calls),
+            sum(c.output_tokens for c in calls),
+            sum(c.cache_creation_tokens + c.cache_read_tokens for c in calls),
+            _total(calls),
+            "",
+        )
+    )
+    headers = ("call", "turn", "model", "in", "out", "cache", "cost", "stop")
+    return Table(headers, tuple(rows), align=">><>>>><")
+
+
+async def model(context: Context, args: ModelArgs) -> Report:
+    """Use another model from the next request; with no name, the models the Models API
+    lists (id, display name, context window, max output; the current one marked)."""
+    from loom_jupyter.models.catalog import model_rows
+
+    session = await _host(context).session_async()
+    if args.name:
+        session.options.set_model(args.name)
+        return say(f"Model: {session.model.name} (from the next request).")
+    listed = await session.options.list_models(refresh=args.refresh)
+    caption = f"* = current. {listed.describe()} Switch with {context.spelled('model NAME')}."
+    rows = tuple(model_rows(listed, session.model.name))
+    headers = ("", "id", "name", "context window", "max output")
+    return Report(
+        title=f"Model: {session.model.name}",
+        parts=(Table(headers, rows, caption, nowrap=True),),
+    )
+
+
+async def effort(context: Context, args: EffortArgs) -> Report:
+    """Show, or set from the next turn, the effort (``default``: none sent)."""
+    from loom_jupyter.host.services.options import apply_options, options_line
+
+    return say(options_line(await apply_options(_host(context), effort=args.level)))
+
+
+async def thinking(context: Context, args: ThinkingArgs) -> Report:
+    """Show, or set from the next turn, adaptive thinking."""
+    from loom_jupyter.host.services.options import apply_options, options_line
+
+    mode: Literal["off", "adaptive"] | None = None
+    if args.mode is not None:
+        mode = "adaptive" if args.mode == "on" else "off"
+    return say(options_line(await apply_options(_host(context), thinking=mode)))
+
+
+async def approval(context: Context, args: ApprovalArgs) -> Report:
+    """The person's word on approvals, beating every setting; or what is in force."""
+    from loom_jupyter.host.services.trust import set_approval
+
+    host = _host(context)
+    session = await host.session_async()
+    if args.forget:
+        session.policy.reset()
+        return say('Forgot every "Always" answer: those calls ask again.')
+    if args.mode is None:
+        mode, source = host.approval_mode()
+        switch = context.spelled("approval MODE")
+        return Report(
+            parts=(
+                Note(f"Approval policy: {mode} ({source}). Switch with {switch}."),
+                Note(await always_text(context)),
+            )
+        )
+    await set_approval(host, args.mode)
+    return say(f"Approval policy: {args.mode} (magic).")
+
+
+async def always_text(context: Context) -> str:
+    """What the person's "Always" answers allow in this session, and how to take them back."""
+    session = await _host(context).session_async()
+    labels = session.policy.always_labels()
+    if not labels:
+        return 'Nothing is allowed "Always" in this session.'
+    listed = "; ".join(labels)
+    return f'Allowed "Always": {listed}. {context.spelled("approval --forget")} asks again.'
+
+
+async def delegate(context: Context, args: DelegateArgs) -> Report:
+    """Plan the goal into subtasks and run them in the background."""
+    from loom_jupyter.host.host import missing_key_message
+    from loom_jupyter.orchestrator import attach
+
+    if not args.goal.strip():
+        raise LoomError("Usage: /delegate GOAL — plan GOAL into subtasks and run them.")
+    session = await _host(context).session_async()
+    problem = missing_key_message() if session.settings.provider == "anthropic" else None
+    if problem:
+        raise LoomError(problem)
+    outcome = await attach(session).start(args.goal, background=True)
+    return say(
+        f"Delegated task `{outcome.task_id[:8]}` is running: its plan and subtasks show above "
+        "the chat, and its digest is posted to the conversation when it ends."
+    )
+
+
+MENTIONS_HELP = (
+    "Type `@` to mention a variable (`@df`), a cell (`@cell:ID`) or a file in the "
+    "notebook's folder (`@data/sales.csv`): the message then carries a short summary of it."
+)
+
+
+async def help(context: Context, args: NoArgs) -> Report:
+    """The commands this front offers, one line each, then @-mentions."""
+    from loom_jupyter.host.commands.registry import commands_for
+
+    lines = [
+        f"`{spec.usage(context.front)}` — {spec.summary}" for spec in commands_for(context.front)
+    ]
+    return Report(title="Commands", parts=(Note(listing(lines)), Note(MENTIONS_HELP)))
