@@ -154,7 +154,7 @@ def to_output(result: CallToolResult, *, server: str, tool: str) -> ToolOutput:
     return ToolOutput(tuple(blocks), is_error=bool(result.is_error), summary=summary)
 
 
-def _image(item: Any, images: list[ImageBlock]) -> list[str]:
+def _image(item: object, images: list[ImageBlock]) -> list[str]:
     media = str(getattr(item, "mime_type", ""))
     data = str(getattr(item, "data", ""))
     if media not in IMAGE_TYPES:
@@ -171,7 +171,7 @@ def _image(item: Any, images: list[ImageBlock]) -> list[str]:
     return []
 
 
-def _resource(resource: Any) -> str:
+def _resource(resource: object) -> str:
     uri = getattr(resource, "uri", "")
     text = getattr(resource, "text", None)
     if text is not None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from loom_jupyter.messages import ToolSpec
+from loom_jupyter.tools.schema import LenientInput, input_schema
 
 if TYPE_CHECKING:
     from loom_jupyter.orchestrator.plan import PlannedSubtask
@@ -16,10 +17,20 @@ __all__ = [
     "SUBMIT_VERDICT",
     "CheckOutcome",
     "Verdict",
+    "VerdictInput",
     "judge_prompt",
     "parse_verdict",
     "run_check",
 ]
+
+
+@dataclass(frozen=True, kw_only=True)
+class VerdictInput(LenientInput):
+    """``submit_verdict``'s input: its schema (:func:`parse_verdict` reads it)."""
+
+    verdict: Literal["pass", "fail"]
+    feedback: str
+
 
 SUBMIT_VERDICT = ToolSpec(
     name="submit_verdict",
@@ -27,14 +38,7 @@ SUBMIT_VERDICT = ToolSpec(
         "Submit your verdict on the subtask's result: pass when it meets the acceptance "
         "criteria, else fail with feedback saying exactly what is missing or wrong."
     ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "verdict": {"type": "string", "enum": ["pass", "fail"]},
-            "feedback": {"type": "string"},
-        },
-        "required": ["verdict", "feedback"],
-    },
+    input_schema=input_schema(VerdictInput),
 )
 """The pinned verdict tool (DESIGN.md §7); the judging request forces it."""
 

@@ -13,11 +13,40 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from loom_jupyter.messages import ToolSpec
+from loom_jupyter.tools.schema import LenientInput, input_schema
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-__all__ = ["SUBMIT_PLAN", "Plan", "PlannedSubtask", "parse_plan", "plan_errors"]
+__all__ = [
+    "SUBMIT_PLAN",
+    "Plan",
+    "PlanInput",
+    "PlannedSubtask",
+    "SubtaskInput",
+    "parse_plan",
+    "plan_errors",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SubtaskInput(LenientInput):
+    """One subtask as ``submit_plan`` asks for it (every key required)."""
+
+    id: str
+    description: str
+    depends_on: tuple[str, ...]
+    acceptance: str
+    check: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlanInput(LenientInput):
+    """``submit_plan``'s input: its schema. :func:`parse_plan` reads it leniently (a subtask
+    with an id and a description is enough) and says what it cannot use."""
+
+    subtasks: tuple[SubtaskInput, ...]
+
 
 SUBMIT_PLAN = ToolSpec(
     name="submit_plan",
@@ -26,26 +55,7 @@ SUBMIT_PLAN = ToolSpec(
         "subtasks each one needs first, what counts as done, and a Python expression that is "
         "True in the notebook's namespace when it is done (or null when none fits)."
     ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "subtasks": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "id": {"type": "string"},
-                        "description": {"type": "string"},
-                        "depends_on": {"type": "array", "items": {"type": "string"}},
-                        "acceptance": {"type": "string"},
-                        "check": {"type": ["string", "null"]},
-                    },
-                    "required": ["id", "description", "depends_on", "acceptance", "check"],
-                },
-            }
-        },
-        "required": ["subtasks"],
-    },
+    input_schema=input_schema(PlanInput),
 )
 """The pinned plan tool (DESIGN.md §7); the planning request forces it."""
 
@@ -101,7 +111,7 @@ def parse_plan(data: Mapping[str, Any]) -> tuple[Plan | None, list[str]]:
     return (None, errors) if errors else (Plan(tuple(subtasks)), [])
 
 
-def _subtask(item: Any) -> PlannedSubtask | None:
+def _subtask(item: object) -> PlannedSubtask | None:
     if not isinstance(item, dict):
         return None
     sid, description = item.get("id"), item.get("description")

@@ -7,8 +7,11 @@ Modules by domain (import the one you need; nothing is re-exported here so
 - ``registry``: ToolRegistry, ``default_registry()``; ``run`` turns every tool
   problem into an ``is_error`` result, caps output and redacts secrets.
 - ``approval``: the per-session ApprovalPolicy (``ask`` / ``auto`` / ``read-only``).
-- ``schema`` (input validation), ``output`` (caps, redaction).
-- ``recall`` + ``recall_render``: ``conversation_recall`` over the archive.
+- ``schema``: typed inputs (a frozen dataclass per tool, its JSON schema derived by
+  pydantic, the committed snapshot ``input_schemas.json``, the checks' wording);
+  ``output`` (caps, redaction).
+- ``recall`` + ``recall_input`` + ``recall_render`` + ``recall_tasks``:
+  ``conversation_recall`` over the archive.
 - ``files`` + ``edits`` + ``paths``: file tools inside the notebook folder's jail.
 - ``shell``: commands in the notebook folder with a timeout.
 - ``kernel`` + ``notebook``: ``run_python``, ``inspect_variables``, ``insert_cell``,

@@ -17,15 +17,25 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, get_args, runtime_checkable
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Literal,
+    Protocol,
+    TypeAlias,
+    TypeVar,
+    get_args,
+    runtime_checkable,
+)
 
 from loom_jupyter.errors import ApprovalDeniedError, LoomConfigError
 from loom_jupyter.settings import ApprovalMode, Settings, SettingSource
-from loom_jupyter.tools.base import Tool, ToolContext, ToolOutput
+from loom_jupyter.tools.base import ToolContext, ToolOutput, call_args
 from loom_jupyter.tools.guard import AlwaysScope
 
 if TYPE_CHECKING:
     from loom_jupyter.messages import ToolUseBlock
+    from loom_jupyter.tools.base import AnyTool
 
 __all__ = [
     "ApprovalAnswer",
@@ -69,6 +79,8 @@ class ApprovalRequest:
     offered, e.g. a write to a guard rail)."""
 
 
+In_contra = TypeVar("In_contra", contravariant=True)
+
 Approver: TypeAlias = Callable[
     [ApprovalRequest], Awaitable[ApprovalAnswer | Literal["allow", "deny"]]
 ]
@@ -79,38 +91,38 @@ Approver: TypeAlias = Callable[
 
 
 @runtime_checkable
-class ApprovalDescriber(Protocol):
+class ApprovalDescriber(Protocol[In_contra]):
     """A tool that can describe a call for the person better than its raw JSON."""
 
-    def approval_request(self, args: Mapping[str, Any], ctx: ToolContext | None) -> ApprovalRequest:
+    def approval_request(self, args: In_contra, ctx: ToolContext | None) -> ApprovalRequest:
         """The request to show for a call with ``args`` (a diff needs ``ctx``'s folder)."""
         ...
 
 
 @runtime_checkable
-class AsyncApprovalDescriber(Protocol):
+class AsyncApprovalDescriber(Protocol[In_contra]):
     """A tool whose call needs a look at the archive or the kernel to be described (the
     steps a rebuild would run)."""
 
-    async def describe_call(self, args: Mapping[str, Any], ctx: ToolContext) -> ApprovalRequest:
+    async def describe_call(self, args: In_contra, ctx: ToolContext) -> ApprovalRequest:
         """The request to show for a call with ``args``."""
         ...
 
 
 @runtime_checkable
-class GuardedTool(Protocol):
+class GuardedTool(Protocol[In_contra]):
     """A write tool that can reach one of Loom's guard rails (a path, a command, code)."""
 
-    def guard_rail(self, args: Mapping[str, Any], ctx: ToolContext | None) -> str | None:
+    def guard_rail(self, args: In_contra, ctx: ToolContext | None) -> str | None:
         """Which guard rail this call writes (it then always asks), or ``None``."""
         ...
 
 
 @runtime_checkable
-class ScopedTool(Protocol):
+class ScopedTool(Protocol[In_contra]):
     """A tool whose "Always" covers less than every call of it."""
 
-    def always_scope(self, args: Mapping[str, Any], ctx: ToolContext | None) -> AlwaysScope:
+    def always_scope(self, args: In_contra, ctx: ToolContext | None) -> AlwaysScope:
         """The scope an "Always" for this call would allow."""
         ...
 
@@ -200,12 +212,12 @@ class ApprovalPolicy:
         """Forget every "always" answer."""
         self._always.clear()
 
-    def scope(self, tool: Tool, call: ToolUseBlock, ctx: ToolContext | None) -> AlwaysScope:
+    def scope(self, tool: AnyTool, call: ToolUseBlock, ctx: ToolContext | None) -> AlwaysScope:
         """What an "Always" for ``call`` would allow: the tool's own scope, else the tool."""
         name = tool.spec.name
         if isinstance(tool, ScopedTool):
             try:
-                return tool.always_scope(call.input, ctx)
+                return tool.always_scope(call_args(tool, call.input), ctx)
             except Exception:  # a call too odd to scope is allowed once at most
                 return AlwaysScope(f"{name}!{call.id}", "this call only")
         return AlwaysScope(name, f"every {name} call")
@@ -218,7 +230,7 @@ class ApprovalPolicy:
         )
 
     async def check(
-        self, tool: Tool, call: ToolUseBlock, ctx: ToolContext | None = None
+        self, tool: AnyTool, call: ToolUseBlock, ctx: ToolContext | None = None
     ) -> ApprovalDecision:
         """Decide whether ``call`` of ``tool`` may run, asking the person if needed.
 
@@ -245,7 +257,7 @@ class ApprovalPolicy:
         return await self._ask(request, scope)
 
     async def _guarded(
-        self, tool: Tool, call: ToolUseBlock, ctx: ToolContext | None, rail: str
+        self, tool: AnyTool, call: ToolUseBlock, ctx: ToolContext | None, rail: str
     ) -> ApprovalDecision:
         """A write to a guard rail: refused when read-only, else asked, every time."""
         name = tool.spec.name
@@ -256,7 +268,7 @@ class ApprovalPolicy:
         return await self._ask(replace(request, summary=summary, always=None), None, rail)
 
     def will_ask(
-        self, tool: Tool, call: ToolUseBlock | None = None, ctx: ToolContext | None = None
+        self, tool: AnyTool, call: ToolUseBlock | None = None, ctx: ToolContext | None = None
     ) -> bool:
         """Whether :meth:`check` would ask the approver about ``tool`` (this ``call``) now."""
         if tool.access != "write" or self.approver is None:
@@ -269,12 +281,12 @@ class ApprovalPolicy:
         return call is None or not self._covered(self.scope(tool, call, ctx).key)
 
     def describe(
-        self, tool: Tool, call: ToolUseBlock, ctx: ToolContext | None = None
+        self, tool: AnyTool, call: ToolUseBlock, ctx: ToolContext | None = None
     ) -> ApprovalRequest:
         """The request shown to the person for ``call``."""
         if isinstance(tool, ApprovalDescriber):
             try:
-                request = tool.approval_request(call.input, ctx)
+                request = tool.approval_request(call_args(tool, call.input), ctx)
             except Exception:  # describing is best effort; the raw input still shows the call
                 request = None
             if request is not None:
@@ -285,12 +297,12 @@ class ApprovalPolicy:
         )
 
     async def _described(
-        self, tool: Tool, call: ToolUseBlock, ctx: ToolContext | None
+        self, tool: AnyTool, call: ToolUseBlock, ctx: ToolContext | None
     ) -> ApprovalRequest:
         """:meth:`describe`, or the tool's own async description where it has one."""
         if ctx is not None and isinstance(tool, AsyncApprovalDescriber):
             try:
-                request = await tool.describe_call(call.input, ctx)
+                request = await tool.describe_call(call_args(tool, call.input), ctx)
             except Exception:  # best effort, as describe(): the raw input still shows the call
                 return self.describe(tool, call, ctx)
             return replace(request, call_id=call.id, input=dict(call.input))
@@ -357,12 +369,12 @@ NOTEBOOK_CHANGES = frozenset({"edit_cell", "insert_cell", "delete_cell", "move_c
 """Tools whose refusal the person sees as a rejected change of their notebook."""
 
 
-def _rail(tool: Tool, call: ToolUseBlock, ctx: ToolContext | None) -> str | None:
+def _rail(tool: AnyTool, call: ToolUseBlock, ctx: ToolContext | None) -> str | None:
     """The guard rail a write call reaches, if any (a tool that cannot tell: none)."""
     if tool.access != "write" or not isinstance(tool, GuardedTool):
         return None
     try:
-        return tool.guard_rail(call.input, ctx)
+        return tool.guard_rail(call_args(tool, call.input), ctx)
     except Exception:  # a path outside the jail and such: the tool itself refuses it
         return None
 

@@ -10,9 +10,10 @@ state is extracted mechanically.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeAlias, TypeVar
 
 from loom_jupyter.messages import ImageBlock, TextBlock
+from loom_jupyter.tools.schema import check_mapping, parse_input
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from loom_jupyter.settings import ApprovalMode, Settings
 
 __all__ = [
+    "AnyTool",
     "Delegator",
     "Effect",
     "ExecutionResult",
@@ -35,8 +37,10 @@ __all__ = [
     "ToolAccess",
     "ToolContext",
     "ToolOutput",
+    "TypedTool",
     "VariableEffect",
     "VariableInfo",
+    "call_args",
 ]
 
 ToolAccess = Literal["read", "write"]
@@ -197,8 +201,12 @@ class ToolContext:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
-class Tool(Protocol):
-    """One tool the model can call."""
+In = TypeVar("In")
+In_contra = TypeVar("In_contra", contravariant=True)
+
+
+class Tool(Protocol[In_contra]):
+    """One tool the model can call; ``In`` is the type its input is checked into."""
 
     @property
     def spec(self) -> ToolSpec:
@@ -210,6 +218,33 @@ class Tool(Protocol):
         """``read`` tools run without asking; ``write`` tools follow the approval policy."""
         ...
 
-    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
-        """Run with validated ``args``; raise ToolError for failures the model should see."""
+    async def run(self, args: In_contra, ctx: ToolContext) -> ToolOutput:
+        """Run with the checked input; raise ToolError for failures the model should see."""
         ...
+
+
+AnyTool: TypeAlias = "Tool[Any]"
+"""A tool of any input type, as the registry and the approval policy hold it (each call's
+input is checked by the tool's own :meth:`TypedTool.parse`, see :func:`call_args`)."""
+
+
+class TypedTool(Generic[In]):
+    """A tool whose input is one frozen dataclass (a :class:`~loom_jupyter.tools.schema.ToolInput`):
+    its ``spec`` shows :func:`~loom_jupyter.tools.schema.input_schema` of ``input_type``, and
+    :meth:`parse` checks the model's input into it, so ``run`` reads attributes, not keys."""
+
+    input_type: type[In]
+
+    def parse(self, raw: object) -> In:
+        """The model's input as ``input_type``; raises
+        :class:`~loom_jupyter.tools.schema.InvalidInput` saying what is wrong."""
+        return parse_input(self.input_type, raw)
+
+
+def call_args(tool: AnyTool, raw: object) -> object:
+    """A call's input checked for ``tool``: its typed value, or for a tool with an outside
+    schema (an MCP server's) the mapping checked against that schema. Raises
+    :class:`~loom_jupyter.tools.schema.InvalidInput` saying what is wrong."""
+    if isinstance(tool, TypedTool):
+        return tool.parse(raw)
+    return check_mapping(raw, tool.spec.input_schema)

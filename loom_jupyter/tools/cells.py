@@ -12,27 +12,29 @@ agent read it is refused so the model reads it again.
 from __future__ import annotations
 
 import difflib
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any, ClassVar
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from loom_jupyter.cells import CellChange, Provenance
 from loom_jupyter.errors import ToolError
 from loom_jupyter.messages import TextBlock, ToolSpec
 from loom_jupyter.tools.approval import ApprovalRequest
-from loom_jupyter.tools.base import ToolAccess, ToolContext, ToolOutput
-from loom_jupyter.tools.schema import object_schema
+from loom_jupyter.tools.base import ToolAccess, ToolContext, ToolOutput, TypedTool
+from loom_jupyter.tools.schema import Limit, ToolInput, input_schema
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from loom_jupyter.cells import ChangeAction, ChangeResult, DocCell
     from loom_jupyter.tools.base import ExecutionResult, NotebookDocument
 
 __all__ = [
+    "CellInput",
     "DeleteCell",
     "EditCell",
+    "EditCellInput",
     "InsertCell",
+    "InsertCellInput",
     "MoveCell",
+    "MoveCellInput",
     "RunCell",
     "cell_diff",
     "change_of",
@@ -47,8 +49,42 @@ NO_FRONT = (
 CHANGE_MARK = "The change:\n"  # before the diff in an edit's result (change_of finds it)
 DIFF_LINES = 40  # lines of a diff shown in a result (the cell holds the whole change)
 
-_CELL_ID = {"type": "string", "minLength": 1, "maxLength": 200}
-_AFTER = {"type": ["string", "null"], "maxLength": 200}
+CellId = Annotated[str, Limit(min_length=1, max_length=200)]
+"""A cell's nbformat id, as read_notebook shows it."""
+_SOURCE_CHARS = 200_000
+
+
+@dataclass(frozen=True, kw_only=True)
+class CellInput(ToolInput):
+    """``delete_cell``, ``run_cell``: one cell."""
+
+    cell_id: CellId
+
+
+@dataclass(frozen=True, kw_only=True)
+class EditCellInput(ToolInput):
+    """``edit_cell``: the cell and its whole new source."""
+
+    cell_id: CellId
+    source: Annotated[str, Limit(max_length=_SOURCE_CHARS)]
+
+
+@dataclass(frozen=True, kw_only=True)
+class MoveCellInput(ToolInput):
+    """``move_cell``: the cell, and the cell to put it below (``None``: the top)."""
+
+    cell_id: CellId
+    after_cell_id: Annotated[str, Limit(max_length=200)] | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class InsertCellInput(ToolInput):
+    """``insert_cell``: the new cell; no ``after_cell_id`` puts it below the person's cell."""
+
+    source: Annotated[str, Limit(min_length=1, max_length=_SOURCE_CHARS)]
+    cell_type: Literal["code", "markdown"] = "code"
+    after_cell_id: Annotated[str, Limit(max_length=200)] | None = None
+    run: bool = False
 
 
 def cell_diff(before: str, after: str, limit: int = DIFF_LINES) -> str:
@@ -104,9 +140,10 @@ def _where(result: ChangeResult, ctx: ToolContext) -> str:
     return f"{at}, in turn {ctx.asked_at}" if ctx.asked_at is not None else at
 
 
-class EditCell:
+class EditCell(TypedTool[EditCellInput]):
     """``edit_cell``: replace a cell's whole source (a diff in the cell under ``ask``)."""
 
+    input_type = EditCellInput
     access: ClassVar[ToolAccess] = "write"
     spec: ClassVar[ToolSpec] = ToolSpec(
         name="edit_cell",
@@ -116,23 +153,20 @@ class EditCell:
             "and may accept or reject it. Read the cell first: a cell changed since you read "
             "it is refused."
         ),
-        input_schema=object_schema(
-            {"cell_id": _CELL_ID, "source": {"type": "string", "maxLength": 200_000}},
-            required=("cell_id", "source"),
-        ),
+        input_schema=input_schema(EditCellInput),
     )
 
-    def approval_request(self, args: Mapping[str, Any], ctx: ToolContext | None) -> ApprovalRequest:
+    def approval_request(self, args: EditCellInput, ctx: ToolContext | None) -> ApprovalRequest:
         """The change as a diff against the source the agent last read."""
-        cell_id, source = str(args["cell_id"]), str(args["source"])
+        cell_id, source = args.cell_id, args.source
         before = ctx.document.last_read(cell_id) if ctx and ctx.document else None
         detail = cell_diff(before, source) if before is not None else source
         return ApprovalRequest("edit_cell", f"edit cell {cell_id}", detail)
 
-    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+    async def run(self, args: EditCellInput, ctx: ToolContext) -> ToolOutput:
         """Send the edit; report what the cell holds now."""
         document = _document(ctx)
-        cell_id, source = str(args["cell_id"]), str(args["source"])
+        cell_id, source = args.cell_id, args.source
         change = CellChange(
             "edit",
             cell_id=cell_id,
@@ -147,25 +181,26 @@ class EditCell:
         return ToolOutput.text(text, summary=f"edited cell {cell_id}")
 
 
-class DeleteCell:
+class DeleteCell(TypedTool[CellInput]):
     """``delete_cell``: remove one cell."""
 
+    input_type = CellInput
     access: ClassVar[ToolAccess] = "write"
     spec: ClassVar[ToolSpec] = ToolSpec(
         name="delete_cell",
         description="Delete one cell of the person's open notebook, named by its id.",
-        input_schema=object_schema({"cell_id": _CELL_ID}, required=("cell_id",)),
+        input_schema=input_schema(CellInput),
     )
 
-    def approval_request(self, args: Mapping[str, Any], ctx: ToolContext | None) -> ApprovalRequest:
+    def approval_request(self, args: CellInput, ctx: ToolContext | None) -> ApprovalRequest:
         """Shows what the cell held when the agent read it."""
-        cell_id = str(args["cell_id"])
+        cell_id = args.cell_id
         before = ctx.document.last_read(cell_id) if ctx and ctx.document else None
         return ApprovalRequest("delete_cell", f"delete cell {cell_id}", before or "")
 
-    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+    async def run(self, args: CellInput, ctx: ToolContext) -> ToolOutput:
         """Send the delete; report what was removed."""
-        cell_id = str(args["cell_id"])
+        cell_id = args.cell_id
         base = _document(ctx).last_read(cell_id)
         change = CellChange(
             "delete", cell_id=cell_id, base_source=base, provenance=_provenance(ctx, "deleted")
@@ -176,9 +211,10 @@ class DeleteCell:
         return ToolOutput.text(text, summary=f"deleted cell {cell_id}")
 
 
-class MoveCell:
+class MoveCell(TypedTool[MoveCellInput]):
     """``move_cell``: put a cell below another (or at the top)."""
 
+    input_type = MoveCellInput
     access: ClassVar[ToolAccess] = "write"
     spec: ClassVar[ToolSpec] = ToolSpec(
         name="move_cell",
@@ -186,14 +222,12 @@ class MoveCell:
             "Move one cell of the person's open notebook below the cell after_cell_id "
             "(null: to the top)."
         ),
-        input_schema=object_schema(
-            {"cell_id": _CELL_ID, "after_cell_id": _AFTER}, required=("cell_id", "after_cell_id")
-        ),
+        input_schema=input_schema(MoveCellInput),
     )
 
-    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+    async def run(self, args: MoveCellInput, ctx: ToolContext) -> ToolOutput:
         """Send the move; report the new position."""
-        cell_id, after = str(args["cell_id"]), args.get("after_cell_id")
+        cell_id, after = args.cell_id, args.after_cell_id
         change = CellChange(
             "move", cell_id=cell_id, after_cell_id=after, provenance=_provenance(ctx, "moved")
         )
@@ -205,9 +239,10 @@ class MoveCell:
         )
 
 
-class RunCell:
+class RunCell(TypedTool[CellInput]):
     """``run_cell``: run a cell's source in the kernel, its outputs shown in that cell."""
 
+    input_type = CellInput
     access: ClassVar[ToolAccess] = "write"
     spec: ClassVar[ToolSpec] = ToolSpec(
         name="run_cell",
@@ -215,26 +250,26 @@ class RunCell:
             "Run one cell of the person's open notebook in the kernel, as the person would; "
             "its outputs appear in that cell and come back to you."
         ),
-        input_schema=object_schema({"cell_id": _CELL_ID}, required=("cell_id",)),
+        input_schema=input_schema(CellInput),
     )
 
-    def approval_request(self, args: Mapping[str, Any], ctx: ToolContext | None) -> ApprovalRequest:
+    def approval_request(self, args: CellInput, ctx: ToolContext | None) -> ApprovalRequest:
         """Names the cell (when its source cannot be read; see :meth:`describe_call`)."""
-        cell_id = str(args["cell_id"])
+        cell_id = args.cell_id
         return ApprovalRequest("run_cell", f"run cell {cell_id}", f"cell {cell_id}")
 
-    async def describe_call(self, args: Mapping[str, Any], ctx: ToolContext) -> ApprovalRequest:
+    async def describe_call(self, args: CellInput, ctx: ToolContext) -> ApprovalRequest:
         """The cell's source as it is now in the notebook: what the person approves to run."""
-        cell_id = str(args["cell_id"])
+        cell_id = args.cell_id
         cell = _cell(await _apply(ctx, CellChange("read", include_outputs=False)), cell_id)
         lines = cell.source.count("\n") + 1
         return ApprovalRequest("run_cell", f"run cell {cell_id} ({lines} lines)", cell.source)
 
-    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+    async def run(self, args: CellInput, ctx: ToolContext) -> ToolOutput:
         """Read the cell's source from the live notebook, run it, write its outputs there."""
         from loom_jupyter.tools.kernel import execution_output
 
-        cell_id = str(args["cell_id"])
+        cell_id = args.cell_id
         cell = _cell(await _apply(ctx, CellChange("read", include_outputs=False)), cell_id)
         if cell.cell_type != "code":
             raise ToolError(f"Cell {cell_id} is a {cell.cell_type} cell; only code cells run.")
@@ -288,9 +323,10 @@ def execution_outputs(result: ExecutionResult) -> tuple[dict[str, Any], ...]:
     return tuple(outputs)
 
 
-class InsertCell:
+class InsertCell(TypedTool[InsertCellInput]):
     """``insert_cell``: a new cell below another (or at the top), run if asked."""
 
+    input_type = InsertCellInput
     access: ClassVar[ToolAccess] = "write"
     spec: ClassVar[ToolSpec] = ToolSpec(
         name="insert_cell",
@@ -299,42 +335,34 @@ class InsertCell:
             "(null: at the top; leave it out to put it below the current cell), code or "
             "markdown. Set run to true to also run a code cell."
         ),
-        input_schema=object_schema(
-            {
-                "source": {"type": "string", "minLength": 1, "maxLength": 200_000},
-                "cell_type": {"type": "string", "enum": ["code", "markdown"], "default": "code"},
-                "after_cell_id": _AFTER,
-                "run": {"type": "boolean", "default": False},
-            },
-            required=("source",),
-        ),
+        input_schema=input_schema(InsertCellInput),
     )
 
-    def approval_request(self, args: Mapping[str, Any], ctx: ToolContext | None) -> ApprovalRequest:
+    def approval_request(self, args: InsertCellInput, ctx: ToolContext | None) -> ApprovalRequest:
         """Shows the cell's source."""
-        verb = "insert and run" if args.get("run") else "insert"
-        return ApprovalRequest("insert_cell", f"{verb} a notebook cell", str(args["source"]))
+        verb = "insert and run" if args.run else "insert"
+        return ApprovalRequest("insert_cell", f"{verb} a notebook cell", args.source)
 
-    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+    async def run(self, args: InsertCellInput, ctx: ToolContext) -> ToolOutput:
         """Insert through the front; without one and without a position, propose the next cell."""
-        source, run = str(args["source"]), bool(args.get("run", False))
+        source, run, after = args.source, args.run, args.after_cell_id
         front = ctx.document is not None and ctx.document.available
-        if not front and "after_cell_id" not in args:
+        if not front and after is None:
             message = await ctx.kernel.insert_cell(source, run=run)
             return ToolOutput.text(message, summary="proposed a cell")
         change = CellChange(
             "insert",
-            after_cell_id=args.get("after_cell_id"),
-            below_active="after_cell_id" not in args,
+            after_cell_id=after,
+            below_active=after is None,  # left out (or null): below the person's cell
             source=source,
-            cell_type="markdown" if args.get("cell_type") == "markdown" else "code",
+            cell_type=args.cell_type,
             provenance=_provenance(ctx, "inserted"),
         )
         result = await _apply(ctx, change)
         cell_id = result.cell.id if result.cell is not None else "?"
         text = f"Inserted {change.cell_type} cell {cell_id} at {_where(result, ctx)}."
         if run and change.cell_type == "code":
-            ran = await RunCell().run({"cell_id": cell_id}, ctx)
+            ran = await RunCell().run(CellInput(cell_id=cell_id), ctx)
             summary = f"inserted and ran cell {cell_id}"
             return replace(ran, content=(TextBlock(text), *ran.content), summary=summary)
         return ToolOutput.text(text, summary=f"inserted cell {cell_id}")

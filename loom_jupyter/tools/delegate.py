@@ -10,22 +10,31 @@ delegator applies the approval mode itself and the loop does not ask first.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from dataclasses import dataclass
+from typing import Annotated, ClassVar
 
 from loom_jupyter.messages import ToolSpec
-from loom_jupyter.tools.base import ToolAccess, ToolContext, ToolOutput
-from loom_jupyter.tools.schema import object_schema
+from loom_jupyter.tools.base import ToolAccess, ToolContext, ToolOutput, TypedTool
+from loom_jupyter.tools.schema import Limit, ToolInput, input_schema
 
-if TYPE_CHECKING:
-    from collections.abc import Mapping
-
-__all__ = ["DELEGATE_TOOL_NAME", "DelegateTask"]
+__all__ = ["DELEGATE_TOOL_NAME", "DelegateTask", "DelegateTaskInput"]
 
 DELEGATE_TOOL_NAME = "delegate_task"
 
 
-class DelegateTask:
+@dataclass(frozen=True, kw_only=True)
+class DelegateTaskInput(ToolInput):
+    """``delegate_task``'s input."""
+
+    goal: Annotated[str, Limit(min_length=1)]
+    context: str = ""
+    wait: bool = True
+
+
+class DelegateTask(TypedTool[DelegateTaskInput]):
     """``delegate_task(goal, context, wait=true)``."""
+
+    input_type = DelegateTaskInput
 
     # "read" only for the loop: the delegator enforces the write rules once the plan exists.
     access: ClassVar[ToolAccess] = "read"
@@ -40,24 +49,14 @@ class DelegateTask:
             "context: what the parts need to know (data, constraints, acceptance criteria). "
             "wait=false returns at once; the digest is posted to the conversation when done."
         ),
-        input_schema=object_schema(
-            {
-                "goal": {"type": "string", "minLength": 1},
-                "context": {"type": "string", "default": ""},
-                "wait": {"type": "boolean", "default": True},
-            },
-            required=("goal",),
-        ),
+        input_schema=input_schema(DelegateTaskInput),
     )
 
-    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+    async def run(self, args: DelegateTaskInput, ctx: ToolContext) -> ToolOutput:
         """Delegate through the session's delegator."""
         if ctx.delegator is None:
             return ToolOutput.error(
                 "delegate_task is not available in this session (no orchestrator is attached, "
                 "e.g. inside a delegated subtask). Do the work directly."
             )
-        goal = str(args["goal"])
-        return await ctx.delegator.delegate_for_tool(
-            goal, str(args.get("context") or ""), wait=bool(args.get("wait", True))
-        )
+        return await ctx.delegator.delegate_for_tool(args.goal, args.context, wait=args.wait)

@@ -7,23 +7,20 @@ folder. For approval they describe the change as a unified diff.
 from __future__ import annotations
 
 import difflib
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Annotated, ClassVar
 
 from loom_jupyter.errors import ToolError
 from loom_jupyter.messages import ToolSpec
 from loom_jupyter.tools.approval import ApprovalRequest
-from loom_jupyter.tools.base import FileEffect, ToolAccess, ToolContext, ToolOutput
+from loom_jupyter.tools.base import FileEffect, ToolAccess, ToolContext, ToolOutput, TypedTool
 from loom_jupyter.tools.guard import AlwaysScope, protected_path
 from loom_jupyter.tools.paths import ARCHIVE_DIR, display_path, read_text, resolve_path
-from loom_jupyter.tools.schema import object_schema
+from loom_jupyter.tools.schema import Limit, ToolInput, input_schema
 
-if TYPE_CHECKING:
-    from collections.abc import Mapping
+__all__ = ["EditFile", "EditFileInput", "WriteFile", "WriteFileInput", "unified_diff"]
 
-__all__ = ["EditFile", "WriteFile", "unified_diff"]
-
-_PATH = {"type": "string", "description": "Path relative to the notebook's folder."}
 _DIFF_LINES = 400  # lines of diff shown to the person when approving
 
 
@@ -54,22 +51,46 @@ def _writable_target(ctx: ToolContext, raw: str) -> tuple[Path, str]:
     return real, shown
 
 
+@dataclass(frozen=True, kw_only=True)
+class WriteFileInput(ToolInput):
+    """``write_file``: the file and its whole new content."""
+
+    path: str
+    """Path relative to the notebook's folder."""
+    content: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class EditFileInput(ToolInput):
+    """``edit_file``: the file, the exact text to replace and what replaces it."""
+
+    path: str
+    """Path relative to the notebook's folder."""
+    old_string: Annotated[str, Limit(min_length=1)]
+    new_string: str
+    replace_all: bool = False
+
+
 class _FileGuard:
     """What the two file tools share for approval: guard rails and a folder's "Always"."""
 
-    def guard_rail(self, args: Mapping[str, Any], ctx: ToolContext | None) -> str | None:
+    def guard_rail(
+        self, args: WriteFileInput | EditFileInput, ctx: ToolContext | None
+    ) -> str | None:
         """The guard rail this path is (``loom.yaml``, ``AGENTS.md``, ``.git/``...), if any."""
         if ctx is None:
-            return protected_path(Path(str(args["path"])))
-        real = resolve_path(ctx, str(args["path"]))
+            return protected_path(Path(args.path))
+        real = resolve_path(ctx, args.path)
         if _in_archive_folder(display_path(ctx, real)):
             return None  # refused by the tool itself, whatever the person would answer
         return protected_path(real)
 
-    def always_scope(self, args: Mapping[str, Any], ctx: ToolContext | None) -> AlwaysScope:
+    def always_scope(
+        self, args: WriteFileInput | EditFileInput, ctx: ToolContext | None
+    ) -> AlwaysScope:
         """ "Always" allows changes to files in this file's folder and below it."""
-        shown = display_path(ctx, resolve_path(ctx, str(args["path"]))) if ctx else args["path"]
-        folder = Path(str(shown)).parent.as_posix()
+        shown = display_path(ctx, resolve_path(ctx, args.path)) if ctx else args.path
+        folder = Path(shown).parent.as_posix()
         if folder in ("", "."):
             return AlwaysScope("files:./", "changes to any file in the notebook's folder")
         return AlwaysScope(f"files:./{folder}/", f"changes to files in {folder}/")
@@ -84,9 +105,10 @@ def _stats(text: str) -> str:
     return f"{lines} lines, {len(text.encode('utf-8')):,} bytes"
 
 
-class WriteFile(_FileGuard):
+class WriteFile(_FileGuard, TypedTool[WriteFileInput]):
     """``write_file``: create or overwrite a text file (parent folders are created)."""
 
+    input_type = WriteFileInput
     access: ClassVar[ToolAccess] = "write"
     spec: ClassVar[ToolSpec] = ToolSpec(
         name="write_file",
@@ -94,14 +116,12 @@ class WriteFile(_FileGuard):
             "Create or overwrite a text file in the notebook's folder with `content`. "
             "Prefer edit_file for changing part of an existing file."
         ),
-        input_schema=object_schema(
-            {"path": _PATH, "content": {"type": "string"}}, required=("path", "content")
-        ),
+        input_schema=input_schema(WriteFileInput),
     )
 
-    def approval_request(self, args: Mapping[str, Any], ctx: ToolContext | None) -> ApprovalRequest:
+    def approval_request(self, args: WriteFileInput, ctx: ToolContext | None) -> ApprovalRequest:
         """Shows the diff against the existing file, or the new file's content."""
-        path, content = str(args["path"]), str(args["content"])
+        path, content = args.path, args.content
         if ctx is None:
             return ApprovalRequest("write_file", f"write {path}", content)
         real, shown = _writable_target(ctx, path)
@@ -112,10 +132,10 @@ class WriteFile(_FileGuard):
             "write_file", f"overwrite {shown}", unified_diff(old, content, shown)
         )
 
-    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+    async def run(self, args: WriteFileInput, ctx: ToolContext) -> ToolOutput:
         """Write the file and report it."""
-        real, shown = _writable_target(ctx, args["path"])
-        content: str = args["content"]
+        real, shown = _writable_target(ctx, args.path)
+        content = args.content
         existed = real.exists()
         real.parent.mkdir(parents=True, exist_ok=True)
         real.write_text(content, encoding="utf-8", newline="")
@@ -126,9 +146,10 @@ class WriteFile(_FileGuard):
         )
 
 
-class EditFile(_FileGuard):
+class EditFile(_FileGuard, TypedTool[EditFileInput]):
     """``edit_file``: replace an exact string in a text file."""
 
+    input_type = EditFileInput
     access: ClassVar[ToolAccess] = "write"
     spec: ClassVar[ToolSpec] = ToolSpec(
         name="edit_file",
@@ -137,42 +158,34 @@ class EditFile(_FileGuard):
             "exactly (whitespace and indentation included) and occur exactly once, unless "
             "replace_all is true. Include enough surrounding lines to make it unique."
         ),
-        input_schema=object_schema(
-            {
-                "path": _PATH,
-                "old_string": {"type": "string", "minLength": 1},
-                "new_string": {"type": "string"},
-                "replace_all": {"type": "boolean", "default": False},
-            },
-            required=("path", "old_string", "new_string"),
-        ),
+        input_schema=input_schema(EditFileInput),
     )
 
-    def approval_request(self, args: Mapping[str, Any], ctx: ToolContext | None) -> ApprovalRequest:
+    def approval_request(self, args: EditFileInput, ctx: ToolContext | None) -> ApprovalRequest:
         """Shows the edit as a diff of the file."""
         if ctx is None:
-            detail = f"- {args['old_string']}\n+ {args['new_string']}"
-            return ApprovalRequest("edit_file", f"edit {args['path']}", detail)
+            detail = f"- {args.old_string}\n+ {args.new_string}"
+            return ApprovalRequest("edit_file", f"edit {args.path}", detail)
         _real, shown, old, new, count = self._plan(args, ctx)
         return ApprovalRequest(
             "edit_file", f"edit {shown} ({count} change)", unified_diff(old, new, shown)
         )
 
-    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+    async def run(self, args: EditFileInput, ctx: ToolContext) -> ToolOutput:
         """Apply the replacement and say where it happened."""
         real, shown, old, new, count = self._plan(args, ctx)
         real.write_text(new, encoding="utf-8", newline="")
-        line = old[: old.index(args["old_string"])].count("\n") + 1
+        line = old[: old.index(args.old_string)].count("\n") + 1
         where = f"at line {line}" if count == 1 else f"{count} occurrences, first at line {line}"
         text = f"Edited {shown}: replaced {where}."
         return ToolOutput.text(text, summary=f"edited {shown}").with_effects(
             FileEffect(shown, "edit")
         )
 
-    def _plan(self, args: Mapping[str, Any], ctx: ToolContext) -> tuple[Path, str, str, str, int]:
-        real, shown = _writable_target(ctx, args["path"])
+    def _plan(self, args: EditFileInput, ctx: ToolContext) -> tuple[Path, str, str, str, int]:
+        real, shown = _writable_target(ctx, args.path)
         old = read_text(real, shown, max_bytes=ctx.settings.max_file_bytes)
-        find, replace = str(args["old_string"]), str(args["new_string"])
+        find, replace = args.old_string, args.new_string
         if find == replace:
             raise ToolError("old_string and new_string are the same; nothing to change.")
         count = old.count(find)
@@ -181,7 +194,7 @@ class EditFile(_FileGuard):
                 f"old_string was not found in {shown}. It must match exactly, whitespace and "
                 "indentation included; read the file (read_file) and copy the text."
             )
-        if count > 1 and not args.get("replace_all", False):
+        if count > 1 and not args.replace_all:
             lines = _match_lines(old, find)
             raise ToolError(
                 f"old_string occurs {count} times in {shown} (lines {lines}). Include more "

@@ -13,11 +13,11 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, ClassVar
 
 from loom_jupyter.errors import ToolError
 from loom_jupyter.messages import ToolSpec
-from loom_jupyter.tools.base import FileEffect, ToolAccess, ToolContext, ToolOutput
+from loom_jupyter.tools.base import FileEffect, ToolAccess, ToolContext, ToolOutput, TypedTool
 from loom_jupyter.tools.edits import EditFile, WriteFile
 from loom_jupyter.tools.paths import (
     display_path,
@@ -28,21 +28,41 @@ from loom_jupyter.tools.paths import (
     resolve_path,
 )
 from loom_jupyter.tools.regex_worker import RegexJob, search_in_child
-from loom_jupyter.tools.schema import object_schema
+from loom_jupyter.tools.schema import Limit, ToolInput, input_schema
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Iterator
 
-__all__ = ["EditFile", "ListFiles", "ReadFile", "SearchFiles", "WriteFile"]
+__all__ = [
+    "EditFile",
+    "ListFiles",
+    "ListFilesInput",
+    "ReadFile",
+    "ReadFileInput",
+    "SearchFiles",
+    "SearchFilesInput",
+    "WriteFile",
+]
 
-_PATH = {"type": "string", "description": "Path relative to the notebook's folder."}
 _MAX_LINE = 300  # characters shown of one matching line in search results
 _MAX_PATTERN = 2000  # a longer pattern takes the regex compiler seconds (holding the GIL)
+LineNumber = Annotated[int, Limit(ge=1)]
 
 
-class ReadFile:
+@dataclass(frozen=True, kw_only=True)
+class ReadFileInput(ToolInput):
+    """``read_file``: the file, and a range of its lines (1-based, inclusive)."""
+
+    path: str
+    """Path relative to the notebook's folder."""
+    start_line: LineNumber | None = None
+    end_line: LineNumber | None = None
+
+
+class ReadFile(TypedTool[ReadFileInput]):
     """``read_file``: a text file with numbered lines, optionally a line range."""
 
+    input_type = ReadFileInput
     access: ClassVar[ToolAccess] = "read"
     spec: ClassVar[ToolSpec] = ToolSpec(
         name="read_file",
@@ -50,21 +70,14 @@ class ReadFile:
             "Read a text file in the notebook's folder. Lines are numbered. Use start_line and "
             "end_line (1-based, inclusive) for part of a file, e.g. a big one."
         ),
-        input_schema=object_schema(
-            {
-                "path": _PATH,
-                "start_line": {"type": "integer", "minimum": 1},
-                "end_line": {"type": "integer", "minimum": 1},
-            },
-            required=("path",),
-        ),
+        input_schema=input_schema(ReadFileInput),
     )
 
-    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+    async def run(self, args: ReadFileInput, ctx: ToolContext) -> ToolOutput:
         """Read the file, refusing paths outside the folder, binary and oversized files."""
-        real = resolve_path(ctx, args["path"])
+        real = resolve_path(ctx, args.path)
         shown = display_path(ctx, real)
-        start, end = args.get("start_line"), args.get("end_line")
+        start, end = args.start_line, args.end_line
         if start is not None and end is not None and end < start:
             raise ToolError(f"end_line ({end}) is before start_line ({start}).")
         if start is None and end is None:
@@ -115,9 +128,22 @@ def _render_lines(
     return f"{shown} ({span}):\n" + "\n".join(body) + stop
 
 
-class ListFiles:
+@dataclass(frozen=True, kw_only=True)
+class ListFilesInput(ToolInput):
+    """``list_files``: a folder, and a glob to look for below it."""
+
+    path: str = "."
+    """Path relative to the notebook's folder."""
+    pattern: str | None = None
+    recursive: bool = False
+    include_hidden: bool = False
+    limit: Annotated[int, Limit(ge=1, le=5000)] = 200
+
+
+class ListFiles(TypedTool[ListFilesInput]):
     """``list_files``: a folder's entries, or files matching a glob below it."""
 
+    input_type = ListFilesInput
     access: ClassVar[ToolAccess] = "read"
     spec: ClassVar[ToolSpec] = ToolSpec(
         name="list_files",
@@ -126,31 +152,22 @@ class ListFiles:
             "'*.csv', or 'data/*.csv' to match the relative path) files are searched recursively. "
             "Hidden folders and the .loom archive folder are skipped unless include_hidden is true."
         ),
-        input_schema=object_schema(
-            {
-                "path": {**_PATH, "default": "."},
-                "pattern": {"type": "string"},
-                "recursive": {"type": "boolean", "default": False},
-                "include_hidden": {"type": "boolean", "default": False},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 5000, "default": 200},
-            }
-        ),
+        input_schema=input_schema(ListFilesInput),
     )
 
-    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+    async def run(self, args: ListFilesInput, ctx: ToolContext) -> ToolOutput:
         """List the folder's entries (directories end with ``/``) with sizes."""
-        real = resolve_path(ctx, args.get("path", "."))
+        real = resolve_path(ctx, args.path)
         shown = display_path(ctx, real)
         if not real.is_dir():
             raise ToolError(f"{shown} is not a folder. Use read_file for files.")
-        pattern: str | None = args.get("pattern")
-        hidden = bool(args.get("include_hidden", False))
-        recursive = bool(args.get("recursive", False)) or pattern is not None
-        entries = _walk(real, recursive=recursive, hidden=hidden)
+        pattern = args.pattern
+        recursive = args.recursive or pattern is not None
+        entries = _walk(real, recursive=recursive, hidden=args.include_hidden)
         if pattern is not None:
             entries = (e for e in entries if _matches(e, pattern, real))
         # Walking a big tree blocks; a worker thread keeps the event loop (and the UI) live.
-        limit = int(args.get("limit", 200))
+        limit = args.limit
         text = await asyncio.to_thread(_render_entries, ctx, real, entries, limit)
         return ToolOutput.text(text, summary=f"listed {shown}").with_effects(
             FileEffect(shown, "list")
@@ -223,9 +240,23 @@ def _human_size(size: float) -> str:
     return f"{size:.1f} GB"
 
 
-class SearchFiles:
+@dataclass(frozen=True, kw_only=True)
+class SearchFilesInput(ToolInput):
+    """``search_files``: what to look for, where, and how many lines to show."""
+
+    pattern: Annotated[str, Limit(min_length=1, max_length=_MAX_PATTERN)]
+    path: str = "."
+    """Path relative to the notebook's folder."""
+    regex: bool = False
+    ignore_case: bool = False
+    glob: str | None = None
+    limit: Annotated[int, Limit(ge=1, le=1000)] = 100
+
+
+class SearchFiles(TypedTool[SearchFilesInput]):
     """``search_files``: find a substring or regex in the text files below a folder."""
 
+    input_type = SearchFilesInput
     access: ClassVar[ToolAccess] = "read"
     spec: ClassVar[ToolSpec] = ToolSpec(
         name="search_files",
@@ -234,32 +265,21 @@ class SearchFiles:
             "with regex=true). Prints path:line: text for each match. `glob` limits the files "
             "searched by name (e.g. '*.py'). Binary, oversized and hidden files are skipped."
         ),
-        input_schema=object_schema(
-            {
-                "pattern": {"type": "string", "minLength": 1, "maxLength": _MAX_PATTERN},
-                "path": {**_PATH, "default": "."},
-                "regex": {"type": "boolean", "default": False},
-                "ignore_case": {"type": "boolean", "default": False},
-                "glob": {"type": "string"},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100},
-            },
-            required=("pattern",),
-        ),
+        input_schema=input_schema(SearchFilesInput),
     )
 
-    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+    async def run(self, args: SearchFilesInput, ctx: ToolContext) -> ToolOutput:
         """Search and list the matching lines, capped at ``limit``."""
-        real = resolve_path(ctx, args.get("path", "."))
+        real = resolve_path(ctx, args.path)
         shown = display_path(ctx, real)
-        pattern, regex = args["pattern"], bool(args.get("regex"))
-        matcher = _matcher(pattern, regex, bool(args.get("ignore_case")))
-        limit = int(args.get("limit", 100))
+        pattern, regex, limit = args.pattern, args.regex, args.limit
+        matcher = _matcher(pattern, regex, args.ignore_case)
         if regex:  # in a child process: a pathological pattern must not stall the kernel
-            files = await asyncio.to_thread(_files_below, real, args.get("glob"))
+            files = await asyncio.to_thread(_files_below, real, args.glob)
             hits, skipped = await search_in_child(_regex_job(ctx, args, files, limit))
         else:
             hits, skipped = await asyncio.to_thread(
-                _search_below, ctx, real, args.get("glob"), matcher, limit
+                _search_below, ctx, real, args.glob, matcher, limit
             )
         text = _render_hits(pattern, shown, hits, skipped, limit)
         return ToolOutput.text(text, summary=f"searched {shown}").with_effects(
@@ -288,12 +308,10 @@ def _files_below(real: Path, glob: str | None) -> list[Path]:
     return [real] if real.is_file() else _text_candidates(real, glob)
 
 
-def _regex_job(
-    ctx: ToolContext, args: Mapping[str, Any], files: list[Path], limit: int
-) -> RegexJob:
+def _regex_job(ctx: ToolContext, args: SearchFilesInput, files: list[Path], limit: int) -> RegexJob:
     return RegexJob(
-        pattern=args["pattern"],
-        ignore_case=bool(args.get("ignore_case")),
+        pattern=args.pattern,
+        ignore_case=args.ignore_case,
         files=[(str(path), display_path(ctx, path)) for path in files],
         limit=limit,
         max_bytes=ctx.settings.max_file_bytes,

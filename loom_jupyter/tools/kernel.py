@@ -9,22 +9,34 @@ They talk to the kernel only through :class:`~loom_jupyter.tools.base.KernelBrid
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, ClassVar
 
 from loom_jupyter.effects import CONSENT_EFFECTS
 from loom_jupyter.messages import ToolSpec
 from loom_jupyter.tools.approval import ApprovalRequest
-from loom_jupyter.tools.base import ExecutionResult, ToolAccess, ToolContext, ToolOutput
+from loom_jupyter.tools.base import (
+    ExecutionResult,
+    ToolAccess,
+    ToolContext,
+    ToolOutput,
+    TypedTool,
+)
 from loom_jupyter.tools.describe import variables_table
 from loom_jupyter.tools.guard import mentioned_rail
-from loom_jupyter.tools.schema import object_schema
+from loom_jupyter.tools.schema import Limit, ToolInput, input_schema
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from loom_jupyter.messages import ImageBlock, TextBlock
 
-__all__ = ["InspectVariables", "RunPython", "execution_output", "format_execution"]
+__all__ = [
+    "InspectVariables",
+    "InspectVariablesInput",
+    "RunPython",
+    "RunPythonInput",
+    "execution_output",
+    "format_execution",
+]
 
 _MAX_IMAGES = 4  # figures attached per run; more would crowd the context
 
@@ -59,9 +71,18 @@ def _error_line(error: str) -> str:
     return lines[-1][:100] if lines else "error"
 
 
-class RunPython:
+@dataclass(frozen=True, kw_only=True)
+class RunPythonInput(ToolInput):
+    """``run_python``'s input."""
+
+    code: Annotated[str, Limit(min_length=1)]
+    """Python source to run."""
+
+
+class RunPython(TypedTool[RunPythonInput]):
     """``run_python``: run code in the person's namespace (pinned name and input)."""
 
+    input_type = RunPythonInput
     access: ClassVar[ToolAccess] = "write"
     spec: ClassVar[ToolSpec] = ToolSpec(
         name="run_python",
@@ -70,31 +91,28 @@ class RunPython:
             "what you define stays). Returns stdout, stderr, the value of a final expression, "
             "matplotlib figures as images, and the traceback if it raised. Keep runs short."
         ),
-        input_schema=object_schema(
-            {"code": {"type": "string", "minLength": 1, "description": "Python source to run."}},
-            required=("code",),
-        ),
+        input_schema=input_schema(RunPythonInput),
     )
 
-    def approval_request(self, args: Mapping[str, Any], ctx: ToolContext | None) -> ApprovalRequest:
+    def approval_request(self, args: RunPythonInput, ctx: ToolContext | None) -> ApprovalRequest:
         """Shows the code."""
-        code = str(args["code"])
+        code = args.code
         lines = code.count("\n") + 1
         return ApprovalRequest("run_python", f"run Python code ({lines} lines)", code)
 
-    def guard_rail(self, args: Mapping[str, Any], ctx: ToolContext | None) -> str | None:
+    def guard_rail(self, args: RunPythonInput, ctx: ToolContext | None) -> str | None:
         """A guard rail code that writes, runs processes or builds code names, if any."""
         from loom_jupyter.lineage import analyze
 
-        code = str(args["code"])
+        code = args.code
         named = mentioned_rail(code)
         if named is None or not CONSENT_EFFECTS.intersection(analyze(code).effects):
             return None
         return f"{named} (the code names it)"
 
-    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+    async def run(self, args: RunPythonInput, ctx: ToolContext) -> ToolOutput:
         """Run the code; an exception in it is an ``is_error`` result with its traceback."""
-        return execution_output(await ctx.kernel.run_code(args["code"]))
+        return execution_output(await ctx.kernel.run_code(args.code))
 
 
 def execution_output(result: ExecutionResult, summary: str = "") -> ToolOutput:
@@ -109,9 +127,17 @@ def execution_output(result: ExecutionResult, summary: str = "") -> ToolOutput:
     ).with_effects(*result.changed)
 
 
-class InspectVariables:
+@dataclass(frozen=True, kw_only=True)
+class InspectVariablesInput(ToolInput):
+    """``inspect_variables``' input: no ``name`` lists the namespace."""
+
+    name: Annotated[str, Limit(min_length=1)] | None = None
+
+
+class InspectVariables(TypedTool[InspectVariablesInput]):
     """``inspect_variables``: list the namespace, or describe one variable."""
 
+    input_type = InspectVariablesInput
     access: ClassVar[ToolAccess] = "read"
     spec: ClassVar[ToolSpec] = ToolSpec(
         name="inspect_variables",
@@ -121,12 +147,12 @@ class InspectVariables:
             "describe(); for an array its stats) and its provenance: the execution that last "
             "set it and the ones it depends on. Reads only; runs no code of yours."
         ),
-        input_schema=object_schema({"name": {"type": "string", "minLength": 1}}),
+        input_schema=input_schema(InspectVariablesInput),
     )
 
-    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+    async def run(self, args: InspectVariablesInput, ctx: ToolContext) -> ToolOutput:
         """The table, or the description of ``name``."""
-        name = args.get("name")
+        name = args.name
         if name is None:
             infos = list(await ctx.kernel.list_variables())
             return ToolOutput.text(variables_table(infos), summary=f"{len(infos)} variables")

@@ -9,13 +9,14 @@ kernel's history shows what ran since.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, ClassVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 from loom_jupyter.cells import CellChange
 from loom_jupyter.errors import ToolError
 from loom_jupyter.messages import ToolSpec
-from loom_jupyter.tools.base import FileEffect, ToolAccess, ToolContext, ToolOutput
-from loom_jupyter.tools.schema import object_schema
+from loom_jupyter.tools.base import FileEffect, ToolAccess, ToolContext, ToolOutput, TypedTool
+from loom_jupyter.tools.schema import Limit, ToolInput, input_schema
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -23,16 +24,27 @@ if TYPE_CHECKING:
 
     from loom_jupyter.cells import DocCell
 
-__all__ = ["ReadNotebook", "render_cells"]
+__all__ = ["ReadNotebook", "ReadNotebookInput", "render_cells"]
 
 _OUTPUT_CHARS = 600  # per output; the notebook's outputs can be huge
 _SOURCE_CHARS = 4000  # per cell source
 _HISTORY_CHARS = 1500  # per history entry
 
 
-class ReadNotebook:
+@dataclass(frozen=True, kw_only=True)
+class ReadNotebookInput(ToolInput):
+    """``read_notebook``: which cells (1-based, inclusive), their outputs, how much history."""
+
+    start_cell: Annotated[int, Limit(ge=1)] | None = None
+    end_cell: Annotated[int, Limit(ge=1)] | None = None
+    include_outputs: bool = True
+    history: Annotated[int, Limit(ge=0, le=100)] = 10
+
+
+class ReadNotebook(TypedTool[ReadNotebookInput]):
     """``read_notebook``: numbered cells (source + trimmed outputs) and the kernel history."""
 
+    input_type = ReadNotebookInput
     access: ClassVar[ToolAccess] = "read"
     spec: ClassVar[ToolSpec] = ToolSpec(
         name="read_notebook",
@@ -42,21 +54,14 @@ class ReadNotebook:
             "cell tools take it), source and trimmed outputs (start_cell/end_cell for a range, "
             "1-based), plus the code this kernel ran most recently (`history` entries)."
         ),
-        input_schema=object_schema(
-            {
-                "start_cell": {"type": "integer", "minimum": 1},
-                "end_cell": {"type": "integer", "minimum": 1},
-                "include_outputs": {"type": "boolean", "default": True},
-                "history": {"type": "integer", "minimum": 0, "maximum": 100, "default": 10},
-            }
-        ),
+        input_schema=input_schema(ReadNotebookInput),
     )
 
-    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+    async def run(self, args: ReadNotebookInput, ctx: ToolContext) -> ToolOutput:
         """The cells in range, then the kernel's recent inputs."""
         live = ctx.document is not None and ctx.document.available
         parts = [await _live_part(ctx, args) if live else _notebook_part(ctx, args)]
-        limit = int(args.get("history", 10))
+        limit = args.history
         if limit:
             parts.append(_history_part(await ctx.kernel.input_history(limit)))
         output = ToolOutput.text("\n\n".join(parts), summary="read the notebook")
@@ -72,10 +77,10 @@ def _shown(ctx: ToolContext, path: Path) -> str:
         return str(path)
 
 
-async def _live_part(ctx: ToolContext, args: Mapping[str, Any]) -> str:
+async def _live_part(ctx: ToolContext, args: ReadNotebookInput) -> str:
     """The live notebook's cells, read through the page that holds it."""
     assert ctx.document is not None
-    outputs = bool(args.get("include_outputs", True))
+    outputs = args.include_outputs
     result = await ctx.document.apply(CellChange("read", include_outputs=outputs))
     if not result.ok:
         return _notebook_part(ctx, args) + f"\n(The open page did not answer: {result.error})"
@@ -91,8 +96,9 @@ async def _live_part(ctx: ToolContext, args: Mapping[str, Any]) -> str:
     return f"Notebook {name} ({span}):\n{body or '(no cells in that range)'}"
 
 
-def _span(args: Mapping[str, Any], count: int) -> tuple[int, int]:
-    start, end = int(args.get("start_cell", 1)), int(args.get("end_cell", count))
+def _span(args: ReadNotebookInput, count: int) -> tuple[int, int]:
+    start = args.start_cell if args.start_cell is not None else 1
+    end = args.end_cell if args.end_cell is not None else count
     if end < start:
         raise ToolError(f"end_cell ({end}) is before start_cell ({start}).")
     return start, end
@@ -110,7 +116,7 @@ def _render_live(number: int, cell: DocCell, outputs: bool) -> str:
     return "\n".join(lines)
 
 
-def _notebook_part(ctx: ToolContext, args: Mapping[str, Any]) -> str:
+def _notebook_part(ctx: ToolContext, args: ReadNotebookInput) -> str:
     path = ctx.notebook_path
     if path is None:
         return "No notebook file is known for this session (running outside a notebook)."
@@ -118,7 +124,7 @@ def _notebook_part(ctx: ToolContext, args: Mapping[str, Any]) -> str:
         return f"The notebook file {path.name} is not saved on disk yet."
     cells = _load_cells(path)
     start, end = _span(args, len(cells))
-    body = render_cells(cells, start, end, outputs=bool(args.get("include_outputs", True)))
+    body = render_cells(cells, start, end, outputs=args.include_outputs)
     span = f"{len(cells)} cells; showing {start}-{min(end, len(cells))}"
     return f"Notebook {path.name} ({span}):\n{body}"
 
@@ -181,7 +187,7 @@ def _history_part(history: Sequence[tuple[int, str]]) -> str:
     return f"Kernel history (last {len(history)} runs, oldest first):\n" + "\n".join(rows)
 
 
-def _joined(value: Any) -> str:
+def _joined(value: object) -> str:
     return "".join(value) if isinstance(value, list) else str(value)
 
 

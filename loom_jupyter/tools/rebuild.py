@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import keyword
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, ClassVar
 
 from loom_jupyter.errors import ToolError
 from loom_jupyter.lineage import plan_rebuild
 from loom_jupyter.messages import ToolSpec
 from loom_jupyter.tools.approval import ApprovalRequest
-from loom_jupyter.tools.base import ToolAccess, ToolContext, ToolOutput
-from loom_jupyter.tools.schema import object_schema
+from loom_jupyter.tools.base import ToolAccess, ToolContext, ToolOutput, TypedTool
+from loom_jupyter.tools.schema import Limit, ToolInput, input_schema
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -32,6 +32,7 @@ __all__ = [
     "MAX_NAMES",
     "PLAN_HEADERS",
     "RebuildVariables",
+    "RebuildVariablesInput",
     "Replayed",
     "StepRun",
     "check_names",
@@ -287,9 +288,18 @@ def _run_text(done: Replayed) -> str:
     return done.failure or f"Ran {len(done.runs)} step(s)."
 
 
-class RebuildVariables:
+@dataclass(frozen=True, kw_only=True)
+class RebuildVariablesInput(ToolInput):
+    """``rebuild_variables``' input (:func:`rebuild_names` checks the names)."""
+
+    names: Annotated[tuple[Annotated[str, Limit(min_length=1)], ...], Limit(min_length=1)]
+    """Variable names to rebuild."""
+
+
+class RebuildVariables(TypedTool[RebuildVariablesInput]):
     """``rebuild_variables``: replay the archived executions that make some names again."""
 
+    input_type = RebuildVariablesInput
     access: ClassVar[ToolAccess] = "write"
     spec: ClassVar[ToolSpec] = ToolSpec(
         name="rebuild_variables",
@@ -301,27 +311,19 @@ class RebuildVariables:
             "the network or run a subprocess are not run: the person can run "
             "`%cowork rebuild NAME --yes` after reading them."
         ),
-        input_schema=object_schema(
-            {
-                "names": {
-                    "type": "array",
-                    "items": {"type": "string", "minLength": 1},
-                    "minItems": 1,
-                    "description": "Variable names to rebuild.",
-                }
-            },
-            required=("names",),
-        ),
+        input_schema=input_schema(RebuildVariablesInput),
     )
 
-    def approval_request(self, args: Mapping[str, Any], ctx: ToolContext | None) -> ApprovalRequest:
+    def approval_request(
+        self, args: RebuildVariablesInput, ctx: ToolContext | None
+    ) -> ApprovalRequest:
         """Names the variables (when the steps cannot be read; see :meth:`describe_call`)."""
-        names = ", ".join(str(n) for n in args["names"])
+        names = ", ".join(args.names)
         return ApprovalRequest("rebuild_variables", f"rebuild {names}", names)
 
-    async def describe_call(self, args: Mapping[str, Any], ctx: ToolContext) -> ApprovalRequest:
+    async def describe_call(self, args: RebuildVariablesInput, ctx: ToolContext) -> ApprovalRequest:
         """The plan the person approves: every step's whole code and its effects."""
-        names = rebuild_names(args["names"])
+        names = rebuild_names(args.names)
         if ctx.executions is None:
             return self.approval_request(args, ctx)
         records = await ctx.executions.executions()
@@ -330,11 +332,11 @@ class RebuildVariables:
         summary = f"rebuild {', '.join(names)} by re-running {len(plan.steps)} step(s)"
         return ApprovalRequest("rebuild_variables", summary, render_plan(plan))
 
-    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+    async def run(self, args: RebuildVariablesInput, ctx: ToolContext) -> ToolOutput:
         """Plan, refuse side effects, run the steps, check the names."""
         if ctx.executions is None:
             raise ToolError("No execution archive here: nothing to rebuild from.")
-        names = rebuild_names(args["names"])
+        names = rebuild_names(args.names)
         records = await ctx.executions.executions()
         present = {v.name for v in await ctx.kernel.list_variables()}
         plan = plan_rebuild(records, names, present)

@@ -15,12 +15,13 @@ import asyncio
 import json
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from loom_jupyter.errors import ToolError
 from loom_jupyter.messages import ToolSpec
 from loom_jupyter.query import ClippedQuery, clip_query
-from loom_jupyter.tools.base import ToolAccess, ToolContext, ToolOutput
+from loom_jupyter.tools.base import ToolAccess, ToolContext, ToolOutput, TypedTool
+from loom_jupyter.tools.recall_input import RecallInput
 from loom_jupyter.tools.recall_render import (
     RecallEntry,
     entry_from_turn,
@@ -28,16 +29,16 @@ from loom_jupyter.tools.recall_render import (
     shorten_text,
 )
 from loom_jupyter.tools.recall_tasks import task_transcript
-from loom_jupyter.tools.schema import object_schema
+from loom_jupyter.tools.schema import input_schema
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Sequence
 
     from loom_jupyter.readers import ArchiveReader, ProjectReader
     from loom_jupyter.records import ProjectHit, ProjectSearch, SearchHit, ToolCall
     from loom_jupyter.tools.recall_render import Rendered
 
-__all__ = ["ConversationRecall"]
+__all__ = ["ConversationRecall", "RecallInput"]
 
 _CHARS_PER_TOKEN = 4
 _RANGE_DEFAULT = 10  # turns shown when only one end of a range is given
@@ -47,9 +48,10 @@ _INPUT_PREVIEW = 600
 _NOTES_RESERVE = 400  # characters kept for the header line and the "what was cut" notes
 
 
-class ConversationRecall:
+class ConversationRecall(TypedTool[RecallInput]):
     """``conversation_recall`` over the session's archive (pinned name and input)."""
 
+    input_type = RecallInput
     access: ClassVar[ToolAccess] = "read"
     spec: ClassVar[ToolSpec] = ToolSpec(
         name="conversation_recall",
@@ -65,36 +67,18 @@ class ConversationRecall:
             "task_id (a delegation's id from its digest): its subtasks; with subtask=ID, that "
             "subtask's transcript (start_turn/end_turn as for range)."
         ),
-        input_schema=object_schema(
-            {
-                "action": {"type": "string", "enum": ["search", "range", "tool_calls", "summary"]},
-                "query": {"type": "string"},
-                "start_turn": {"type": "integer", "minimum": 1},
-                "end_turn": {"type": "integer", "minimum": 1},
-                "tool_name": {"type": "string"},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 50},
-                "scope": {
-                    "type": "string",
-                    "enum": ["session", "notebook", "all_notebooks"],
-                    "default": "session",
-                },
-                "all_sessions": {"type": "boolean", "default": False},
-                "task_id": {"type": "string"},
-                "subtask": {"type": "string"},
-            },
-            required=("action",),
-        ),
+        input_schema=input_schema(RecallInput),
     )
 
-    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+    async def run(self, args: RecallInput, ctx: ToolContext) -> ToolOutput:
         """Dispatch on ``action``."""
-        action = args["action"]
+        action = args.action
         if action == "summary":
             return await _summary(ctx)
-        if action == "search" and args.get("scope") == "all_notebooks":
+        if action == "search" and args.scope == "all_notebooks":
             return await _search_project(_require_project(ctx), args, ctx)
         archive, session_id = _require_archive(ctx)
-        if args.get("task_id"):
+        if args.task_id:
             return await task_transcript(archive, session_id, args, ctx, _range)
         if action == "search":
             return await _search(archive, session_id, args, ctx)
@@ -145,12 +129,12 @@ def _footer(rendered: Rendered, dropped_what: str) -> str:
 
 
 async def _search(
-    archive: ArchiveReader, session_id: str, args: Mapping[str, Any], ctx: ToolContext
+    archive: ArchiveReader, session_id: str, args: RecallInput, ctx: ToolContext
 ) -> ToolOutput:
     clipped = _query(args)
     query = clipped.text
-    all_sessions = args.get("scope") == "notebook" or bool(args.get("all_sessions", False))
-    limit = int(args.get("limit", 10))
+    all_sessions = args.scope == "notebook" or args.all_sessions
+    limit = args.hits
     hits = await archive.search(
         session_id, query, limit, all_sessions=all_sessions, before_turn=ctx.asked_at
     )
@@ -169,9 +153,9 @@ async def _search(
     return ToolOutput.text(text, summary=f"recall search: {len(hits)} hits")
 
 
-def _query(args: Mapping[str, Any]) -> ClippedQuery:
+def _query(args: RecallInput) -> ClippedQuery:
     """The searched part of ``query`` (its first words); an error when it has no text."""
-    clipped = clip_query(str(args.get("query") or ""))
+    clipped = clip_query(args.query or "")
     if not clipped.text.strip():
         raise ToolError("action=search needs a `query` (words to look for).")
     return clipped
@@ -255,12 +239,12 @@ async def _hit_groups(
 
 
 async def _search_project(
-    project: ProjectReader, args: Mapping[str, Any], ctx: ToolContext
+    project: ProjectReader, args: RecallInput, ctx: ToolContext
 ) -> ToolOutput:
     clipped = _query(args)
     query = clipped.text
     asked = (ctx.session_id, ctx.asked_at) if ctx.session_id and ctx.asked_at else None
-    found = await project.search_project(query, int(args.get("limit", 10)), before=asked)
+    found = await project.search_project(query, args.hits, before=asked)
     words = _query_words(query)
     groups = [_project_group(hit, words) for hit in found.hits]
     rendered = render_within_budget([g for g in groups if g], _budget(ctx))
@@ -295,9 +279,8 @@ def _skipped_note(found: ProjectSearch) -> str:
 # --- range ------------------------------------------------------------------
 
 
-def _range_bounds(args: Mapping[str, Any], last: int) -> tuple[int, int]:
-    given_start: int | None = args.get("start_turn")
-    given_end: int | None = args.get("end_turn")
+def _range_bounds(args: RecallInput, last: int) -> tuple[int, int]:
+    given_start, given_end = args.start_turn, args.end_turn
     if given_end is not None:
         start = given_start if given_start is not None else max(1, given_end - _RANGE_DEFAULT + 1)
         end = given_end
@@ -315,7 +298,7 @@ def _range_bounds(args: Mapping[str, Any], last: int) -> tuple[int, int]:
 
 
 async def _range(
-    archive: ArchiveReader, session_id: str, args: Mapping[str, Any], ctx: ToolContext
+    archive: ArchiveReader, session_id: str, args: RecallInput, ctx: ToolContext
 ) -> ToolOutput:
     start, end = _range_bounds(args, await archive.last_turn_number(session_id))
     turns = await archive.get_turns(session_id, start, end)
@@ -333,10 +316,10 @@ async def _range(
 
 
 async def _tool_calls(
-    archive: ArchiveReader, session_id: str, args: Mapping[str, Any], ctx: ToolContext
+    archive: ArchiveReader, session_id: str, args: RecallInput, ctx: ToolContext
 ) -> ToolOutput:
-    name = args.get("tool_name")
-    calls = await archive.tool_calls(session_id, tool_name=name, limit=int(args.get("limit", 10)))
+    name = args.tool_name
+    calls = await archive.tool_calls(session_id, tool_name=name, limit=args.hits)
     what = f"{name} calls" if name else "tool calls"
     if not calls:
         return ToolOutput.text(f"No past {what} in this conversation.", summary=f"no {what}")

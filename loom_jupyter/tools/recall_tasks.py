@@ -9,21 +9,22 @@ attempts, why); with it, it reads the latest attempt's transcript like
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from loom_jupyter.errors import ToolError
 from loom_jupyter.tools.base import ToolOutput
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Mapping
+    from collections.abc import Awaitable, Callable
 
+    from loom_jupyter.messages import ImageBlock, TextBlock
     from loom_jupyter.readers import ArchiveReader
     from loom_jupyter.records import SubtaskInfo, TaskInfo
     from loom_jupyter.tools.base import ToolContext
+    from loom_jupyter.tools.recall_input import RecallInput
 
-    ShowRange = Callable[
-        [ArchiveReader, str, Mapping[str, Any], ToolContext], Awaitable[ToolOutput]
-    ]
+    ShowRange = Callable[[ArchiveReader, str, RecallInput, ToolContext], Awaitable[ToolOutput]]
 
 __all__ = ["task_transcript"]
 
@@ -31,14 +32,14 @@ __all__ = ["task_transcript"]
 async def task_transcript(
     archive: ArchiveReader,
     session_id: str,
-    args: Mapping[str, Any],
+    args: RecallInput,
     ctx: ToolContext,
     show_range: ShowRange,
 ) -> ToolOutput:
     """The task's subtask list, or one subtask's transcript (turns as ``action=range``)."""
-    task = await _task(archive, session_id, str(args["task_id"]))
+    task = await _task(archive, session_id, args.task_id or "")
     rows = await archive.list_subtasks(task.id)
-    key = str(args.get("subtask") or "").strip()
+    key = (args.subtask or "").strip()
     if not key:
         return _listing(task, rows)
     row = next((r for r in rows if r.subtask_key == key), None)
@@ -47,8 +48,8 @@ async def task_transcript(
         raise ToolError(f"Task {task.id} has no subtask {key!r}; its subtasks: {known}.")
     if row.child_session_id is None:
         raise ToolError(f"Subtask {key!r} never ran ({row.status}: {row.reason or 'no reason'}).")
-    if not args.get("start_turn") and not args.get("end_turn"):
-        args = {**args, "start_turn": 1}  # a transcript reads from its start by default
+    if not args.start_turn and not args.end_turn:
+        args = replace(args, start_turn=1)  # a transcript reads from its start by default
     shown = await show_range(archive, row.child_session_id, args, ctx)
     head = _head(row)
     return ToolOutput(
@@ -87,5 +88,5 @@ def _head(row: SubtaskInfo) -> str:
     )
 
 
-def _text(text: str) -> tuple[Any, ...]:
+def _text(text: str) -> tuple[TextBlock | ImageBlock, ...]:
     return ToolOutput.text(text).content

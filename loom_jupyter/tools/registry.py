@@ -1,7 +1,8 @@
 """The tools the model can call, by name, and the one safe way to run a call.
 
 :meth:`ToolRegistry.run` never raises for a tool's problem: an unknown name,
-input that does not match the schema, a denial, a :class:`ToolError` or any
+input that does not fit the tool's input (checked into its typed value by
+:func:`~loom_jupyter.tools.base.call_args`), a denial, a :class:`ToolError` or any
 other exception becomes an ``is_error`` :class:`ToolOutput` that tells the
 model what went wrong, so the agent loop goes on.
 """
@@ -11,9 +12,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from loom_jupyter.errors import ToolError
-from loom_jupyter.tools.base import Tool, ToolAccess, ToolContext, ToolOutput
+from loom_jupyter.tools.base import AnyTool, ToolAccess, ToolContext, ToolOutput, call_args
 from loom_jupyter.tools.output import cap_output, redact_output, secret_values
-from loom_jupyter.tools.schema import validate_input, without_null_optionals
+from loom_jupyter.tools.schema import InvalidInput
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -27,19 +28,19 @@ __all__ = ["ToolRegistry", "default_registry", "default_tools"]
 class ToolRegistry:
     """Tools by name, in the order they were added (a stable order for the prompt cache)."""
 
-    def __init__(self, tools: Iterable[Tool] = ()) -> None:
-        self._tools: dict[str, Tool] = {}
+    def __init__(self, tools: Iterable[AnyTool] = ()) -> None:
+        self._tools: dict[str, AnyTool] = {}
         for tool in tools:
             self.add(tool)
 
-    def add(self, tool: Tool) -> None:
+    def add(self, tool: AnyTool) -> None:
         """Register ``tool``; a second tool with the same name is a ``ValueError``."""
         name = tool.spec.name
         if name in self._tools:
             raise ValueError(f"a tool named {name!r} is already registered")
         self._tools[name] = tool
 
-    def get(self, name: str) -> Tool | None:
+    def get(self, name: str) -> AnyTool | None:
         """The tool called ``name``, or ``None``."""
         return self._tools.get(name)
 
@@ -59,59 +60,64 @@ class ToolRegistry:
     def __contains__(self, name: object) -> bool:
         return name in self._tools
 
-    def __iter__(self) -> Iterator[Tool]:
+    def __iter__(self) -> Iterator[AnyTool]:
         return iter(self._tools.values())
 
     def __len__(self) -> int:
         return len(self._tools)
 
-    def check_call(self, call: ToolUseBlock) -> Tool | ToolOutput:
+    def check_call(self, call: ToolUseBlock) -> AnyTool | ToolOutput:
         """The tool for ``call`` if its name is known and its input valid, else the error output."""
+        checked = self._checked(call)
+        return checked if isinstance(checked, ToolOutput) else checked[0]
+
+    def _checked(self, call: ToolUseBlock) -> tuple[AnyTool, object] | ToolOutput:
+        """The tool and the call's input checked for it (its typed value), or the error."""
         tool = self._tools.get(call.name)
         if tool is None:
             known = ", ".join(self._tools) or "none"
             return ToolOutput.error(f"Unknown tool {call.name!r}. Available tools: {known}.")
-        args = without_null_optionals(call.input, tool.spec.input_schema)
-        problems = validate_input(args, tool.spec.input_schema)
-        if problems:
-            listed = "; ".join(problems)
+        try:
+            return tool, call_args(tool, call.input)
+        except InvalidInput as bad:
+            listed = "; ".join(bad.problems)
             return ToolOutput.error(
                 f"Invalid input for {call.name}: {listed}. "
                 "Check the tool's input schema and call it again."
             )
-        return tool
 
     async def run(
         self, call: ToolUseBlock, ctx: ToolContext, *, policy: ApprovalPolicy | None = None
     ) -> ToolOutput:
         """Run ``call``: check it, ask ``policy`` (if given), run it, redact and cap the output."""
-        checked = self.check_call(call)
+        checked = self._checked(call)
         if isinstance(checked, ToolOutput):
             return checked
+        tool, args = checked
         if policy is not None:
-            decision = await policy.check(checked, call, ctx)
+            decision = await policy.check(tool, call, ctx)
             if not decision.allowed:
                 return decision.to_output()
-        output = await _run_guarded(checked, call, ctx)
+        output = await _run_guarded(tool, args, call.name, ctx)
         mcp_secrets = (s for server in ctx.settings.mcp_servers for s in server.secrets())
         secrets = sorted({*secret_values(), *mcp_secrets}, key=len, reverse=True)
         output = redact_output(output, secrets)  # first: a cap must not leave half a secret
         return cap_output(output, ctx.settings.tool_output_max_chars)
 
 
-async def _run_guarded(tool: Tool, call: ToolUseBlock, ctx: ToolContext) -> ToolOutput:
+async def _run_guarded(tool: AnyTool, args: object, name: str, ctx: ToolContext) -> ToolOutput:
     try:
-        return await tool.run(without_null_optionals(call.input, tool.spec.input_schema), ctx)
+        return await tool.run(args, ctx)
     except ToolError as exc:
-        return ToolOutput.error(str(exc) or f"{call.name} failed ({type(exc).__name__}).")
+        return ToolOutput.error(str(exc) or f"{name} failed ({type(exc).__name__}).")
     except Exception as exc:  # any bug in a tool must reach the model as a result, not end the loop
         return ToolOutput.error(
-            f"{call.name} failed unexpectedly: {type(exc).__name__}: {exc}. "
+            f"{name} failed unexpectedly: {type(exc).__name__}: {exc}. "
             "This is a problem in the tool, not in your input; try another way."
         )
 
 
-def default_tools() -> tuple[Tool, ...]:
+def default_tools() -> tuple[AnyTool, ...]:
     """One instance of every built-in tool, in their fixed order."""
     from loom_jupyter.tools.cells import DeleteCell, EditCell, InsertCell, MoveCell, RunCell
     from loom_jupyter.tools.delegate import DelegateTask
@@ -143,6 +149,6 @@ def default_tools() -> tuple[Tool, ...]:
     )
 
 
-def default_registry(*, extra: Iterable[Tool] = ()) -> ToolRegistry:
+def default_registry(*, extra: Iterable[AnyTool] = ()) -> ToolRegistry:
     """A registry of every built-in tool, then ``extra`` (e.g. ``delegate_task``)."""
     return ToolRegistry((*default_tools(), *extra))

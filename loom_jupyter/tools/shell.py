@@ -14,19 +14,16 @@ import os
 import re
 import signal
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Annotated, ClassVar
 
 from loom_jupyter.messages import ToolSpec
 from loom_jupyter.tools.approval import ApprovalRequest
-from loom_jupyter.tools.base import ToolAccess, ToolContext, ToolOutput
+from loom_jupyter.tools.base import ToolAccess, ToolContext, ToolOutput, TypedTool
 from loom_jupyter.tools.guard import AlwaysScope, mentioned_rail
 from loom_jupyter.tools.output import HeadTail, redact, redact_secrets, secret_values
-from loom_jupyter.tools.schema import object_schema
+from loom_jupyter.tools.schema import Limit, ToolInput, input_schema
 
-if TYPE_CHECKING:
-    from collections.abc import Mapping
-
-__all__ = ["Shell", "ShellResult", "run_command"]
+__all__ = ["Shell", "ShellInput", "ShellResult", "run_command"]
 
 _DRAIN_SECONDS = 2.0  # how long to wait for the pipe after the process ended or was killed
 _CHUNK = 65536
@@ -104,9 +101,17 @@ def _ending(result: ShellResult, timeout: float) -> str:
     return f"[exit code {code}]"
 
 
-class Shell:
+@dataclass(frozen=True, kw_only=True)
+class ShellInput(ToolInput):
+    """``shell``'s input."""
+
+    command: Annotated[str, Limit(min_length=1)]
+
+
+class Shell(TypedTool[ShellInput]):
     """``shell``: run a shell command in the notebook's folder."""
 
+    input_type = ShellInput
     access: ClassVar[ToolAccess] = "write"
     spec: ClassVar[ToolSpec] = ToolSpec(
         name="shell",
@@ -114,43 +119,41 @@ class Shell:
             "Run a shell command (/bin/sh) in the notebook's folder. stdout and stderr are merged; "
             "the exit code is reported. Commands are killed after a timeout; there is no stdin."
         ),
-        input_schema=object_schema(
-            {"command": {"type": "string", "minLength": 1}}, required=("command",)
-        ),
+        input_schema=input_schema(ShellInput),
     )
 
-    def approval_request(self, args: Mapping[str, Any], ctx: ToolContext | None) -> ApprovalRequest:
+    def approval_request(self, args: ShellInput, ctx: ToolContext | None) -> ApprovalRequest:
         """Shows the command and where it runs."""
-        command = str(args["command"])
+        command = args.command
         first = command.strip().splitlines()[0] if command.strip() else command
         where = f"\n(in {ctx.notebook_dir})" if ctx is not None else ""
         return ApprovalRequest("shell", f"run `{first[:80]}`", command + where)
 
-    def guard_rail(self, args: Mapping[str, Any], ctx: ToolContext | None) -> str | None:
+    def guard_rail(self, args: ShellInput, ctx: ToolContext | None) -> str | None:
         """A guard rail the command names (``loom.yaml``, ``.git/``...), if any."""
-        named = mentioned_rail(str(args["command"]))
+        named = mentioned_rail(args.command)
         return f"{named} (the command names it)" if named else None
 
-    def always_scope(self, args: Mapping[str, Any], ctx: ToolContext | None) -> AlwaysScope:
+    def always_scope(self, args: ShellInput, ctx: ToolContext | None) -> AlwaysScope:
         """ "Always" allows simple commands with the same first word (``git``); a command
         that chains, pipes, redirects or substitutes is allowed this once only."""
-        command = str(args["command"]).strip()
+        command = args.command.strip()
         words = command.split()
         if not words or _COMPOUND.search(command):
             return AlwaysScope(f"shell!{command}", "this exact command")
         return AlwaysScope(f"shell:{words[0]} ", f"shell commands starting with `{words[0]}`")
 
-    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+    async def run(self, args: ShellInput, ctx: ToolContext) -> ToolOutput:
         """Run the command; a non-zero exit or a timeout is an ``is_error`` result."""
         timeout = ctx.settings.shell_timeout_seconds
         result = await run_command(
-            args["command"],
+            args.command,
             cwd=str(ctx.notebook_dir),
             timeout=timeout,
             max_chars=ctx.settings.tool_output_max_chars,
         )
         ending = _ending(result, timeout)
         body = result.output.rstrip() or "(no output)"
-        text = redact(f"$ {args['command']}\n{body}\n{ending}", secret_values())
+        text = redact(f"$ {args.command}\n{body}\n{ending}", secret_values())
         failed = result.timed_out or result.returncode != 0
         return ToolOutput.text(text, summary=ending.strip("[]")[:100], is_error=failed)

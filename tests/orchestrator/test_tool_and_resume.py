@@ -169,10 +169,12 @@ async def test_recall_opens_a_subtask_transcript_by_task_id(
         session_id=orchestrator.session.session_id,
     )
     recall = ConversationRecall()
-    listing = await recall.run({"action": "range", "task_id": outcome.task_id[:10]}, ctx)
+    listing = await recall.run(
+        recall.parse({"action": "range", "task_id": outcome.task_id[:10]}), ctx
+    )
     assert "- eda: passed, 1 attempt(s), 1 transcript(s)" in listing.text_content
     opened = await recall.run(
-        {"action": "range", "task_id": outcome.task_id, "subtask": "eda"}, ctx
+        recall.parse({"action": "range", "task_id": outcome.task_id, "subtask": "eda"}), ctx
     )
     assert not opened.is_error
     assert "Subtask eda — passed, attempt 1" in opened.text_content

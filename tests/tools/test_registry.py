@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import TYPE_CHECKING, Any, ClassVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import pytest
 
 from loom_jupyter.errors import ToolError
 from loom_jupyter.messages import ToolSpec, ToolUseBlock
-from loom_jupyter.tools.base import ToolAccess, ToolContext, ToolOutput
+from loom_jupyter.tools.base import ToolAccess, ToolContext, ToolOutput, TypedTool
 from loom_jupyter.tools.registry import ToolRegistry, default_registry
-from loom_jupyter.tools.schema import object_schema
+from loom_jupyter.tools.schema import ToolInput, input_schema
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+    from loom_jupyter.tools.approval import ApprovalRequest
 
     from .conftest import Caller
 
@@ -40,37 +43,66 @@ PINNED = (
 )
 
 
-class Echo:
-    """A tiny tool whose behaviour is chosen by its input."""
+@dataclass(frozen=True, kw_only=True)
+class EchoInput(ToolInput):
+    text: str
+    mode: Literal["ok", "tool_error", "crash"] | None = None
+    count: int | None = None
+
+
+def _echo(text: str, mode: str | None, count: int | None) -> ToolOutput:
+    if mode == "tool_error":
+        raise ToolError("the echo chamber is closed; try again later")
+    if mode == "crash":
+        return {"not": "an output"}["missing"]  # type: ignore[return-value]
+    return ToolOutput.text(text * (count if count is not None else 1))
+
+
+class Echo(TypedTool[EchoInput]):
+    """A tiny tool whose behaviour is chosen by its input (typed: ``EchoInput``)."""
+
+    input_type = EchoInput
+    access: ClassVar[ToolAccess] = "read"
+    spec: ClassVar[ToolSpec] = ToolSpec(
+        "echo", "Echo text, or fail on purpose.", input_schema(EchoInput)
+    )
+    received: ClassVar[list[EchoInput]] = []
+
+    async def run(self, args: EchoInput, ctx: ToolContext) -> ToolOutput:
+        self.received.append(args)
+        return _echo(args.text, args.mode, args.count)
+
+
+class RawEcho:
+    """The same tool with an outside schema (as an MCP server's tools have): a mapping."""
 
     access: ClassVar[ToolAccess] = "read"
     spec: ClassVar[ToolSpec] = ToolSpec(
         "echo",
         "Echo text, or fail on purpose.",
-        object_schema(
-            {
+        {
+            "type": "object",
+            "properties": {
                 "text": {"type": "string"},
                 "mode": {"type": "string", "enum": ["ok", "tool_error", "crash"]},
                 "count": {"type": "integer"},
             },
-            required=("text",),
-        ),
+            "required": ["text"],
+            "additionalProperties": False,
+        },
     )
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
-        mode = args.get("mode", "ok")
-        if mode == "tool_error":
-            raise ToolError("the echo chamber is closed; try again later")
-        if mode == "crash":
-            return {"not": "an output"}["missing"]  # type: ignore[return-value]
-        return ToolOutput.text(args["text"] * int(args.get("count", 1)))
+        return _echo(args["text"], args.get("mode"), args.get("count"))
 
 
-@pytest.fixture
-def echo_call(ctx: ToolContext) -> Caller:
+@pytest.fixture(params=["typed", "raw"])
+def echo_call(ctx: ToolContext, request: pytest.FixtureRequest) -> Caller:
+    """The registry checking a typed input (pydantic) and an outside schema, in one wording."""
     from .conftest import Caller
 
-    return Caller(ToolRegistry([Echo()]), ctx)
+    tool = Echo() if request.param == "typed" else RawEcho()
+    return Caller(ToolRegistry([tool]), ctx)
 
 
 def test_default_registry_has_the_pinned_tools_in_a_stable_order() -> None:
@@ -220,3 +252,36 @@ async def test_null_for_an_optional_key_means_left_out(echo_call: Caller) -> Non
     required = await echo_call("echo", text=None)
     assert required.is_error
     assert "text must be a string, got null" in required.text_content
+
+
+async def test_the_handler_receives_the_typed_value(ctx: ToolContext) -> None:
+    from .conftest import Caller
+
+    Echo.received.clear()
+    out = await Caller(ToolRegistry([Echo()]), ctx)("echo", text="ab", count=2, mode=None)
+    assert out.text_content == "abab"
+    assert Echo.received == [EchoInput(text="ab", count=2)]
+
+
+class DescribedEcho(Echo):
+    """A write tool whose approval request is built from the typed value."""
+
+    access: ClassVar[ToolAccess] = "write"
+    described: ClassVar[list[object]] = []
+
+    def approval_request(self, args: EchoInput, ctx: ToolContext | None) -> ApprovalRequest:
+        from loom_jupyter.tools.approval import ApprovalRequest
+
+        self.described.append(args)
+        return ApprovalRequest("echo", f"echo {args.text!r}", args.text)
+
+
+def test_the_approval_policy_describes_the_typed_value() -> None:
+    from loom_jupyter.tools.approval import ApprovalPolicy
+
+    call = ToolUseBlock("t", "echo", {"text": "hi", "count": None})
+    request = ApprovalPolicy("ask").describe(DescribedEcho(), call)
+    assert DescribedEcho.described == [EchoInput(text="hi")]
+    assert (request.summary, request.detail, request.call_id) == ("echo 'hi'", "hi", "t")
+    bad = ApprovalPolicy("ask").describe(DescribedEcho(), ToolUseBlock("u", "echo", {"text": 1}))
+    assert bad.summary == "run echo"  # an input that does not fit: the raw JSON is shown
