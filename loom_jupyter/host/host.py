@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from loom_jupyter.host.upkeep.location import NotebookLocation
     from loom_jupyter.host.upkeep.relocate import Orphan
     from loom_jupyter.host.wire.protocol import ModelOptions
-    from loom_jupyter.lineage import ExecutionRecord, Provenance
+    from loom_jupyter.lineage import ExecutionRecord, VariableTrace
     from loom_jupyter.models.base import Model
     from loom_jupyter.records import SessionInfo
     from loom_jupyter.session.conversation import CoworkSession
@@ -493,7 +493,7 @@ class Host:
         """The archived executions, oldest first (engine thread)."""
         return await self._archive.executions() if self._archive is not None else []
 
-    async def provenance(self, name: str) -> Provenance:
+    async def provenance(self, name: str) -> VariableTrace:
         """Where ``name`` came from, by the archived executions (engine thread)."""
         from loom_jupyter.lineage import trace
 

@@ -2,7 +2,7 @@
 
 The sidebar asks when the person hovers a variable mentioned in the chat (issue 21).
 :func:`check_name` refuses what is no variable name; :func:`origin` turns the
-:class:`~loom_jupyter.lineage.Provenance` the host traced into the wire's
+:class:`~loom_jupyter.lineage.VariableTrace` the host traced into the wire's
 :class:`~loom_jupyter.host.wire.protocol.Origin`: the setter's label, time and first lines,
 and the chain it depends on, capped so one answer stays small.
 """
@@ -16,7 +16,7 @@ from loom_jupyter.host.wire.protocol import Origin, OriginStep
 from loom_jupyter.tools.rebuild import SHOWN_LINES, SHOWN_STEPS, first_line, when
 
 if TYPE_CHECKING:
-    from loom_jupyter.lineage import Provenance
+    from loom_jupyter.lineage import VariableTrace
 
 __all__ = ["MAX_NAME_CHARS", "check_name", "origin"]
 
@@ -38,7 +38,7 @@ def check_name(name: str) -> str:
     return parts[0]
 
 
-def origin(name: str, provenance: Provenance) -> Origin:
+def origin(name: str, provenance: VariableTrace) -> Origin:
     """The wire's answer for ``name`` from what the host traced of its variable."""
     setter = provenance.setter
     if setter is None:
