@@ -23,21 +23,19 @@ import sys
 import tempfile
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from loom_jupyter.archive import Archive
 from loom_jupyter.messages import ToolSpec, ToolUseBlock
 from loom_jupyter.settings import Settings
-from loom_jupyter.tools.base import ToolAccess, ToolContext, ToolOutput
+from loom_jupyter.tools.base import ToolAccess, ToolContext, ToolOutput, TypedTool
 from loom_jupyter.tools.local_kernel import LocalKernel
 from loom_jupyter.tools.registry import ToolRegistry, default_registry
-from loom_jupyter.tools.schema import object_schema
-
-if TYPE_CHECKING:
-    from collections.abc import Mapping
+from loom_jupyter.tools.schema import ToolInput, input_schema
 
 NOTEBOOK = "/data/sales/analysis.ipynb"
 _VOCABULARY = """
@@ -102,16 +100,20 @@ def build(path: Path, turns: int) -> str:
     return sid
 
 
-class Echo:
+@dataclass(frozen=True, kw_only=True)
+class EchoInput(ToolInput):
+    text: str
+
+
+class Echo(TypedTool[EchoInput]):
     """A tool that returns a fixed large text, to time the registry around it."""
 
+    input_type = EchoInput
     access: ClassVar[ToolAccess] = "read"
-    spec: ClassVar[ToolSpec] = ToolSpec(
-        "echo", "Echo.", object_schema({"text": {"type": "string"}}, required=("text",))
-    )
+    spec: ClassVar[ToolSpec] = ToolSpec("echo", "Echo.", input_schema(EchoInput))
 
-    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
-        return ToolOutput.text(args["text"] * 5000)
+    async def run(self, args: EchoInput, ctx: ToolContext) -> ToolOutput:
+        return ToolOutput.text(args.text * 5000)
 
 
 async def timed(
@@ -180,12 +182,13 @@ async def bench_registry(folder: Path, reps: int) -> str:
     call = ToolUseBlock("bench", "echo", {"text": "0123456789"})
     with_registry = await timed(registry, call, ctx, reps)
     bare: list[float] = []
+    args = EchoInput(text="0123456789")
     for _ in range(reps):
         started = time.perf_counter()
-        await Echo().run(call.input, ctx)
+        await Echo().run(args, ctx)
         bare.append((time.perf_counter() - started) * 1000)
     overhead = statistics.median(with_registry) - statistics.median(bare)
-    return f"{overhead:.3f} ms (50,000-char output capped to 30,000 and redacted)"
+    return f"{overhead:.3f} ms (input checked; 50,000-char output capped to 30,000 and redacted)"
 
 
 async def main(quick: bool) -> None:
