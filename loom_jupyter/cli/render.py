@@ -1,23 +1,17 @@
-"""Plain-text rendering for the terminal: aligned tables, turns, search snippets."""
+"""Plain-text rendering for the terminal: a command's report, aligned tables, snippets."""
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from typing import TYPE_CHECKING, Literal
 
-from loom_jupyter.messages import ToolUseBlock
-from loom_jupyter.models.pricing import session_cost
-from loom_jupyter.session.export import clock
-
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from loom_jupyter.archive import SessionInfo
-    from loom_jupyter.messages import Turn
+    from loom_jupyter.host.commands.report import Report
 
-__all__ = ["session_header", "snippet", "table", "turn_text"]
+__all__ = ["report_text", "snippet", "table"]
 
 Align = Literal["<", ">"]
 
@@ -50,40 +44,23 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def session_header(info: SessionInfo) -> str:
-    """A few lines naming a session and its usage."""
-    tokens = info.input_tokens + info.output_tokens + info.cache_creation_tokens
-    tokens += info.cache_read_tokens
-    fork = (
-        f"  fork of {info.parent_session_id[:8]} at turn {info.forked_at_turn}"
-        if (info.parent_session_id)
-        else ""
-    )
-    return (
-        f"Session {info.id}  [{info.status}]{fork}\n"
-        f"Title:   {info.title or '(untitled)'}\n"
-        f"Model:   {info.model}   Turns: {info.turn_count}   Tokens: {tokens:,}   "
-        f"Cost: {session_cost(info)}\n"
-        f"Started: {clock(info.created_at)} UTC   Last active: {clock(info.last_active_at)} UTC"
-    )
+def report_text(report: Report) -> str:
+    """A command's report for the terminal: its title, notes, aligned tables, blocks."""
+    from loom_jupyter.host.commands.report import Block, Items, Note, Table
 
-
-def turn_text(turn: Turn) -> str:
-    """One turn for reading: a header line, then its text indented."""
-    label: str = turn.role
-    if turn.role == "tool":
-        label = f"tool {turn.tool_name or '?'}" + (" (error)" if turn.is_error else "")
-    if turn.status != "complete":
-        label += f" [{turn.status}]"
-    lines = [f"── #{turn.turn_number} {label} · {clock(turn.created_at)}"]
-    if turn.role == "tool" and turn.tool_input is not None:
-        lines.append(f"   input: {json.dumps(dict(turn.tool_input), ensure_ascii=False)}")
-    lines += [f"   {line}" for line in turn.content.splitlines()] or ["   (no text)"]
-    for block in turn.blocks:
-        if isinstance(block, ToolUseBlock):
-            args = json.dumps(dict(block.input), ensure_ascii=False)
-            lines.append(f"   → calls {block.name} {args}")
-    return "\n".join(lines)
+    pieces = [report.title] if report.title else []
+    for part in report.parts:
+        if isinstance(part, Note):
+            pieces.append(part.text)
+        elif isinstance(part, Items):
+            pieces.append(part.line())
+        elif isinstance(part, Table):
+            rows = [[str(cell) for cell in row] for row in part.rows]
+            shown = table(part.headers, rows, part.align or "<" * len(part.headers))
+            pieces.append(f"{shown}\n{part.caption}" if part.caption else shown)
+        elif isinstance(part, Block):
+            pieces.append(f"{part.heading}:\n{part.text}" if part.heading else part.text)
+    return "\n\n".join(pieces)
 
 
 def snippet(content: str, query: str, width: int = 90) -> str:

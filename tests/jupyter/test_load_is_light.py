@@ -36,6 +36,9 @@ JUPYTER_MODULES = {
     "sidebar": {"cellguard"},  # the hub and its comm come with the first sidebar
 }
 HOST_MODULES = {
+    "commands",  # the magic's subcommand table; their arguments and handlers on first use
+    "commands.registry",
+    "commands.spec",
     "host",
     "runtime",
     "runtime.approvals",

@@ -18,7 +18,7 @@ from loom_jupyter.host.commands.spec import UsageProblem
 
 if TYPE_CHECKING:
     from loom_jupyter.archive import SessionInfo
-    from loom_jupyter.host.commands.registry import ExportArgs, RecoverArgs, SearchArgs, ShowArgs
+    from loom_jupyter.host.commands.arguments import ExportArgs, RecoverArgs, SearchArgs, ShowArgs
     from loom_jupyter.messages import Turn
 
 __all__ = ["export", "recover", "search", "session_header", "show", "turn_text"]

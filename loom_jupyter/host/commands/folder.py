@@ -8,7 +8,7 @@ from loom_jupyter.host.commands.context import Context, HostContext
 from loom_jupyter.host.commands.report import Block, Report, Table, say
 
 if TYPE_CHECKING:
-    from loom_jupyter.host.commands.registry import McpArgs, NoArgs, TrustArgs
+    from loom_jupyter.host.commands.arguments import McpArgs, NoArgs, TrustArgs
     from loom_jupyter.host.host import Host
     from loom_jupyter.session.instructions import InstructionFile
 

@@ -15,11 +15,10 @@ Importing this module imports no handler (``%load_ext`` stays light).
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from loom_jupyter.errors import LoomError
-from loom_jupyter.host.commands.spec import FRONTS, Front, Spec, arg
+from loom_jupyter.host.commands.spec import FRONTS, Front, Spec
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -28,167 +27,6 @@ if TYPE_CHECKING:
     from loom_jupyter.host.commands.report import Report
 
 __all__ = ["COMMANDS", "availability", "command", "commands_for", "execute"]
-
-EffortLevel = Literal["default", "low", "medium", "high", "xhigh", "max"]
-
-_SESSION_HELP = "a list number from `sessions` (1 = latest), a session id or an id prefix"
-_TARGET_HELP = "session number or id"
-
-
-# -- the arguments ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class NoArgs:
-    """No arguments."""
-
-
-@dataclass(frozen=True)
-class SessionsArgs:
-    limit: int = arg("show at most N (default 100)", default=100, fronts=["cli"], metavar="N")
-    delegated: bool = arg(
-        "also list the sessions of %%delegate's sub-agents (hidden by default)",
-        default=False,
-        fronts=["cli"],
-    )
-
-
-@dataclass(frozen=True)
-class ShowArgs:
-    session: str | None = arg(_SESSION_HELP, default=None, positional=True, metavar="SESSION")
-    range: str | None = arg("only turns A..B (A:, :B or one number N)", default=None, metavar="A:B")
-
-
-@dataclass(frozen=True)
-class TargetArgs:
-    target: str = arg(_TARGET_HELP, positional=True, metavar="target")
-
-
-@dataclass(frozen=True)
-class ForkArgs:
-    at: int | None = arg("last turn to copy", default=None, metavar="N", fronts=["magic"])
-
-
-@dataclass(frozen=True)
-class DeleteArgs:
-    target: str = arg(_TARGET_HELP, positional=True, metavar="target")
-    yes: bool = arg("do not ask for confirmation", default=False)
-
-
-@dataclass(frozen=True)
-class AdoptArgs:
-    notebook: str = arg(
-        "the gone notebook's file name, like Untitled.ipynb", positional=True, metavar="notebook"
-    )
-
-
-@dataclass(frozen=True)
-class RecoverArgs:
-    move_aside: bool = arg(
-        "when the file is not SQLite at all (nothing in it can be saved), keep it aside as "
-        "<name>.damaged-<UTC time> so a new archive can start; without this flag such a file "
-        "is left where it is",
-        default=False,
-    )
-
-
-@dataclass(frozen=True)
-class SearchArgs:
-    query: str = arg("words to look for; punctuation is ignored", rest=True, metavar="WORDS")
-    all: bool = arg(
-        "search every session of this notebook",
-        default=False,
-        flags=["--all-sessions"],
-        fronts=["magic", "cli"],
-    )
-    all_notebooks: bool = arg(
-        "search every notebook of the project (the folder holding .git)",
-        default=False,
-        fronts=["magic"],
-    )
-    session: str | None = arg(
-        f"{_SESSION_HELP} (default: latest)", default=None, metavar="SESSION", fronts=["cli"]
-    )
-    limit: int = arg(
-        "at most N hits (default 10)", default=10, metavar="N", fronts=["magic", "cli"]
-    )
-
-
-@dataclass(frozen=True)
-class ExportArgs:
-    path: str | None = arg(
-        "file to write (default: beside the notebook)",
-        default=None,
-        positional=True,
-        metavar="PATH",
-        fronts=["magic", "sidebar"],
-    )
-    session: str | None = arg(
-        _SESSION_HELP, default=None, positional=True, metavar="SESSION", fronts=["cli"]
-    )
-    format: Literal["md", "json"] = arg("default: md", default="md", fronts=["cli"])
-    output: str | None = arg(
-        "write here instead of stdout", default=None, flags=["-o"], metavar="FILE", fronts=["cli"]
-    )
-    force: bool = arg("replace the file if it exists (it is kept otherwise)", default=False)
-
-
-@dataclass(frozen=True)
-class ModelArgs:
-    name: str | None = arg("model name or alias", default=None, positional=True, metavar="NAME")
-    refresh: bool = arg("ask the Models API again now", default=False, fronts=["magic"])
-
-
-@dataclass(frozen=True)
-class EffortArgs:
-    level: EffortLevel | None = arg(default=None, positional=True, metavar="LEVEL")  # noqa: RUF009
-
-
-@dataclass(frozen=True)
-class ThinkingArgs:
-    mode: Literal["on", "off"] | None = arg(default=None, positional=True, metavar="mode")
-
-
-@dataclass(frozen=True)
-class ApprovalArgs:
-    mode: Literal["ask", "auto", "read-only"] | None = arg(
-        default=None, positional=True, metavar="mode"
-    )
-    forget: bool = arg(
-        'forget every "Always" answer of this session (those calls ask again)', default=False
-    )
-
-
-@dataclass(frozen=True)
-class TrustArgs:
-    yes: bool = arg("trust the folder as it is now", default=False, fronts=["magic", "cli"])
-    revoke: bool = arg("forget the decision", default=False, fronts=["magic", "cli"])
-
-
-@dataclass(frozen=True)
-class LoginArgs:
-    logout: bool = arg("remove the saved key instead", default=False)
-
-
-@dataclass(frozen=True)
-class NameArgs:
-    name: str | None = arg("variable name", default=None, positional=True, metavar="NAME")
-
-
-@dataclass(frozen=True)
-class RebuildArgs:
-    names: list[str] = arg("variable names", positional=True, metavar="NAME")  # noqa: RUF009
-    yes: bool = arg("also run steps with side effects", default=False)
-
-
-@dataclass(frozen=True)
-class McpArgs:
-    restart: str | None = arg("start this server again", default=None, metavar="NAME")
-
-
-@dataclass(frozen=True)
-class DelegateArgs:
-    goal: str = arg("the goal, in your words", default="", rest=True, metavar="GOAL")
 
 
 # -- the table --------------------------------------------------------------------------
@@ -205,7 +43,7 @@ COMMANDS: tuple[Spec, ...] = (
         "new",
         "start a new conversation",
         "Start a new session (the next prompt opens it).",
-        NoArgs,
+        "NoArgs",
         "sessions:new",
         _KERNEL,
         by_front=_SIDEBAR,
@@ -215,7 +53,7 @@ COMMANDS: tuple[Spec, ...] = (
         "fork",
         "copy this conversation and continue in the copy",
         "Copy the current session (up to turn N) into a new one and switch to it.",
-        ForkArgs,
+        "ForkArgs",
         "sessions:fork",
         _KERNEL,
         by_front=_SIDEBAR,
@@ -225,7 +63,7 @@ COMMANDS: tuple[Spec, ...] = (
         "sessions",
         "list this notebook's conversations",
         "List this notebook's sessions (1 = most recent).",
-        SessionsArgs,
+        "SessionsArgs",
         "sessions:sessions",
         _ALL,
         by_front=_SIDEBAR,
@@ -238,7 +76,7 @@ COMMANDS: tuple[Spec, ...] = (
         "resume",
         "switch to another conversation",
         "Switch to a session, by number in %cowork sessions or by id (prefix).",
-        TargetArgs,
+        "TargetArgs",
         "sessions:resume",
         _MAGIC,
         busy="switch",
@@ -247,7 +85,7 @@ COMMANDS: tuple[Spec, ...] = (
         "close",
         "close this conversation",
         "Mark the current session closed (it stays searchable).",
-        NoArgs,
+        "NoArgs",
         "sessions:close",
         _MAGIC,
         busy="switch",
@@ -256,7 +94,7 @@ COMMANDS: tuple[Spec, ...] = (
         "delete",
         "delete a conversation for good",
         "Delete a session and its turns for good (asks first).",
-        DeleteArgs,
+        "DeleteArgs",
         "sessions:delete",
         _MAGIC,
         busy="switch",
@@ -266,7 +104,7 @@ COMMANDS: tuple[Spec, ...] = (
         "take over a gone notebook's conversation",
         "Take over the conversation of a notebook that is gone (renamed while its kernel was "
         "off): its sessions become this notebook's.",
-        AdoptArgs,
+        "AdoptArgs",
         "",
         _MAGIC,
         by_front=_MAGIC,
@@ -278,7 +116,7 @@ COMMANDS: tuple[Spec, ...] = (
         "model call that can still be read goes into a new archive, the damaged file is kept "
         "beside it (<name>.damaged-<UTC time>), and the latest session goes on. An intact "
         "archive is left as it is.",
-        RecoverArgs,
+        "RecoverArgs",
         "archive:recover",
         frozenset({"magic", "cli"}),
         by_front=_MAGIC,
@@ -296,7 +134,7 @@ COMMANDS: tuple[Spec, ...] = (
         "status",
         "the live panel",
         "Show the live panel (tokens, cost, state).",
-        NoArgs,
+        "NoArgs",
         "",
         _MAGIC,
         by_front=_MAGIC,
@@ -306,7 +144,7 @@ COMMANDS: tuple[Spec, ...] = (
         "search every conversation of this notebook",
         "Full-text search of the conversation archive: the exact phrase first, then all "
         "words, then some; each match with the turns around it.",
-        SearchArgs,
+        "SearchArgs",
         "archive:search",
         _ALL,
         by_front=_SIDEBAR,
@@ -322,7 +160,7 @@ COMMANDS: tuple[Spec, ...] = (
         "show",
         "print a session's turns",
         "Print a session's turns verbatim.",
-        ShowArgs,
+        "ShowArgs",
         "archive:show",
         _CLI,
         needs_session=False,
@@ -334,7 +172,7 @@ COMMANDS: tuple[Spec, ...] = (
         "cost",
         "tokens and cost of this conversation",
         "Tokens and cost per model call, with a small plot.",
-        NoArgs,
+        "NoArgs",
         "usage:cost",
         _KERNEL,
     ),
@@ -343,7 +181,7 @@ COMMANDS: tuple[Spec, ...] = (
         "show the model, or use another",
         "Use another model from the next request (sonnet, opus, haiku or an id); with no "
         "name, list the models the Models API offers (cached for a day).",
-        ModelArgs,
+        "ModelArgs",
         "usage:model",
         _KERNEL,
     ),
@@ -353,7 +191,7 @@ COMMANDS: tuple[Spec, ...] = (
         "How much effort the model puts in, from the next turn (loom.yaml: effort): low, "
         "medium, high, xhigh, max, or default (none sent). Sent only to models that take that "
         "level. Without an argument: show the current setting.",
-        EffortArgs,
+        "EffortArgs",
         "usage:effort",
         _KERNEL,
     ),
@@ -363,7 +201,7 @@ COMMANDS: tuple[Spec, ...] = (
         "Adaptive thinking on or off, from the next turn (loom.yaml: thinking). Sent only to "
         "models that take it; the thinking shows collapsed above the answer. Without an "
         "argument: show the current setting.",
-        ThinkingArgs,
+        "ThinkingArgs",
         "usage:thinking",
         _MAGIC,
     ),
@@ -374,7 +212,7 @@ COMMANDS: tuple[Spec, ...] = (
         "setting; with no argument, the mode in force, where it came from (default, user, env, "
         'project or magic) and what "Always" answers allow. Writes to loom.yaml, instruction '
         "files, .loom/, .git/, .ipynb files and your Loom config always ask.",
-        ApprovalArgs,
+        "ApprovalArgs",
         "usage:approval",
         _MAGIC,
     ),
@@ -383,7 +221,7 @@ COMMANDS: tuple[Spec, ...] = (
         "hand a big goal to parallel sub-agents",
         "Plan GOAL into subtasks and run them in parallel sub-agents; the digest is posted to "
         "the conversation when they end.",
-        DelegateArgs,
+        "DelegateArgs",
         "usage:delegate",
         _SIDEBAR,
     ),
@@ -393,7 +231,7 @@ COMMANDS: tuple[Spec, ...] = (
         "Make variables again (e.g. after a restart) by re-running the smallest ordered slice "
         "of archived executions that sets them; the slice is shown first, and steps that "
         "write files, use the network or run a subprocess need --yes.",
-        RebuildArgs,
+        "RebuildArgs",
         "variables:rebuild",
         _KERNEL,
         busy="refused",
@@ -404,7 +242,7 @@ COMMANDS: tuple[Spec, ...] = (
         "Show the execution (cell or agent code) that last set NAME — its code, time and "
         "duration — and the chain of executions it depends on; with no NAME, a table of every "
         "variable: what last set it and what rebuilding it would take.",
-        NameArgs,
+        "NameArgs",
         "variables:provenance",
         frozenset({"magic", "cli"}),
         needs_session=False,
@@ -420,7 +258,7 @@ COMMANDS: tuple[Spec, ...] = (
         "write this conversation as Markdown (0600; --force replaces)",
         "Write the session as a Markdown journal, readable by you only (0600): it holds what "
         "the agent read. An existing file is kept unless --force.",
-        ExportArgs,
+        "ExportArgs",
         "archive:export",
         _ALL,
         needs_session=False,
@@ -435,7 +273,7 @@ COMMANDS: tuple[Spec, ...] = (
         ".loom/instructions.md from the project root (the folder holding .git) down to the "
         "notebook's folder, outermost first, with their size and whether they were cut "
         "(instructions_max_chars).",
-        NoArgs,
+        "NoArgs",
         "folder:instructions",
         _MAGIC,
     ),
@@ -444,7 +282,7 @@ COMMANDS: tuple[Spec, ...] = (
         "MCP servers, their state and tools",
         "List the MCP servers of loom.yaml (mcp_servers): transport, state, approval and tools "
         "(mcp__NAME__TOOL). Starts the servers not started yet.",
-        McpArgs,
+        "McpArgs",
         "folder:mcp",
         _KERNEL,
     ),
@@ -455,11 +293,20 @@ COMMANDS: tuple[Spec, ...] = (
         "approval it wants, approval and web settings, instruction files — and whether you "
         "trust it; then asks. Until trusted, none of it is used (its approval and web settings "
         "may only make yours stricter).",
-        TrustArgs,
+        "TrustArgs",
         "folder:trust",
         _ALL,
         by_front=frozenset({"magic", "cli"}),
         needs_session=False,
+        runs_without_archive=True,
+        cli_about="Show what a notebook's folder asks Loom for — each MCP server's command line "
+        "or URL and the approval it wants, approval and web settings, instruction files — and "
+        "whether you trust it; in a terminal, then ask. Until trusted none of it is used (its "
+        "approval and web settings may only make yours stricter). Kernels follow the decision "
+        "from their next turn.",
+        examples="  loom-jupyter trust analysis.ipynb\n"
+        "  loom-jupyter trust ~/src/cloned-repo --yes\n"
+        "  loom-jupyter trust ~/src/cloned-repo --revoke",
     ),
     Spec(
         "login",
@@ -467,7 +314,7 @@ COMMANDS: tuple[Spec, ...] = (
         "Save your Anthropic API key outside the notebook: asks for it without showing it and "
         "keeps it in the system keyring, else in ~/.config/loom/anthropic-api-key (readable by "
         "you only). ANTHROPIC_API_KEY in the environment wins over it.",
-        LoginArgs,
+        "LoginArgs",
         "",
         _MAGIC,
         by_front=_MAGIC,
@@ -478,7 +325,7 @@ COMMANDS: tuple[Spec, ...] = (
         "logout",
         "remove the saved API key",
         "Remove the API key %cowork login saved.",
-        NoArgs,
+        "NoArgs",
         "",
         _MAGIC,
         by_front=_MAGIC,
@@ -489,7 +336,7 @@ COMMANDS: tuple[Spec, ...] = (
         "help",
         "these commands, and @-mentions",
         "The commands, and @-mentions.",
-        NoArgs,
+        "NoArgs",
         "usage:help",
         _SIDEBAR,
         needs_session=False,

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Block",
     "CostPlot",
+    "Items",
     "Note",
     "Part",
     "Report",
@@ -70,13 +71,26 @@ class Block:
 
 
 @dataclass(frozen=True)
+class Items:
+    """Named things, each with a word on it (``Cannot rebuild:`` each name and why)."""
+
+    heading: str
+    items: tuple[tuple[str, str], ...]
+    """``(name, text)``: the name is code (a variable, a file)."""
+
+    def line(self) -> str:
+        """On one line, as text: ``Cannot rebuild: a: why; b: why``."""
+        return f"{self.heading} " + "; ".join(f"{name}: {text}" for name, text in self.items)
+
+
+@dataclass(frozen=True)
 class CostPlot:
     """Tokens and cost per model call, for a front that can draw (the cell)."""
 
     calls: tuple[ModelCallRecord, ...]
 
 
-Part: TypeAlias = Note | Table | Block | CostPlot
+Part: TypeAlias = Note | Table | Block | Items | CostPlot
 
 
 @dataclass(frozen=True)
@@ -126,6 +140,8 @@ def _part(part: Part) -> str:
         return part.text
     if isinstance(part, Table):
         return _table(part)
+    if isinstance(part, Items):
+        return f"{part.heading}\n\n" + listing([f"`{n}`: {text}" for n, text in part.items])
     if isinstance(part, Block):
         if part.kind == "markdown":
             return part.text

@@ -14,7 +14,7 @@ from loom_jupyter.host.commands.report import Note, Report, Table, say
 
 if TYPE_CHECKING:
     from loom_jupyter.archive import SessionInfo
-    from loom_jupyter.host.commands.registry import (
+    from loom_jupyter.host.commands.arguments import (
         DeleteArgs,
         ForkArgs,
         NoArgs,
@@ -140,7 +140,7 @@ async def delete(context: Context, args: DeleteArgs) -> Report:
     label = f"“{target.title or '(untitled)'}” ({target.turn_count} turns, id {target.id[:8]})"
     if not args.yes:
         return Report(
-            parts=(Note(f"Not deleted: pass --yes to delete session {label}."),),
+            parts=(Note(f"Not deleted. Pass --yes to delete session {label}."),),
             ok=False,
             confirm=f"Delete session {label} for good? [y/N]: ",
         )

@@ -255,8 +255,8 @@ class Spec:
     """What it does, in a few words (``/help``, the sidebar's completion)."""
     about: str
     """Its whole help (``%cowork NAME --help``; its first sentence in ``%cowork --help``)."""
-    args: type
-    """The argument dataclass."""
+    arguments: str
+    """The argument dataclass's name in :mod:`.arguments` (:attr:`args`)."""
     handler: str
     """``module:function`` in this package: ``async (context, args) -> Report``, run on the
     engine loop."""
@@ -279,6 +279,14 @@ class Spec:
     examples: str = ""
     """Examples under the terminal's ``--help``."""
 
+    @property
+    def args(self) -> type:
+        """The argument dataclass (imported on first use: ``%load_ext`` stays light)."""
+        from loom_jupyter.host.commands import arguments as found
+
+        cls: type = getattr(found, self.arguments)
+        return cls
+
     def usage(self, front: Front) -> str:
         """``/rebuild NAME [NAME ...] [--yes]`` (as ``front`` types it)."""
         words = [a.usage() for a in arguments(self.args) if a.offered(front)]
@@ -292,6 +300,3 @@ class Spec:
     def required(self) -> bool:
         """Whether a bare ``%cowork NAME`` lacks an argument (it then shows the usage)."""
         return any(a.required for a in arguments(self.args) if a.offered("magic"))
-
-    def first_sentence(self) -> str:
-        return self.about.split(". ")[0].rstrip(".") + "."

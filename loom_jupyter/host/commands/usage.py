@@ -17,7 +17,7 @@ from loom_jupyter.host.commands.report import CostPlot, Note, Report, Table, lis
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from loom_jupyter.host.commands.registry import (
+    from loom_jupyter.host.commands.arguments import (
         ApprovalArgs,
         DelegateArgs,
         EffortArgs,
@@ -126,10 +126,7 @@ async def model(context: Context, args: ModelArgs) -> Report:
     caption = f"* = current. {listed.describe()} Switch with {context.spelled('model NAME')}."
     rows = tuple(model_rows(listed, session.model.name))
     headers = ("", "id", "name", "context window", "max output")
-    return Report(
-        title=f"Model: {session.model.name}",
-        parts=(Table(headers, rows, caption, nowrap=True),),
-    )
+    return Report(parts=(Table(headers, rows, caption, nowrap=True),))
 
 
 async def effort(context: Context, args: EffortArgs) -> Report:

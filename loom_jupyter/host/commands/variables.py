@@ -12,12 +12,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from loom_jupyter.host.commands.context import ArchiveContext, Context, HostContext
-from loom_jupyter.host.commands.report import Block, Note, Part, Report, Table, listing, say
+from loom_jupyter.host.commands.report import Block, Items, Note, Part, Report, Table, say
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from loom_jupyter.host.commands.registry import NameArgs, RebuildArgs
+    from loom_jupyter.host.commands.arguments import NameArgs, RebuildArgs
     from loom_jupyter.lineage import ExecutionRecord, RebuildPlan
     from loom_jupyter.tools.rebuild import Replayed
 
@@ -77,8 +77,7 @@ def _plan(plan: RebuildPlan, names: Sequence[str]) -> Report:
         parts.append(Table(PLAN_HEADERS, tuple(plan_rows(plan)), align=">><><", code=(2,)))
         parts += [Block(code, language="python", heading=head) for head, code in step_codes(plan)]
     if plan.missing:
-        missing = [f"`{name}`: {why}" for name, why in plan.missing.items()]
-        parts.append(Note("Cannot rebuild:\n\n" + listing(missing)))
+        parts.append(Items("Cannot rebuild:", tuple(plan.missing.items())))
     if plan.unresolved:
         parts.append(
             Note(
@@ -148,7 +147,7 @@ async def provenance(context: Context, args: NameArgs) -> Report:
         caption = f"What {name} depends on, in order ({seconds(plan.estimated_s)} in all)."
         parts.append(Table(PLAN_HEADERS, tuple(plan_rows(plan)), caption, code=(2,)))
     missing = _plan(plan, [name]).parts
-    parts += [p for p in missing if isinstance(p, Note)]
+    parts += [p for p in missing if isinstance(p, Note | Items)]
     return Report(parts=tuple(parts))
 
 

@@ -69,7 +69,7 @@ class Prompt:
 
 @dataclass(frozen=True)
 class Command:
-    """A subcommand with its parsed arguments."""
+    """A subcommand with its parsed arguments (its argument dataclass)."""
 
     name: str
     args: Any
@@ -116,7 +116,7 @@ def parse_line(line: str) -> Parsed:
     if not rest and command.required:
         return CommandHelp(first, f"{first} needs an argument.")
     try:
-        return Command(first, command.parser.parse_argstring(rest))
+        return Command(first, command.parse(rest))
     except (UsageError, ValueError):
         return Prompt(text)
 
@@ -190,8 +190,14 @@ class CoworkMagics(Magics):
                     self._run(parse_line(rest))
             case Command():
                 command = SUBCOMMANDS[parsed.name]
-                target: Any = self.shell if command.on_shell else self._get_cowork(None)
-                command.handler.resolve()(target, parsed.args)
+                if command.local is None:  # through the registry, on the engine loop
+                    from loom_jupyter.jupyter.magics.front import run_in_cell
+
+                    run_in_cell(self._get_cowork(None), command.spec, parsed.args)
+                    return
+                local = command.local
+                target: Any = self.shell if local.on_shell else self._get_cowork(None)
+                local.resolve()(target, parsed.args)
             case Prompt():
                 self._prompt(parsed.text)
             case _:
