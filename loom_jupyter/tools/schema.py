@@ -170,7 +170,12 @@ def _compact(node: object, defs: Mapping[str, object]) -> object:
     ref = node.get("$ref")
     if isinstance(ref, str):  # one level of dataclasses inside a dataclass: inlined
         return _compact(defs[ref.rsplit("/", 1)[-1]], defs)
-    kept = {k: _compact(v, defs) for k, v in node.items() if k != "title"}
+    kept: dict[str, object] = {}
+    for key, value in node.items():
+        if key == "properties" and isinstance(value, dict):  # by field name ("title" too)
+            kept[key] = {name: _compact(field, defs) for name, field in value.items()}
+        elif key != "title":
+            kept[key] = _compact(value, defs)
     if "properties" in kept:
         kept.pop("description", None)  # the class docstring: for people; the tool describes it
     options = kept.get("anyOf")

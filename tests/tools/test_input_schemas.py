@@ -18,7 +18,7 @@ from loom_jupyter.orchestrator.judge import SUBMIT_VERDICT, VerdictInput
 from loom_jupyter.orchestrator.plan import SUBMIT_PLAN, PlanInput
 from loom_jupyter.tools.base import TypedTool
 from loom_jupyter.tools.registry import default_registry
-from loom_jupyter.tools.schema import SNAPSHOT_PATH, InvalidInput, derive_schema
+from loom_jupyter.tools.schema import SNAPSHOT_PATH, InvalidInput, ToolInput, derive_schema
 
 if TYPE_CHECKING:
     from .conftest import Caller
@@ -200,3 +200,24 @@ def test_opening_a_session_s_tools_does_not_import_pydantic() -> None:
 
 def _use(name: str, raw: object) -> ToolUseBlock:
     return ToolUseBlock("toolu_raw", name, raw)  # type: ignore[arg-type]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class _Titled(ToolInput):
+    """A class docstring is for people, not for the model."""
+
+    title: str
+    """What the model reads about this field."""
+    note: str | None = None
+
+
+def test_derivation_keeps_fields_named_like_keywords_and_their_docstrings() -> None:
+    assert derive_schema(_Titled) == {
+        "additionalProperties": False,
+        "properties": {
+            "title": {"description": "What the model reads about this field.", "type": "string"},
+            "note": {"type": "string"},
+        },
+        "required": ["title"],
+        "type": "object",
+    }
