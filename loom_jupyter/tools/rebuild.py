@@ -25,7 +25,7 @@ from loom_jupyter.tools.schema import Limit, ToolInput, input_schema
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
-    from loom_jupyter.lineage import ExecutionRecord, Provenance, RebuildPlan
+    from loom_jupyter.lineage import ExecutionRecord, RebuildPlan, VariableTrace
     from loom_jupyter.tools.base import ExecutionResult, KernelBridge
 
 __all__ = [
@@ -171,7 +171,7 @@ def code_head(code: str, limit: int = SHOWN_LINES) -> list[str]:
     return lines[:limit] + more
 
 
-def provenance_text(origin: Provenance) -> str:
+def provenance_text(origin: VariableTrace) -> str:
     """Where a variable came from, as plain text (``inspect_variables``, the model)."""
     setter = origin.setter
     if setter is None:
