@@ -38,7 +38,7 @@ async function types(schema) {
     style: STYLE
   });
   const version = schema.$defs.ProtocolVersion;
-  return `${code}\n/**\n * ${version.description}\n */\nexport const PROTOCOL_VERSION = ${version.const};\n`;
+  return `${code}\n/**\n * ${version.description}\n */\nexport const PROTOCOL_VERSION = '${version.const}';\n`;
 }
 
 /** The schema without its prose (the validators keep a copy of what they check). */

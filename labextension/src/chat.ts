@@ -7,7 +7,7 @@ import { NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 import { UUID } from '@lumino/coreutils';
 import { Widget } from '@lumino/widgets';
 
-import { LinkState, LoomConnection, serverRoot } from './connection';
+import { LinkState, LoomConnection, Request, serverRoot } from './connection';
 import { NotebookDocument, editProposal } from './document';
 import { RenderContext } from './markdown';
 import {
@@ -100,7 +100,7 @@ export class ChatView extends Widget {
       revert: turn => this._send({ type: 'revert_turn', turn })
     });
     this._tips = new ProvenanceTips(this._messages.node, name =>
-      this._send({ type: 'where_from', name })
+      this._ask({ type: 'where_from', name }, 'origin', origin => this._tips.answer(origin))
     );
     this._document = new NotebookDocument(options.notebook, {
       reply: reply => void this._send(reply),
@@ -118,7 +118,10 @@ export class ChatView extends Widget {
       send: text => this._submitOrCommand(text),
       stop: () => this._send({ type: 'stop' }),
       cancel: id => this._cancel(id),
-      complete: query => this._send({ type: 'complete', query, kind: 'all' }),
+      complete: query =>
+        void this._ask({ type: 'complete', query, kind: 'all' }, 'completions', reply =>
+          this._composer.showMentions(reply.query, reply.items)
+        ),
       commands: () => this._store.commands
     });
     this.node.append(
@@ -134,6 +137,7 @@ export class ChatView extends Widget {
     );
     this._store.changed.connect((_, change) => this._onChange(change));
     this._connection.received.connect((_, message) => this._onMessage(message));
+    this._connection.unreadable.connect((_, notice) => this._store.notice('warning', notice));
     this._connection.stateChanged.connect(() => this._onLinkState());
     this._notebook.context.pathChanged.connect(this._onRenamed, this);
     // "queued: sends when the kernel is free" only while the kernel is busy
@@ -294,19 +298,33 @@ export class ChatView extends Widget {
     }
   }
 
+  /**
+   * Ask the kernel something only one view wants (completions, a variable's origin,
+   * examples): its reply goes to `use`, not into the conversation; an error notice in its
+   * place does. False when no kernel listens.
+   */
+  private _ask<T extends KernelMessage['type']>(
+    request: Request,
+    reply: T,
+    use: (answer: Extract<KernelMessage, { type: T }>) => void
+  ): boolean {
+    if (!this._connection.canSend) {
+      return false;
+    }
+    this._connection.invoke(request, reply).then(
+      answer => {
+        if (answer.type === reply) {
+          use(answer as Extract<KernelMessage, { type: T }>);
+        } else {
+          this._onMessage(answer);
+        }
+      },
+      (error: Error) => console.debug(error.message) // the view keeps what it shows
+    );
+    return true;
+  }
+
   private _onMessage(message: KernelMessage): void {
-    if (message.type === 'completions') {
-      this._composer.showMentions(message.query, message.items);
-      return; // an answer to this box only, not part of the conversation
-    }
-    if (message.type === 'origin') {
-      this._tips.answer(message);
-      return; // an answer to a hover, not part of the conversation
-    }
-    if (message.type === 'examples') {
-      this._guide.setExamples(message.prompts);
-      return; // an answer to the empty conversation's guide
-    }
     if (STALE_ORIGINS.has(message.type)) {
       this._tips.invalidate();
     }
@@ -442,9 +460,13 @@ export class ChatView extends Widget {
     const empty = this._store.entries.every(entry => entry.kind === 'notice');
     const show = empty && this._connection.state === 'open' && this._store.kernelSession !== null;
     if (show && !this._guide.visible) {
-      this._send({ type: 'examples' });
+      this._askExamples();
     }
     this._guide.show(show);
+  }
+
+  private _askExamples(): void {
+    this._ask({ type: 'examples' }, 'examples', reply => this._guide.setExamples(reply.prompts));
   }
 
   /** A cell of this notebook ran: it may have set a variable a tip told of. */
@@ -452,7 +474,7 @@ export class ChatView extends Widget {
     if (args.notebook === this._notebook.content) {
       this._tips.invalidate();
       if (this._guide.visible) {
-        this._send({ type: 'examples' }); // the cell may have made a variable to suggest
+        this._askExamples(); // the cell may have made a variable to suggest
       }
     }
   }

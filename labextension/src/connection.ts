@@ -6,7 +6,7 @@
 import { ISessionContext } from '@jupyterlab/apputils';
 import { PageConfig } from '@jupyterlab/coreutils';
 import { CommsOverSubshells, Kernel, KernelMessage as Wire } from '@jupyterlab/services';
-import { JSONObject } from '@lumino/coreutils';
+import { JSONObject, UUID } from '@lumino/coreutils';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
@@ -16,8 +16,10 @@ import {
   FrontMessage,
   Hello,
   KernelMessage,
-  PROTOCOL_VERSION,
-  parseKernelMessage
+  KernelReader,
+  KernelType,
+  PROTOCOL_MAJOR,
+  PROTOCOL_MINOR
 } from './protocol';
 
 /**
@@ -27,6 +29,15 @@ import {
  * no names in the notebook's namespace.
  */
 export { LOAD_CODE };
+
+/** A front message answered by one reply to this front, which echoes its `request_id`. */
+export type Request = Extract<
+  FrontMessage,
+  { type: 'load_more' | 'sessions' | 'search' | 'complete' | 'command' | 'where_from' | 'examples' }
+>;
+
+/** How long `invoke` waits for a reply before giving up. */
+export const INVOKE_TIMEOUT_MS = 15_000;
 
 /**
  * no-kernel: the notebook has no kernel; dead: the kernel died;
@@ -70,22 +81,60 @@ export class LoomConnection implements IDisposable {
     return this._stateChanged;
   }
 
-  /** Every valid message from the kernel, in order. */
+  /** Every valid message from the kernel, in order (but the replies `invoke` awaits). */
   get received(): ISignal<this, KernelMessage> {
     return this._received;
+  }
+
+  /**
+   * What to tell the person of a kernel message this page cannot read: it names this
+   * page's protocol version and the kernel's (from its welcome; "unknown" before one).
+   */
+  get unreadable(): ISignal<this, string> {
+    return this._unreadable;
   }
 
   get isDisposed(): boolean {
     return this._disposed;
   }
 
+  /** Whether a message sent now reaches the kernel. */
+  get canSend(): boolean {
+    return this._comm !== null && this._state === 'open' && !this._comm.isDisposed;
+  }
+
   /** Send one message; false when the comm is not open (the caller keeps it). */
   send(message: FrontMessage): boolean {
-    if (this._comm === null || this._state !== 'open' || this._comm.isDisposed) {
+    if (this._comm === null || !this.canSend) {
       return false;
     }
     this._comm.send({ ...message } as unknown as JSONObject);
     return true;
+  }
+
+  /**
+   * Send a request and wait for its reply: the message whose envelope's `reply_to` is the
+   * request's id (a 1.0 kernel's envelope has none: then the next message of type `reply`).
+   * The reply is the caller's, not `received`'s; it may be an error `notice`. Rejects when
+   * the comm is not open or nothing came within `timeoutMs`.
+   */
+  invoke(
+    message: Request,
+    reply: KernelType,
+    timeoutMs = INVOKE_TIMEOUT_MS
+  ): Promise<KernelMessage> {
+    const id = UUID.uuid4();
+    return new Promise((resolve, reject) => {
+      if (!this.send({ ...message, request_id: id })) {
+        reject(new Error('loom: the kernel is not connected'));
+        return;
+      }
+      const timer = setTimeout(() => {
+        this._pending.delete(id);
+        reject(new Error(`loom: no answer to ${message.type} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this._pending.set(id, { reply, resolve, timer });
+    });
   }
 
   /** Load Loom in the kernel (the Load button, or auto-load), then reopen. */
@@ -129,6 +178,7 @@ export class LoomConnection implements IDisposable {
   }
 
   private _kernelChanged(): void {
+    this._reader.reset();
     this._dropComm(false);
     this._autoLoaded = false;
     this._sync();
@@ -219,7 +269,8 @@ export class LoomConnection implements IDisposable {
     const context = this._options.sessionContext;
     return {
       type: 'hello',
-      protocol: PROTOCOL_VERSION,
+      protocol: PROTOCOL_MAJOR, // an integer, as a 1.0 kernel reads it
+      minor: PROTOCOL_MINOR,
       notebook_path: context.path,
       server_root: serverRoot(),
       client: this._options.client,
@@ -232,14 +283,38 @@ export class LoomConnection implements IDisposable {
     if (comm !== this._comm) {
       return;
     }
-    const parsed = parseKernelMessage(msg.content.data);
-    if (typeof parsed === 'string') {
-      console.warn(`loom: ignored a kernel message (${parsed})`);
-      return;
-    }
+    const read = this._reader.read(msg.content.data);
     this._answered = true;
     this._setState('open');
-    this._received.emit(parsed);
+    if (!('message' in read)) {
+      if (read.notice !== null) {
+        this._unreadable.emit(read.notice);
+      }
+      return;
+    }
+    if (!this._settle(read.message)) {
+      this._received.emit(read.message);
+    }
+  }
+
+  /** Hand a reply to the `invoke` waiting for it; false when none waits for this message. */
+  private _settle(message: KernelMessage): boolean {
+    const replyTo = message.reply_to;
+    let id: string | undefined;
+    if (typeof replyTo === 'string') {
+      id = this._pending.has(replyTo) ? replyTo : undefined;
+    } else if (replyTo === undefined) {
+      // a 1.0 kernel echoes no id: the oldest request waiting for this type
+      id = [...this._pending].find(([, waiting]) => waiting.reply === message.type)?.[0];
+    }
+    const waiting = id === undefined ? undefined : this._pending.get(id);
+    if (id === undefined || waiting === undefined) {
+      return false;
+    }
+    this._pending.delete(id);
+    clearTimeout(waiting.timer);
+    waiting.resolve(message);
+    return true;
   }
 
   /**
@@ -301,11 +376,20 @@ export class LoomConnection implements IDisposable {
   private _disposed = false;
   private readonly _stateChanged = new Signal<this, LinkState>(this);
   private readonly _received = new Signal<this, KernelMessage>(this);
+  private readonly _unreadable = new Signal<this, string>(this);
+  private readonly _reader = new KernelReader();
+  private readonly _pending = new Map<string, Private.Waiting>();
 }
 
 namespace Private {
   /** The comm class has `subshellStarted`; the IComm interface does not declare it. */
   export type SubshellComm = Kernel.IComm & { subshellStarted?: Promise<void> };
+  /** An `invoke` waiting for its reply. */
+  export type Waiting = {
+    reply: KernelType;
+    resolve: (message: KernelMessage) => void;
+    timer: ReturnType<typeof setTimeout>;
+  };
   export const RESTARTING = new Set<Kernel.Status>(['starting', 'restarting', 'autorestarting']);
   /** States from which a live kernel's comm is (re)opened by `_sync`. */
   export const CAN_OPEN = new Set<LinkState>(['no-kernel', 'dead', 'starting']);

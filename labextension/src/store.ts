@@ -18,7 +18,8 @@ import {
   SessionSummary,
   SlashCommand,
   TaskView,
-  TrustView
+  TrustView,
+  isReply
 } from './protocol';
 
 export type UserEntry = { kind: 'user'; key: string; turn: number | null; text: string };
@@ -121,18 +122,6 @@ const ASKING = new Set<TrustView['status']>(['untrusted', 'changed']);
 /** Entry keys by kind: a tool call and its approval request may share an id. */
 const toolKey = (callId: string): string => `c:${callId}`;
 const approvalKey = (requestId: string): string => `r:${requestId}`;
-
-/** Messages sent to one front in answer to a request (not numbered events). */
-const REPLIES = new Set<KernelMessage['type']>([
-  'welcome',
-  'history',
-  'sessions',
-  'search_results',
-  'notice',
-  'command_result',
-  'key', // also a reply (a key that was not saved: why, to the field that sent it)
-  'notebook_request' // for the notebook (document.ts), not the conversation
-]);
 
 /** A tool card's entry before anything but its call is known. */
 function newTool(turn: number, callId: string, name: string, input: unknown): ToolEntry {
@@ -259,17 +248,20 @@ export class ChatStore {
       // The running turn's events may follow with their original (lower)
       // seq numbers: accept everything after a welcome.
       this.lastSeq = null;
-    } else if (!REPLIES.has(message.type)) {
+    } else if (!isReply(message)) {
       this.lastSeq = message.seq;
     }
     this._reduce(message);
     return true;
   }
 
-  /** Replies carry the current seq without advancing it, so only events can repeat. */
+  /**
+   * Replies carry the current seq without advancing it, so only events can repeat. The
+   * envelope tells which is which (`reply_to`), so a broadcast notice is an event.
+   */
   private _seen(message: KernelMessage): boolean {
     return (
-      !REPLIES.has(message.type) &&
+      !isReply(message) &&
       message.kernel_session === this.kernelSession &&
       this.lastSeq !== null &&
       message.seq <= this.lastSeq

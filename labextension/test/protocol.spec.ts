@@ -2,7 +2,19 @@
  * Reading what the kernel sends: the generated validator behind
  * parseKernelMessage, and the tool-input helpers.
  */
-import { inputCode, inputFields, parseKernelMessage, partialCode } from '../src/protocol';
+import { ChatStore } from '../src/store';
+import {
+  KernelMessage,
+  KernelReader,
+  PROTOCOL_MAJOR,
+  PROTOCOL_MINOR,
+  PROTOCOL_VERSION,
+  inputCode,
+  inputFields,
+  isReply,
+  parseKernelMessage,
+  partialCode
+} from '../src/protocol';
 
 const envelope = { seq: 3, kernel_session: 'k1', turn: 1 };
 const started = {
@@ -67,5 +79,83 @@ describe('tool input helpers', () => {
     expect(partialCode('{"code": "a\\nb\\u00')).toBe('a\nb');
     expect(partialCode('{"path": "a.csv"')).toBeNull();
     expect(partialCode('{"cell_id": "c1", "source": "a = 1\\nb')).toBe('a = 1\nb');
+  });
+});
+
+describe('version skew', () => {
+  /** A welcome as a 1.0 kernel sends it: no `protocol`, no `reply_to`, no `commands`. */
+  const welcome10 = {
+    ...envelope,
+    type: 'welcome',
+    session: null,
+    history: [],
+    more_before: null,
+    busy: false,
+    state: { type: 'status', state: 'idle', detail: '' },
+    queue: [],
+    subshells: true,
+    tasks: [],
+    options: null,
+    approval: null,
+    trust: null,
+    has_key: true
+  };
+
+  it('says this page speaks 1.1: the major and the minor the hello sends', () => {
+    expect(PROTOCOL_VERSION).toBe('1.1');
+    expect([PROTOCOL_MAJOR, PROTOCOL_MINOR]).toEqual([1, 1]);
+  });
+
+  it('reads a welcome from a kernel a minor version older, and one newer', () => {
+    expect(parseKernelMessage(welcome10)).toBe(welcome10);
+    const welcome12 = { ...welcome10, reply_to: '', protocol: '1.2', commands: [], halo: 1 };
+    expect(parseKernelMessage(welcome12)).toBe(welcome12);
+  });
+
+  it('turns a message it cannot read into a notice naming both versions', () => {
+    const reader = new KernelReader();
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const broken = { ...envelope, type: 'text', delta: 5 };
+    const before = reader.read(broken);
+    expect(before).toEqual({ notice: expect.stringContaining('protocol unknown') });
+    expect(reader.read(welcome10)).toEqual({ message: welcome10 });
+    expect(reader.kernelVersion).toBe('1.0');
+    const after = reader.read({ ...broken, delta: 6 });
+    expect('notice' in after && after.notice).toMatch(
+      /^This page \(Loom protocol 1\.1\) could not read a message from the kernel \(Loom protocol 1\.0\): "text": \/delta must be string/
+    );
+    expect(reader.read({ ...broken, delta: 7 })).toEqual({ notice: null }); // told once
+    const store = new ChatStore();
+    store.notice('warning', (after as { notice: string }).notice); // as the chat shows it
+    expect(store.entries).toEqual([
+      expect.objectContaining({
+        kind: 'notice',
+        level: 'warning',
+        message: expect.stringMatching(/1\.1.*1\.0/)
+      })
+    ]);
+    expect(warn).toHaveBeenCalledTimes(3); // and each one in the console
+    warn.mockRestore();
+  });
+
+  it('reads the kernel version from a welcome it cannot read too', () => {
+    const reader = new KernelReader();
+    jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const read = reader.read({ ...welcome10, protocol: '1.3', busy: 'no' });
+    expect('notice' in read && read.notice).toMatch(/protocol 1\.1.*protocol 1\.3.*\/busy/);
+    reader.reset();
+    expect(reader.kernelVersion).toBeNull();
+    jest.restoreAllMocks();
+  });
+
+  it('tells replies from broadcasts by the envelope, or by type from a 1.0 kernel', () => {
+    const notice = { ...envelope, type: 'notice', level: 'info', message: 'hi' } as KernelMessage;
+    expect(isReply({ ...notice, reply_to: null })).toBe(false); // a broadcast notice
+    expect(isReply({ ...notice, reply_to: '' })).toBe(true);
+    expect(isReply({ ...notice, reply_to: 'r1' })).toBe(true);
+    expect(isReply(notice)).toBe(true); // 1.0: a notice was taken for a reply
+    const text = { ...envelope, type: 'text', delta: 'x' } as KernelMessage;
+    expect(isReply(text)).toBe(false);
+    expect(isReply({ ...text, reply_to: '' })).toBe(true);
   });
 });

@@ -174,6 +174,25 @@ describe('replay by seq', () => {
     expect(shown(store)).toEqual(['user:hi', 'assistant:a', 'notice:one', 'notice:two']);
   });
 
+  it('tells a broadcast notice from a reply by the envelope: only the broadcast is numbered', () => {
+    const { store } = fed([msg(1, started(1, 'hi')), msg(2, text(1, 'a'))]);
+    const broadcast = { ...msg(3, notice('restarted the server')), reply_to: null };
+    expect(store.apply(broadcast)).toBe(true);
+    expect(store.lastSeq).toBe(3); // a reconnect asks for what came after it
+    expect(store.apply(broadcast)).toBe(false); // replayed: shown once
+    expect(store.apply({ ...msg(3, notice('to this page')), reply_to: '' })).toBe(true);
+    expect(store.apply({ ...msg(3, notice('to this page')), reply_to: 'r1' })).toBe(true);
+    expect(store.lastSeq).toBe(3);
+    expect(store.apply({ ...msg(3, { type: 'sessions', items: [] }), reply_to: '' })).toBe(true);
+    expect(shown(store)).toEqual([
+      'user:hi',
+      'assistant:a',
+      'notice:restarted the server',
+      'notice:to this page',
+      'notice:to this page'
+    ]);
+  });
+
   it("accepts the running turn's events after a welcome, though their seq is lower", () => {
     const { store } = fed([msg(9, text(1, 'old')), msg(10, welcome())]);
     expect(store.apply(msg(7, started(2, 'go')))).toBe(true);

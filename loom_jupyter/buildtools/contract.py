@@ -14,14 +14,17 @@ fails while any generated file is stale.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import operator
 import re
 import sys
+import typing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from loom_jupyter.buildtools.compat import parse_version, snapshot_path
 from loom_jupyter.host.wire import protocol as p
 
 if TYPE_CHECKING:
@@ -78,8 +81,47 @@ def schema() -> dict[str, Any]:
         "anyOf": [{"$ref": "#/$defs/KernelMessage"}, {"$ref": "#/$defs/Inbound"}],
         "$defs": dict(sorted(defs.items())),
     }
-    spec: dict[str, Any] = _wire_only(root)
+    spec: dict[str, Any] = _wire_only(root, added())
     return spec
+
+
+_CURRENT = (p.PROTOCOL_MAJOR, p.PROTOCOL_MINOR)
+
+
+def added() -> dict[str, dict[str, str]]:
+    """The fields added in a minor version (``since=`` in ``protocol.py``), by class name:
+    field name -> version. Every other field is 1.0. A field added in a minor version needs a
+    default (an older side's message lacks it) and a version of this major, not above the
+    protocol's own."""
+    found: dict[str, dict[str, str]] = {}
+    for cls in _dataclasses():
+        for f in dataclasses.fields(cls):
+            version = f.metadata.get(p.SINCE)
+            if version is None:
+                continue
+            where = f"{cls.__name__}.{f.name}"
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise ValueError(f"{where} is marked since {version} but has no default")
+            parsed = parse_version(str(version))
+            if parsed is None or not (p.PROTOCOL_MAJOR, 1) <= parsed <= _CURRENT:
+                raise ValueError(f"{where}: since {version} in protocol {p.PROTOCOL_VERSION}")
+            found.setdefault(cls.__name__, {})[f.name] = str(version)
+    return found
+
+
+def _dataclasses() -> list[type]:
+    """Every dataclass a message may hold, found through the annotations."""
+    seen: dict[type, None] = {}
+    todo: list[Any] = [p.Inbound, p.Outbound, *_VALUES]
+    while todo:
+        hint = todo.pop()
+        if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+            if hint not in seen:
+                seen[hint] = None
+                todo.extend(typing.get_type_hints(hint).values())
+        else:
+            todo.extend(typing.get_args(hint))
+    return list(seen)
 
 
 def _tagged(union: Any) -> Any:
@@ -117,22 +159,33 @@ def _extras() -> dict[str, Any]:
         },
         "ProtocolVersion": {
             "title": "ProtocolVersion",
-            "description": "The protocol's major version, sent in `hello.protocol`.",
+            "description": (
+                "The protocol's version, `major.minor`: a page sends its major in "
+                "`hello.protocol` and its minor in `hello.minor`; a kernel tells its own in "
+                "`welcome.protocol`."
+            ),
             "const": p.PROTOCOL_VERSION,
         },
     }
 
 
-def _wire_only(node: Any) -> Any:
-    """The wire's rules: every field is always sent (so required, and no defaults), and
-    the discriminator has no ``mapping`` (ajv finds the branch by each one's ``const``)."""
+def _wire_only(node: Any, added: dict[str, dict[str, str]]) -> Any:
+    """The wire's rules: every 1.0 field is always sent (so required, and no defaults); a
+    field added in a minor version is not required (an older side does not send it) and
+    says since when; the discriminator has no ``mapping`` (ajv finds the branch by each
+    one's ``const``)."""
     if isinstance(node, list):
-        return [_wire_only(item) for item in node]
+        return [_wire_only(item, added) for item in node]
     if not isinstance(node, dict):
         return node
-    kept = {key: _wire_only(value) for key, value in node.items() if key != "default"}
+    kept = {key: _wire_only(value, added) for key, value in node.items() if key != "default"}
     if isinstance(kept.get("properties"), dict):
-        kept["required"] = list(kept["properties"])
+        newer = added.get(str(kept.get("title")), {})
+        kept["required"] = [name for name in kept["properties"] if name not in newer]
+        for name, version in newer.items():
+            rule = kept["properties"][name]
+            about = rule.get("description", "")
+            rule["description"] = f"{about} (Protocol {version}; may be absent.)".strip()
     if isinstance(kept.get("discriminator"), dict):
         kept["discriminator"] = {"propertyName": kept["discriminator"]["propertyName"]}
     return kept
@@ -234,8 +287,10 @@ def render(root: Path) -> dict[Path, str]:
     if missing:
         raise ValueError(f"{DOC_PATH} lacks GENERATED markers for {sorted(missing)}")
     page = _MARKER.sub(lambda m: m[1] + made[m["name"]] + "\n" + m[4], page)
+    text = json.dumps(spec, indent=2, ensure_ascii=False) + "\n"
     return {
-        SCHEMA_PATH: json.dumps(spec, indent=2, ensure_ascii=False) + "\n",
+        SCHEMA_PATH: text,
+        snapshot_path(p.PROTOCOL_VERSION): text,  # the current version's, until the next
         DOC_PATH: page,
     }
 

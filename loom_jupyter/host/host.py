@@ -26,7 +26,13 @@ from loom_jupyter.errors import LeaseHeldError, LoomError
 from loom_jupyter.host.runtime.document import FrontDocument
 from loom_jupyter.host.runtime.floor import TurnFloor
 from loom_jupyter.host.runtime.loop_thread import LoopThread
-from loom_jupyter.host.wire.protocol import NoticeMsg, SessionChanged, TurnErrorMsg, Welcome
+from loom_jupyter.host.wire.protocol import (
+    PROTOCOL_VERSION,
+    NoticeMsg,
+    SessionChanged,
+    TurnErrorMsg,
+    Welcome,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Collection, Sequence
@@ -429,6 +435,7 @@ class Host:
             approval=approval_view(self),
             trust=trust_view(trust) if (trust := self.trust_now()) is not None else None,
             has_key=has_key(self),
+            protocol=PROTOCOL_VERSION,
         )
         self.fronts_lack_key = self.fronts_lack_key or not welcome.has_key
         return welcome, list(running.sent) if running is not None else []

@@ -143,7 +143,7 @@ OUTBOUND: tuple[p.Outbound, ...] = (
     p.ExamplesMsg(("Describe `df`: its columns, types and missing values", "Plot `df` by month")),
 )  # fmt: skip
 INBOUND: tuple[p.Inbound, ...] = (
-    p.Hello("nb.ipynb", 12, "k1", "notebook7", "/srv", p.PROTOCOL_VERSION, True),
+    p.Hello("nb.ipynb", 12, "k1", "notebook7", "/srv", p.PROTOCOL_MAJOR, True, p.PROTOCOL_MINOR),
     p.Send("q1", "hi"),
     p.CancelQueued("q1"),
     p.Stop(),
@@ -206,6 +206,12 @@ def test_every_message_round_trips_through_the_codec_and_the_ts_validator(
         assert p.parse_inbound(wire(inbound)) == inbound
 
 
+def added_in_a_minor(message: p.Outbound | p.Inbound, field: str) -> bool:
+    """Whether ``field`` of ``message`` (or of the envelope) came in a minor version."""
+    owner = type(message) if field in {f.name for f in dataclasses.fields(message)} else p.Envelope
+    return p.field_since(owner, field) is not None
+
+
 def test_the_ts_validator_requires_every_field_the_python_side_sends(front_out: Path) -> None:
     drifted, names = [], []
     for message in [*OUTBOUND, *INBOUND]:
@@ -214,7 +220,83 @@ def test_the_ts_validator_requires_every_field_the_python_side_sends(front_out: 
             drifted.append({"direction": direction(message), "message": shorter})
             names.append(f"{type(message).__name__} without {field}")
     verdicts = ts_verdicts(front_out, drifted)
-    assert [name for name, verdict in zip(names, verdicts, strict=True) if verdict is None] == []
+    accepted = [name for name, verdict in zip(names, verdicts, strict=True) if verdict is None]
+    later = [
+        f"{type(m).__name__} without {f}" for m in [*OUTBOUND, *INBOUND] for f in wire(m)
+        if added_in_a_minor(m, f)
+    ]  # fmt: skip
+    assert later, "the samples carry the fields added in 1.1"
+    assert accepted == later  # every 1.0 field is required; one added in a minor never is
+
+
+# -- version skew: a page reads a kernel one minor version older or newer ---------------
+
+
+def without_minor_fields(data: dict[str, Any], message: p.Outbound) -> dict[str, Any]:
+    """What a 1.0 kernel sends: the message without the fields added since."""
+    return {k: v for k, v in data.items() if not added_in_a_minor(message, k)}
+
+
+def test_the_page_reads_a_welcome_from_a_kernel_one_minor_version_older(
+    front_out: Path,
+) -> None:
+    welcome = next(m for m in OUTBOUND if isinstance(m, p.Welcome))
+    old = without_minor_fields(wire(welcome), welcome)
+    assert {"reply_to", "protocol", "commands"} <= wire(welcome).keys() - old.keys()
+    older = [without_minor_fields(wire(m), m) for m in OUTBOUND]
+    verdicts = ts_verdicts(front_out, [{"direction": "kernel", "message": m} for m in older])
+    assert verdicts == [None] * len(OUTBOUND)
+    envelope, back = p.decode(old)  # a Python client reads it too, with the defaults
+    assert envelope.reply_to is None
+    assert back == dataclasses.replace(welcome, protocol="1.0", commands=())
+
+
+def test_the_page_reads_a_welcome_from_a_kernel_one_minor_version_newer(
+    front_out: Path,
+) -> None:
+    welcome = next(m for m in OUTBOUND if isinstance(m, p.Welcome))
+    newer = wire(welcome) | {"protocol": "1.2", "a_field_of_1_2": {"anything": [1, 2]}}
+    newer["session"] = newer["session"] | {"pinned": True}  # inside values too
+    newer["history"] = [item | {"starred": False} for item in newer["history"]]
+    newer["state"] = newer["state"] | {"since_ms": 12}
+    text = wire(p.TextMsg(4, "Here")) | {"reply_to": None, "style": "bold"}
+    samples = [{"direction": "kernel", "message": m} for m in (newer, text)]
+    assert ts_verdicts(front_out, samples) == [None, None]
+    assert p.decode(newer)[1] == dataclasses.replace(welcome, protocol="1.2")
+
+
+def test_the_kernel_reads_a_page_one_minor_version_older_or_newer() -> None:
+    older = {"type": "search", "query": "churn"}  # a 1.0 page: no request_id
+    assert p.parse_inbound(older) == p.Search("churn")
+    assert p.reply_to(p.parse_inbound(older)) == ""
+    newer = {"type": "search", "query": "churn", "request_id": "r7", "scope": "all"}
+    assert p.parse_inbound(newer) == p.Search("churn", "r7")
+    assert p.reply_to(p.parse_inbound(newer)) == "r7"
+    assert p.reply_to(p.Approve("r1", "deny")) == ""  # an approval's id answers nothing
+    hello = p.parse_inbound({"type": "hello", "protocol": 1, "minor": 2, "gadget": True})
+    assert isinstance(hello, p.Hello)
+    assert (hello.understood, hello.version) == (True, "1.2")
+    legacy = p.parse_inbound({"type": "hello", "protocol": 1})  # the integer of a 1.0 page
+    assert isinstance(legacy, p.Hello)
+    assert (legacy.understood, legacy.version) == (True, "1.0")
+    other = p.parse_inbound({"type": "hello", "protocol": 2, "minor": 0})
+    assert isinstance(other, p.Hello)
+    assert not other.understood
+    assert "protocol 2.0, newer than the kernel's loom_jupyter (protocol 1.1)" in (
+        p.version_notice(other.version)
+    )
+
+
+def test_replies_and_broadcasts_are_told_apart_by_the_envelope() -> None:
+    from loom_jupyter.host.runtime.replay import EventLog
+
+    log = EventLog(kernel_session="k1")
+    event = log.record(p.NoticeMsg("a broadcast"), None)
+    reply = log.reply(p.NoticeMsg("to one front"))
+    answer = log.reply(p.SessionsMsg(()), to="r7")
+    assert (event["seq"], event["reply_to"]) == (1, None)
+    assert (reply["seq"], reply["reply_to"]) == (1, "")  # the current seq, not advanced
+    assert answer["reply_to"] == "r7"
 
 
 def test_the_ts_validator_refuses_a_wrong_kind_and_a_foreign_value(front_out: Path) -> None:

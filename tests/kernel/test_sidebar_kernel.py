@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from loom_jupyter.host.wire.protocol import PROTOCOL_MINOR, PROTOCOL_VERSION
+
 from .conftest import archive_rows
 from .sidebar_wire import Wire, hello, start_wire
 
@@ -423,7 +425,10 @@ def test_a_front_of_another_protocol_version_gets_a_notice_and_nothing_else(wire
     comm = wire.open_comm(hello(protocol=999))
     (notice,) = wait_type(wire, comm, "notice")
     assert notice["level"] == "error"
-    assert "protocol 999, newer than the kernel's loom_jupyter (protocol 1)" in notice["message"]
+    assert (
+        f"protocol 999.0, newer than the kernel's loom_jupyter (protocol {PROTOCOL_VERSION})"
+        in notice["message"]
+    )
     wire.send(comm, {"type": "sessions"})
     wait_type(wire, comm, "notice", count=2)  # refused again, with the same reason
     wire.send(comm, hello())  # the same page after an upgrade: served as usual
@@ -431,6 +436,53 @@ def test_a_front_of_another_protocol_version_gets_a_notice_and_nothing_else(wire
     kinds = [e["type"] for e in wire.comm_events(comm)]
     assert kinds.index("welcome") > 1
     assert "sessions" not in kinds[: kinds.index("welcome")]
+
+
+def test_a_page_one_minor_version_newer_chats(wire: Wire, fake: FakeAnthropic) -> None:
+    newer = hello(minor=PROTOCOL_MINOR + 1, hologram={"depth": 3})  # 1.2, with a field of 1.2
+    comm = wire.open_comm(newer)
+    (welcome,) = wait_type(wire, comm, "welcome")
+    assert welcome["protocol"] == PROTOCOL_VERSION  # the page learns the kernel's version
+    assert welcome["reply_to"] == ""  # a reply, not a numbered event
+    wire.send(comm, {"type": "sessions", "request_id": "r-list", "sort": "newest"})
+    (listed,) = wait_type(wire, comm, "sessions")
+    assert listed["reply_to"] == "r-list"
+    wire.send(comm, {"type": "where_from", "name": "not a name", "request_id": "r-bad"})
+    refused = wire.wait(
+        lambda: [e for e in of(wire.comm_events(comm), "notice") if e["reply_to"] == "r-bad"],
+        "the error notice answering r-bad",
+    )
+    assert refused[0]["level"] == "error"
+
+    fake.add("Answer for a newer page, in several pieces.")
+    message = {"type": "send", "client_id": "c-newer", "text": "from 1.2", "urgency": "high"}
+    wire.send(comm, message)
+    (done,) = wait_type(wire, comm, "turn_done")
+    events = wire.comm_events(comm)
+    texts = of(events, "text")
+    assert "".join(t["delta"] for t in texts) == done["text"]
+    assert done["text"] == "Answer for a newer page, in several pieces."
+    streamed = of(events, "turn_started") + texts + [done]
+    assert {e["reply_to"] for e in streamed} == {None}  # broadcast events, numbered
+    assert of(events, "turn_started")[0]["client_id"] == "c-newer"
+
+
+def test_a_page_one_minor_version_older_chats(wire: Wire, fake: FakeAnthropic) -> None:
+    older = hello()  # as a 1.0 page sends it: `protocol` 1, no `minor`
+    assert (older["protocol"], "minor" in older) == (1, False)
+    comm = wire.open_comm(older)
+    (welcome,) = wait_type(wire, comm, "welcome")  # its validator ignores the 1.1 fields
+    wire.send(comm, {"type": "sessions"})  # no request_id: 1.0 had none
+    (listed,) = wait_type(wire, comm, "sessions")
+    assert listed["reply_to"] == ""
+    assert listed["seq"] == welcome["seq"]  # a reply does not advance seq
+
+    fake.add("Answer for an older page.")
+    send(wire, comm, "from 1.0", "c-older")
+    (done,) = wait_type(wire, comm, "turn_done")
+    texts = of(wire.comm_events(comm), "text")
+    assert "".join(t["delta"] for t in texts) == done["text"] == "Answer for an older page."
+    assert of(wire.comm_events(comm), "turn_started")[0]["client_id"] == "c-older"
 
 
 def test_unload_takes_the_comm_target_back_before_any_sidebar_opened(

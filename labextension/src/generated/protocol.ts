@@ -73,7 +73,7 @@ export type Inbound =
  * What every kernel -> front message carries beside its own fields.
  *
  * Broadcast events take the next `seq`; replies to one front carry the current `seq`
- * without advancing it.
+ * without advancing it, and say so with `reply_to`.
  */
 export interface Envelope {
   seq: number;
@@ -85,6 +85,12 @@ export interface Envelope {
    * The user-turn number the message belongs to, or `null`.
    */
   turn: number | null;
+  /**
+   * `null`: a broadcast event (numbered, kept for replay). A string: a reply to one front's
+   * message, not numbered: that message's `request_id`, or `""` when it had none (a `hello`,
+   * an error about any message). A 1.0 kernel omits it. (Protocol 1.1; may be absent.)
+   */
+  reply_to?: string | null;
 }
 /**
  * The reply to a `hello` that cannot be answered by a replay, built from the archive.
@@ -125,6 +131,15 @@ export interface Welcome {
    * field saved; always true for Bedrock and Vertex). False: the key field shows.
    */
   has_key: boolean;
+  /**
+   * The kernel's protocol version, `major.minor` (a 1.0 kernel omits it). (Protocol 1.1; may be absent.)
+   */
+  protocol?: string;
+  /**
+   * The slash commands this kernel offers, in the order the front lists them (protocol
+   * 1.1; a page completes from them, so it shows what this kernel can do). (Protocol 1.1; may be absent.)
+   */
+  commands?: SlashCommand[];
   type: 'welcome';
 }
 /**
@@ -263,6 +278,28 @@ export interface TrustView {
    * files. Plain text.
    */
   asks: string[];
+}
+/**
+ * A sidebar slash command: how it is typed and what it does. The kernel's `/help` and
+ * the front's completion show these words; `welcome` carries the kernel's table.
+ */
+export interface SlashCommand {
+  /**
+   * Typed after the slash, e.g. `rebuild`.
+   */
+  name: string;
+  /**
+   * Its arguments as typed after the name (`""`: none), e.g. `NAME [NAME ...] [--yes]`.
+   */
+  args: string;
+  /**
+   * What it does, in a few words.
+   */
+  description: string;
+  /**
+   * The front answers it itself; the others go to the kernel as a `command` message.
+   */
+  front: boolean;
 }
 /**
  * A page of older history (the reply to `load_more`).
@@ -767,13 +804,19 @@ export interface Hello {
    */
   server_root: string;
   /**
-   * The front's protocol version (a front that omits it speaks 1).
+   * The front's major protocol version (a front that omits it speaks 1). An integer, as a
+   * 1.0 kernel reads it: the minor version travels in `minor`.
    */
   protocol: number;
   /**
    * The front holds the open notebook and applies `notebook_request`s to it.
    */
   documents: boolean;
+  /**
+   * The front's minor protocol version: `protocol` 1 and `minor` 2 is 1.2 (a 1.0 front
+   * omits it). (Protocol 1.1; may be absent.)
+   */
+  minor?: number;
   type: 'hello';
 }
 /**
@@ -814,12 +857,20 @@ export interface Approve {
  */
 export interface LoadMore {
   before_turn: number;
+  /**
+   * The page's id for this request; the reply echoes it as `reply_to`. (Protocol 1.1; may be absent.)
+   */
+  request_id?: string | null;
   type: 'load_more';
 }
 /**
  * List the notebook's sessions.
  */
 export interface Sessions {
+  /**
+   * The page's id for this request; the reply echoes it as `reply_to`. (Protocol 1.1; may be absent.)
+   */
+  request_id?: string | null;
   type: 'sessions';
 }
 /**
@@ -853,6 +904,10 @@ export interface Fork {
  */
 export interface Search {
   query: string;
+  /**
+   * The page's id for this request; the reply echoes it as `reply_to`. (Protocol 1.1; may be absent.)
+   */
+  request_id?: string | null;
   type: 'search';
 }
 /**
@@ -959,6 +1014,10 @@ export interface Complete {
    * Only this kind of object, or `"all"`.
    */
   kind: ('command' | 'variable' | 'cell' | 'file') | 'all';
+  /**
+   * The page's id for this request; the reply echoes it as `reply_to`. (Protocol 1.1; may be absent.)
+   */
+  request_id?: string | null;
   type: 'complete';
 }
 /**
@@ -976,6 +1035,10 @@ export interface Command {
    * The rest of the line after the command's name.
    */
   args: string;
+  /**
+   * The page's id for this request; the reply echoes it as `reply_to`. (Protocol 1.1; may be absent.)
+   */
+  request_id?: string | null;
   type: 'command';
 }
 /**
@@ -990,6 +1053,10 @@ export interface WhereFrom {
    * The variable, e.g. `"df"`.
    */
   name: string;
+  /**
+   * The page's id for this request; the reply echoes it as `reply_to`. (Protocol 1.1; may be absent.)
+   */
+  request_id?: string | null;
   type: 'where_from';
 }
 /**
@@ -1016,10 +1083,14 @@ export interface SetKey {
  * them); answered with `examples`, to this front only.
  */
 export interface Examples {
+  /**
+   * The page's id for this request; the reply echoes it as `reply_to`. (Protocol 1.1; may be absent.)
+   */
+  request_id?: string | null;
   type: 'examples';
 }
 
 /**
- * The protocol's major version, sent in `hello.protocol`.
+ * The protocol's version, `major.minor`: a page sends its major in `hello.protocol` and its minor in `hello.minor`; a kernel tells its own in `welcome.protocol`.
  */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = '1.1';

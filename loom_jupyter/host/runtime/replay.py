@@ -43,9 +43,11 @@ class EventLog:
             self._events.append(data)
             return data
 
-    def reply(self, message: Outbound, turn: int | None = None) -> dict[str, Any]:
-        """Stamp a reply to one front: the current seq, not advanced, not kept."""
-        return encode(message, seq=self._seq, kernel_session=self.kernel_session, turn=turn)
+    def reply(self, message: Outbound, turn: int | None = None, to: str = "") -> dict[str, Any]:
+        """Stamp a reply to one front: the current seq, not advanced, not kept; ``to`` is the
+        request id it answers (``""``: its message had none), sent as ``reply_to``."""
+        seq, session = self._seq, self.kernel_session
+        return encode(message, seq=seq, kernel_session=session, turn=turn, reply_to=to)
 
     def since(self, seq: int, kernel_session: str | None) -> list[dict[str, Any]] | None:
         """The events after ``seq``; None when they are not all here (another session, a gap)."""

@@ -30,14 +30,17 @@ from loom_jupyter.errors import LoomError
 from loom_jupyter.records import SubtaskStatus, TaskStatus  # noqa: TC001
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
 
     from pydantic import TypeAdapter, ValidationError
 
 __all__ = [
     "MAX_MESSAGE_CHARS",
     "MAX_MESSAGE_ITEMS",
+    "PROTOCOL_MAJOR",
+    "PROTOCOL_MINOR",
     "PROTOCOL_VERSION",
+    "SINCE",
     "Approval",
     "ApprovalClosed",
     "ApprovalModeMsg",
@@ -74,6 +77,7 @@ __all__ = [
     "ProtocolError",
     "QueueMsg",
     "Queued",
+    "Request",
     "Resume",
     "RevertTurn",
     "Search",
@@ -81,7 +85,6 @@ __all__ = [
     "SearchResults",
     "Send",
     "SessionChanged",
-    "SlashCommand",
     "SessionRow",
     "SessionSummary",
     "Sessions",
@@ -89,6 +92,7 @@ __all__ = [
     "SetKey",
     "SetNotebook",
     "SetOptions",
+    "SlashCommand",
     "StateName",
     "Status",
     "Stop",
@@ -111,12 +115,21 @@ __all__ = [
     "WhereFrom",
     "decode",
     "encode",
+    "field_since",
     "parse_inbound",
+    "reply_to",
+    "since",
     "version_notice",
 ]
 
-PROTOCOL_VERSION = 1
-"""The protocol's major version; a front of another one gets a notice and nothing else."""
+PROTOCOL_VERSION = "1.1"
+"""The protocol's version, `major.minor`. Within a major version a page and a kernel of any
+minor versions chat: what a minor version adds is optional (:func:`since`) and each side
+ignores fields it does not know. A page of another major gets a notice and nothing else.
+Raise the minor for an addition, the major for anything else (docs/sidebar-protocol.md)."""
+PROTOCOL_MAJOR, PROTOCOL_MINOR = (int(part) for part in PROTOCOL_VERSION.split("."))
+SINCE = "since"
+"""The field metadata key :func:`since` sets: the minor version that added the field."""
 MAX_MESSAGE_CHARS = 400_000
 """A front's message holds at most this many characters of text (about 100k tokens:
 more than a prompt can use); a longer one is refused with a notice, never archived."""
@@ -133,6 +146,27 @@ CompletionKind = Literal["command", "variable", "cell", "file"]
 
 class ProtocolError(LoomError):
     """A message from the front that does not follow the protocol."""
+
+
+def since(version: str, default: Any = None, *, factory: Callable[[], Any] | None = None) -> Any:
+    """A field added in minor ``version`` (e.g. ``"1.1"``): optional by construction.
+
+    It has a default (a message from an older side, which lacks it, still parses), and the
+    schema does not require it (``buildtools/contract.py``), so an older kernel's message
+    validates in a newer page. Every field without it is part of the 1.0 protocol.
+    """
+    meta = {SINCE: version}
+    if factory is not None:
+        return field(default_factory=factory, metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+def field_since(cls: type, name: str) -> str | None:
+    """The version that added field ``name`` of dataclass ``cls`` (None: 1.0)."""
+    found: str | None = next(
+        (f.metadata.get(SINCE) for f in dataclasses.fields(cls) if f.name == name), None
+    )
+    return found
 
 
 # -- front -> kernel ----------------------------------------------------------
@@ -160,15 +194,24 @@ class Hello:
     server_root: str = ""
     """The server's folder (the page's `serverRoot`); `""` when unknown."""
     protocol: int = 1
-    """The front's protocol version (a front that omits it speaks 1)."""
+    """The front's major protocol version (a front that omits it speaks 1). An integer, as a
+    1.0 kernel reads it: the minor version travels in `minor`."""
     documents: bool = False
     """The front holds the open notebook and applies `notebook_request`s to it."""
+    minor: int = since("1.1", 0)
+    """The front's minor protocol version: `protocol` 1 and `minor` 2 is 1.2 (a 1.0 front
+    omits it)."""
     type: Literal["hello"] = "hello"
 
     @property
     def understood(self) -> bool:
-        """Whether this kernel speaks the front's protocol (same major version)."""
-        return self.protocol == PROTOCOL_VERSION
+        """Whether this kernel speaks the front's protocol (same major version, any minor)."""
+        return self.protocol == PROTOCOL_MAJOR
+
+    @property
+    def version(self) -> str:
+        """The front's version, `major.minor`."""
+        return f"{self.protocol}.{self.minor}"
 
 
 @dataclass(frozen=True)
@@ -211,6 +254,8 @@ class LoadMore:
     """Older history: archive turns numbered below `before_turn`."""
 
     before_turn: int
+    request_id: str | None = since("1.1")
+    """The page's id for this request; the reply echoes it as `reply_to`."""
     type: Literal["load_more"] = "load_more"
 
 
@@ -218,6 +263,8 @@ class LoadMore:
 class Sessions:
     """List the notebook's sessions."""
 
+    request_id: str | None = since("1.1")
+    """The page's id for this request; the reply echoes it as `reply_to`."""
     type: Literal["sessions"] = "sessions"
 
 
@@ -251,6 +298,8 @@ class Search:
     """Full-text search over every session of the notebook."""
 
     query: str
+    request_id: str | None = since("1.1")
+    """The page's id for this request; the reply echoes it as `reply_to`."""
     type: Literal["search"] = "search"
 
 
@@ -301,6 +350,8 @@ class Complete:
     """What follows the `@` so far (may be empty)."""
     kind: CompletionKind | Literal["all"] = "all"
     """Only this kind of object, or `"all"`."""
+    request_id: str | None = since("1.1")
+    """The page's id for this request; the reply echoes it as `reply_to`."""
     type: Literal["complete"] = "complete"
 
 
@@ -316,6 +367,8 @@ class Command:
     """The command without its slash, e.g. `"mcp"`."""
     args: str = ""
     """The rest of the line after the command's name."""
+    request_id: str | None = since("1.1")
+    """The page's id for this request; the reply echoes it as `reply_to`."""
     type: Literal["command"] = "command"
 
 
@@ -341,6 +394,8 @@ class WhereFrom:
 
     name: str
     """The variable, e.g. `"df"`."""
+    request_id: str | None = since("1.1")
+    """The page's id for this request; the reply echoes it as `reply_to`."""
     type: Literal["where_from"] = "where_from"
 
 
@@ -370,6 +425,8 @@ class Examples:
     """Ask for example prompts built from the live namespace (an empty conversation shows
     them); answered with `examples`, to this front only."""
 
+    request_id: str | None = since("1.1")
+    """The page's id for this request; the reply echoes it as `reply_to`."""
     type: Literal["examples"] = "examples"
 
 
@@ -396,6 +453,17 @@ Inbound: TypeAlias = (
     | SetKey
     | Examples
 )
+Request: TypeAlias = LoadMore | Sessions | Search | Complete | Command | WhereFrom | Examples
+"""The front's messages answered by one reply to that front (`history`, `sessions`,
+`search_results`, `completions`, `command_result`, `origin`, `examples`, or an error `notice`),
+which echoes their `request_id` as `reply_to` (anywidget's way)."""
+
+
+def reply_to(message: Inbound) -> str:
+    """What a reply to ``message`` carries as ``reply_to``: its request id, ``""`` if none."""
+    if isinstance(message, get_args(Request)):
+        return message.request_id or ""
+    return ""
 
 
 # -- kernel -> front: values inside messages ------------------------------------
@@ -406,7 +474,7 @@ class Envelope:
     """What every kernel -> front message carries beside its own fields.
 
     Broadcast events take the next `seq`; replies to one front carry the current `seq`
-    without advancing it.
+    without advancing it, and say so with `reply_to`.
     """
 
     seq: int
@@ -414,6 +482,10 @@ class Envelope:
     """A new value whenever the kernel (or the extension in it) restarts."""
     turn: int | None
     """The user-turn number the message belongs to, or `null`."""
+    reply_to: str | None = since("1.1")
+    """`null`: a broadcast event (numbered, kept for replay). A string: a reply to one front's
+    message, not numbered: that message's `request_id`, or `""` when it had none (a `hello`,
+    an error about any message). A 1.0 kernel omits it."""
 
 
 @dataclass(frozen=True)
@@ -624,7 +696,9 @@ class Welcome:
     has_key: bool = True
     """Whether requests have an API key (the environment, or one `%cowork login` or the key
     field saved; always true for Bedrock and Vertex). False: the key field shows."""
-    commands: tuple[SlashCommand, ...] = ()
+    protocol: str = since("1.1", "1.0")
+    """The kernel's protocol version, `major.minor` (a 1.0 kernel omits it)."""
+    commands: tuple[SlashCommand, ...] = since("1.1", ())
     """The slash commands this kernel offers, in the order the front lists them (protocol
     1.1; a page completes from them, so it shows what this kernel can do)."""
     type: Literal["welcome"] = "welcome"
@@ -1012,10 +1086,19 @@ _INBOUND_FIELDS: dict[str, frozenset[str]] = {
 }
 
 
-def encode(message: Outbound, *, seq: int, kernel_session: str, turn: int | None) -> dict[str, Any]:
-    """The JSON object sent on the comm (``turn`` is overridden by the message's own)."""
+def encode(
+    message: Outbound,
+    *,
+    seq: int,
+    kernel_session: str,
+    turn: int | None,
+    reply_to: str | None = None,
+) -> dict[str, Any]:
+    """The JSON object sent on the comm (``turn`` is overridden by the message's own);
+    ``reply_to`` is None for a broadcast event, else the request id answered (``""``: none)."""
     body = dataclasses.asdict(message)
-    return {"seq": seq, "kernel_session": kernel_session, "turn": turn, **body}
+    envelope = {"seq": seq, "kernel_session": kernel_session, "turn": turn, "reply_to": reply_to}
+    return {**envelope, **body}
 
 
 def parse_inbound(data: object) -> Inbound:
@@ -1044,14 +1127,15 @@ def decode(data: object) -> tuple[Envelope, Outbound]:
     return _validated(adapters.envelope, data), _validated(adapters.outbound, data)
 
 
-def version_notice(front: int) -> str:
-    """What a front speaking another protocol version is told (and nothing else)."""
-    newer = "newer" if front > PROTOCOL_VERSION else "older"
+def version_notice(front: str) -> str:
+    """What a front speaking another major protocol version (``front``, its
+    :attr:`Hello.version`) is told, and nothing else."""
+    newer = "newer" if int(front.partition(".")[0]) > PROTOCOL_MAJOR else "older"
     return (
-        f"This Loom sidebar speaks protocol {front}, {newer} than the kernel's loom_jupyter "
-        f"(protocol {PROTOCOL_VERSION}). Install the same loom_jupyter version for JupyterLab "
-        "and for this kernel's Python (pip install -U loom_jupyter in both), then restart the "
-        "kernel and reload the page."
+        f"This Loom sidebar speaks protocol {front}, {newer} than the kernel's "
+        f"loom_jupyter (protocol {PROTOCOL_VERSION}). Install the same loom_jupyter version for "
+        "JupyterLab and for this kernel's Python (pip install -U loom_jupyter in both), then "
+        "restart the kernel and reload the page."
     )
 
 

@@ -44,7 +44,7 @@ class Peer:
     comm: Any
     parent: dict[str, Any] = field(default_factory=dict)
     ready: bool = False  # welcomed (or caught up): broadcasts reach it from now on
-    protocol: int | None = None  # the version of a front this kernel cannot serve
+    protocol: str | None = None  # the version (major.minor) of a front this kernel cannot serve
     documents: bool = False  # its page holds the notebook and applies notebook requests
 
     @property

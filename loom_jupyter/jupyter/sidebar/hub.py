@@ -9,6 +9,7 @@ session list, search). Everything here runs on the engine loop.
 from __future__ import annotations
 
 import logging
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,7 @@ from loom_jupyter.host.wire.protocol import (
     NoticeMsg,
     SearchResults,
     SessionsMsg,
+    reply_to,
     version_notice,
 )
 from loom_jupyter.jupyter.sidebar.bridge import CommLink, Peer
@@ -36,6 +38,8 @@ if TYPE_CHECKING:
 __all__ = ["Handover", "SidebarHub"]
 
 _log = logging.getLogger(__name__)
+_ANSWERING: ContextVar[str] = ContextVar("loom_answering", default="")
+"""The request id of the front's message being handled (``""``: none), in its task."""
 
 
 @dataclass(frozen=True)
@@ -105,7 +109,7 @@ class SidebarHub:
         peer = self._document_peer()
         if peer is None or self.link is None:
             return False
-        self._reply(peer, request)
+        self._reply(peer, request, to="")  # the kernel's own request, whatever runs now
         return True
 
     def _document_peer(self) -> Peer | None:
@@ -127,9 +131,12 @@ class SidebarHub:
         else:
             assert_never(item)
 
-    def _reply(self, peer: Peer, message: Outbound) -> None:
+    def _reply(self, peer: Peer, message: Outbound, to: str | None = None) -> None:
+        """Send ``message`` to one front as a reply: to the request being handled (its
+        ``request_id`` goes back as ``reply_to``), or ``to`` when given."""
         if self.link is not None:
-            self.link.send(peer, self._host.floor.log.reply(message))
+            answering = _ANSWERING.get() if to is None else to
+            self.link.send(peer, self._host.floor.log.reply(message, to=answering))
 
     def _reject(self, peer: Peer, problem: str) -> None:
         self._reply(peer, NoticeMsg(f"loom: bad sidebar message ({problem})", "error"))
@@ -137,7 +144,9 @@ class SidebarHub:
     # -- inbound messages ------------------------------------------------------------------------
 
     async def handle(self, peer: Peer, message: Inbound) -> None:
-        """Act on one message from a sidebar (engine loop); failures become notices."""
+        """Act on one message from a sidebar (engine loop); failures become notices. Each
+        message runs in its own task: every reply it makes carries its request id."""
+        answering = _ANSWERING.set(reply_to(message))
         try:
             await self._dispatch(peer, message)
         except LoomError as exc:
@@ -145,6 +154,8 @@ class SidebarHub:
         except Exception as exc:
             _log.exception("sidebar message failed")
             self._reply(peer, NoticeMsg(f"loom: {type(exc).__name__}: {exc}", "error"))
+        finally:
+            _ANSWERING.reset(answering)
 
     async def _dispatch(self, peer: Peer, m: Inbound) -> None:
         host, floor = self._host, self._host.floor
@@ -203,7 +214,7 @@ class SidebarHub:
 
     async def _hello(self, peer: Peer, hello: Hello) -> None:
         peer.ready = False  # a re-sync: nothing else until it is caught up
-        peer.protocol = None if hello.understood else hello.protocol
+        peer.protocol = None if hello.understood else hello.version  # any minor is served
         peer.documents = hello.documents
         if peer.protocol is not None:  # never a half-served chat: the notice, nothing else
             self._reply(peer, NoticeMsg(version_notice(peer.protocol), "error"))
