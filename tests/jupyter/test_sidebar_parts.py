@@ -76,7 +76,8 @@ def test_the_log_numbers_events_and_replays_only_what_it_still_holds() -> None:
     log = EventLog(capacity=3, kernel_session="k1")
     sent = [log.record(TextMsg(1, str(i)), turn=1) for i in range(5)]
     assert [e["seq"] for e in sent] == [1, 2, 3, 4, 5]
-    assert sent[0] == {"seq": 1, "kernel_session": "k1", "turn": 1, "delta": "0", "type": "text"}
+    envelope = {"seq": 1, "kernel_session": "k1", "turn": 1, "reply_to": None}  # a broadcast
+    assert sent[0] == {**envelope, "delta": "0", "type": "text"}
     assert log.since(2, "k1") == sent[2:]
     assert log.since(5, "k1") == []
     assert log.since(1, "k1") is None  # event 2 fell out of the buffer
@@ -84,6 +85,7 @@ def test_the_log_numbers_events_and_replays_only_what_it_still_holds() -> None:
     assert log.since(9, "k1") is None
     reply = log.reply(NoticeMsg("hi"))
     assert reply["seq"] == 5  # replies do not advance the sequence
+    assert reply["reply_to"] == ""  # and say they are replies
     assert log.record(Status("idle"), None)["seq"] == 6
 
 
