@@ -275,6 +275,7 @@ export class LoomConnection implements IDisposable {
       server_root: serverRoot(),
       client: this._options.client,
       documents: true, // this front applies notebook_request to its notebook
+      agent: '', // a page, not an outside agent's link (DESIGN §14)
       ...this._options.resume()
     };
   }

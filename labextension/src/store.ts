@@ -55,6 +55,8 @@ export type ToolEntry = {
   /** Only the input's JSON so far is known: the tool has not started. */
   streaming: boolean;
   done: boolean;
+  /** The outside agent that made the call (e.g. 'Claude Code'); '' or none: Loom's own. */
+  outside?: string;
 };
 export type ApprovalEntry = {
   kind: 'approval';
@@ -124,7 +126,13 @@ const toolKey = (callId: string): string => `c:${callId}`;
 const approvalKey = (requestId: string): string => `r:${requestId}`;
 
 /** A tool card's entry before anything but its call is known. */
-function newTool(turn: number, callId: string, name: string, input: unknown): ToolEntry {
+function newTool(
+  turn: number,
+  callId: string,
+  name: string,
+  input: unknown,
+  outside = ''
+): ToolEntry {
   return {
     kind: 'tool',
     key: toolKey(callId),
@@ -137,7 +145,8 @@ function newTool(turn: number, callId: string, name: string, input: unknown): To
     isError: false,
     durationMs: null,
     streaming: false,
-    done: false
+    done: false,
+    outside
   };
 }
 
@@ -157,7 +166,8 @@ export function historyEntries(items: HistoryEntry[]): Entry[] {
         isError: item.is_error,
         durationMs: null,
         streaming: false,
-        done: true
+        done: true,
+        outside: item.outside ?? ''
       };
       return [tool];
     }
@@ -305,7 +315,13 @@ export class ChatStore {
         this._trust(message.trust, message.show);
         return;
       case 'tool_started':
-        this._toolStarted(message.turn, message.call_id, message.name, message.input);
+        this._toolStarted(
+          message.turn,
+          message.call_id,
+          message.name,
+          message.input,
+          message.outside ?? ''
+        );
         return;
       case 'tool_input':
         this._toolInput(message);
@@ -558,10 +574,16 @@ export class ChatStore {
   }
 
   /** A card made while the input streamed is the same card: it gets the parsed input. */
-  private _toolStarted(turn: number, callId: string, name: string, input: unknown): void {
+  private _toolStarted(
+    turn: number,
+    callId: string,
+    name: string,
+    input: unknown,
+    outside = ''
+  ): void {
     this._endThinking(turn);
     if (!this._byKey.has(toolKey(callId))) {
-      this._add(newTool(turn, callId, name, input));
+      this._add(newTool(turn, callId, name, input, outside));
       return;
     }
     this._update(toolKey(callId), entry => {
@@ -575,7 +597,13 @@ export class ChatStore {
 
   private _toolFinished(message: Extract<KernelMessage, { type: 'tool_finished' }>): void {
     if (!this._byKey.has(toolKey(message.call_id))) {
-      this._toolStarted(message.turn, message.call_id, message.name, message.input);
+      this._toolStarted(
+        message.turn,
+        message.call_id,
+        message.name,
+        message.input,
+        message.outside ?? ''
+      );
     }
     this._update(toolKey(message.call_id), entry => {
       if (entry.kind === 'tool') {

@@ -16,6 +16,7 @@ from loom_jupyter.archive.failures import map_sqlite_error
 from loom_jupyter.archive.lease import LeaseMixin
 from loom_jupyter.archive.ledger import LedgerMixin
 from loom_jupyter.archive.opening import connection_pragmas, prepare_file
+from loom_jupyter.archive.outside import OutsideCallsMixin
 from loom_jupyter.archive.sessions import SessionsMixin
 from loom_jupyter.archive.tasks import TasksMixin
 from loom_jupyter.archive.turns import TurnsMixin
@@ -40,6 +41,7 @@ class Archive(
     TasksMixin,
     CellChangesMixin,
     ExecutionsMixin,
+    OutsideCallsMixin,
 ):
     """An open archive. Get one with ``async with Archive.open(path) as archive``.
 

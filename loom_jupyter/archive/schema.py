@@ -300,6 +300,22 @@ def mark_late_executions(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE executions ADD COLUMN late INTEGER NOT NULL DEFAULT 0")
 
 
+def create_outside_calls(db: sqlite3.Connection) -> None:
+    """``outside_calls``: which ``tool`` turns an outside agent made, and which client
+    (DESIGN §14, ``loom-jupyter mcp``; the name from MCP's ``clientInfo``)."""
+    db.execute(
+        """
+        CREATE TABLE outside_calls (
+            session_id TEXT NOT NULL REFERENCES cowork_sessions(id) ON DELETE CASCADE,
+            turn_number INTEGER NOT NULL,
+            client TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (session_id, turn_number)
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Migration] = [
     Migration("create_sessions_and_turns", create_sessions_and_turns),
     Migration("create_turns_fts", create_turns_fts),
@@ -310,6 +326,7 @@ MIGRATIONS: list[Migration] = [
     Migration("create_cell_changes", create_cell_changes),
     Migration("create_executions", create_executions),
     Migration("mark_late_executions", mark_late_executions),
+    Migration("create_outside_calls", create_outside_calls),
 ]
 """Every schema step, oldest first; a file's ``user_version`` counts those applied."""
 

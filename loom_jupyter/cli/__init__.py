@@ -38,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for spec in commands_for("cli"):  # the command registry's, declared once
         _add_command(commands, spec)
+    _add_mcp(commands)
     return parser
 
 
@@ -61,11 +62,48 @@ def _add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser], 
     add_arguments(sub, spec.args, "cli")
 
 
+def _add_mcp(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    about = (
+        "A stdio MCP server for an outside agent (Claude Code, any MCP client): Loom's tools "
+        "in the live kernel of a notebook open on a running Jupyter Server, each call approved, "
+        "archived and shown in the Loom sidebar as Loom's own are. It talks to the kernel only "
+        "through Jupyter Server's authenticated kernel API; it opens no port."
+    )
+    sub = commands.add_parser(
+        "mcp",
+        help="serve Loom's tools to an outside agent over MCP (stdio)",
+        description=about,
+        epilog="examples:\n  claude mcp add loom -- loom-jupyter mcp\n"
+        "  loom-jupyter mcp --notebook analysis.ipynb\n"
+        "  loom-jupyter mcp --server-url http://127.0.0.1:8888/base/ --token TOKEN\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub.add_argument(
+        "--server-url",
+        metavar="URL",
+        help="the Jupyter Server (with its base path, if any); default: the running server "
+        "found in Jupyter's runtime folder whose root holds the notebook, else the newest",
+    )
+    sub.add_argument(
+        "--token", metavar="TOKEN", help="its token (default: the runtime file's, or JUPYTER_TOKEN)"
+    )
+    sub.add_argument(
+        "--notebook",
+        metavar="PATH",
+        help="the notebook, as the server names it or a real path under its root; default: "
+        "the only one open, else the most recently active",
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``loom-jupyter``; returns the exit status."""
     from loom_jupyter.cli.commands import run_command
 
     args = build_parser().parse_args(argv)
+    if args.command == "mcp":  # a server on stdio: it prints nothing of its own
+        from loom_jupyter.outside.server import serve
+
+        return serve(args.server_url, args.token, args.notebook)
     try:
         output = _trust(args) if args.command == "trust" else asyncio.run(run_command(args))
     except (UsageError, UsageProblem) as error:

@@ -67,7 +67,12 @@ LAYERS = (
     layer("orchestrator", "orchestrator"),
     layer("host", "host"),
     layer("test kit", "testing"),
-    layer("fronts", "jupyter", "cli"),
+    layer("fronts", "jupyter"),
+    # Outside agents (DESIGN §14): `loom-jupyter mcp` reaches a kernel through Jupyter Server
+    # and loads Loom the sidebar's way (jupyter/autoload.py), never the Jupyter stack itself.
+    layer("outside agents", "outside"),
+    # The command line starts the MCP server; it still never imports the Jupyter front.
+    layer("command line", "cli", never=frozenset({"jupyter"})),
     # Writes the generated files (the protocol's schema, the page's tables): nothing imports it.
     layer("build tools", "buildtools"),
 )

@@ -141,6 +141,10 @@ OUTBOUND: tuple[p.Outbound, ...] = (
     p.KeyMsg(True, "~/.config/loom/anthropic-api-key (readable by you only)"),
     p.KeyMsg(False, "", "That does not look like an API key: nothing was saved."),
     p.ExamplesMsg(("Describe `df`: its columns, types and missing values", "Plot `df` by month")),
+    p.OutsideResult("o1", False, (
+        p.OutsidePart("text", "made 42"),
+        p.OutsidePart("image", data="iVBORw0KGgo=", media_type="image/png"),
+    )),
 )  # fmt: skip
 INBOUND: tuple[p.Inbound, ...] = (
     p.Hello("nb.ipynb", 12, "k1", "notebook7", "/srv", p.PROTOCOL_MAJOR, True, p.PROTOCOL_MINOR),
@@ -168,6 +172,7 @@ INBOUND: tuple[p.Inbound, ...] = (
     p.TrustDecisionMsg("trust"),
     p.SetKey("sk-ant-api03-not-a-real-key-0000"),
     p.Examples(),
+    p.OutsideCall("o1", "Claude Code", "run_python", {"code": "answer = 42"}),
 )  # fmt: skip
 
 

@@ -42,7 +42,8 @@ export type Outbound =
   | ApprovalModeMsg
   | TrustMsg
   | KeyMsg
-  | ExamplesMsg;
+  | ExamplesMsg
+  | OutsideResult;
 /**
  * A message from the front (`comm_open` data, then `comm_msg` data).
  */
@@ -67,7 +68,8 @@ export type Inbound =
   | WhereFrom
   | TrustDecisionMsg
   | SetKey
-  | Examples;
+  | Examples
+  | OutsideCall;
 
 /**
  * What every kernel -> front message carries beside its own fields.
@@ -192,6 +194,10 @@ export interface ToolItem {
   summary: string;
   is_error: boolean;
   result: string;
+  /**
+   * The outside agent that made this call (`"Claude Code"`); `""`: Loom's own agent. (Protocol 1.1; may be absent.)
+   */
+  outside?: string;
   kind: 'tool';
 }
 /**
@@ -368,6 +374,10 @@ export interface ToolStartedMsg {
   input: {
     [k: string]: unknown | undefined;
   };
+  /**
+   * The outside agent that made this call (`"Claude Code"`); `""`: Loom's own agent. (Protocol 1.1; may be absent.)
+   */
+  outside?: string;
   type: 'tool_started';
 }
 /**
@@ -390,6 +400,10 @@ export interface ToolFinishedMsg {
   input: {
     [k: string]: unknown | undefined;
   };
+  /**
+   * The outside agent that made this call (`"Claude Code"`); `""`: Loom's own agent. (Protocol 1.1; may be absent.)
+   */
+  outside?: string;
   type: 'tool_finished';
 }
 /**
@@ -774,6 +788,34 @@ export interface ExamplesMsg {
   type: 'examples';
 }
 /**
+ * The result of an `outside_call`, to the link that sent it only: capped and redacted
+ * as the agent's own tool results are.
+ */
+export interface OutsideResult {
+  request_id: string;
+  is_error: boolean;
+  content: OutsidePart[];
+  type: 'outside_result';
+}
+/**
+ * One piece of an outside call's result: text, or an image (a figure).
+ */
+export interface OutsidePart {
+  kind: 'text' | 'image';
+  /**
+   * The text (a `text` part).
+   */
+  text: string;
+  /**
+   * The image, base64-encoded (an `image` part).
+   */
+  data: string;
+  /**
+   * The image's type, e.g. `image/png`.
+   */
+  media_type: string;
+}
+/**
  * The first message (the `comm_open` data); sent again as a `comm_msg` to re-sync.
  *
  * With `since_seq` and the `kernel_session` it saw, a front asks for a replay of what
@@ -817,6 +859,12 @@ export interface Hello {
    * omits it). (Protocol 1.1; may be absent.)
    */
   minor?: number;
+  /**
+   * Not a page: an outside agent's link (`loom-jupyter mcp`, DESIGN §14), naming its client
+   * (MCP `clientInfo`, e.g. `"Claude Code"`). Such a link gets no `welcome` and no broadcasts,
+   * is never asked to approve, and sends only `outside_call`s (`""`: a page). (Protocol 1.1; may be absent.)
+   */
+  agent?: string;
   type: 'hello';
 }
 /**
@@ -1088,6 +1136,35 @@ export interface Examples {
    */
   request_id?: string | null;
   type: 'examples';
+}
+/**
+ * An outside agent's tool call (DESIGN §14), from an `agent` link: run `tool` with
+ * `input` through this kernel's host as the agent's own call would run (approval mode,
+ * folder trust, the floor, the archive). Answered with `outside_result` to that link only;
+ * every page sees the call as a tool card marked with the client's name.
+ */
+export interface OutsideCall {
+  /**
+   * The link's id for the call; the `outside_result` carries it back.
+   */
+  request_id: string;
+  /**
+   * Who calls, from MCP's `clientInfo` (e.g. `"Claude Code"`).
+   */
+  client: string;
+  /**
+   * One of Loom's tools: `run_python`, `inspect_variables`, `read_notebook`,
+   * `insert_cell`, `edit_cell`, `run_cell`, `conversation_recall`, `rebuild_variables`,
+   * `variable_provenance`.
+   */
+  tool: string;
+  /**
+   * The tool's input, as the agent's own tool takes it.
+   */
+  input: {
+    [k: string]: unknown | undefined;
+  };
+  type: 'outside_call';
 }
 
 /**

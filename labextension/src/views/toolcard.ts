@@ -32,8 +32,12 @@ export class ToolCard {
     const state = Private.state(entry);
     this.node.dataset.state = state;
     this.node.dataset.tool = entry.name;
+    if (entry.outside) {
+      this.node.dataset.outside = entry.outside; // an outside agent's call (DESIGN §14)
+    }
     this._summary.replaceChildren(
       h('span', { className: 'loom-ToolCard-icon', text: Private.ICONS[state] }),
+      ...Private.outside(entry),
       h('span', { className: 'loom-ToolCard-name', text: entry.name }),
       h('span', { className: 'loom-ToolCard-summary', text: entry.summary }),
       h('span', {
@@ -59,6 +63,21 @@ export class ToolCard {
 }
 
 namespace Private {
+  /** "Claude Code ran": who made an outside agent's call, before the tool's name. */
+  export function outside(entry: ToolEntry): HTMLElement[] {
+    if (!entry.outside) {
+      return [];
+    }
+    const verb = entry.done ? 'ran' : 'runs';
+    return [
+      h('span', {
+        className: 'loom-ToolCard-outside',
+        loom: 'outside-agent',
+        text: `${entry.outside} ${verb}`
+      })
+    ];
+  }
+
   export const ICONS = { streaming: '✎', running: '⋯', done: '✓', error: '✗' } as const;
 
   /** streaming: the model is still writing the input; running: the tool has started. */

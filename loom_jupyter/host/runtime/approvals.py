@@ -1,9 +1,10 @@
 """The session's approver: the sidebar, stdin, or both (first answer wins).
 
-A sidebar turn asks the sidebar only. A cell turn asks on stdin and, when a
-sidebar is open, there too: whichever answers first decides, the other is
-closed (the stdin question is ended in the main thread; the sidebar gets
-``approval_closed``). Without a sidebar this is the plain stdin approver.
+A sidebar turn asks the sidebar only, and so does an outside agent's call (DESIGN
+§14). A cell turn asks on stdin and, when a sidebar is open, there too: whichever
+answers first decides, the other is closed (the stdin question is ended in the main
+thread; the sidebar gets ``approval_closed``). Without a sidebar this is the plain
+stdin approver.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ class SharedApprover:
     async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer:
         """Ask, and wait for the first answer."""
         request_id = request.call_id or uuid.uuid4().hex
-        if self._hub.sidebar_turn():
+        if self._hub.sidebar_turn() or self._hub.outside_turn():
             decision = await self._hub.ask(request_id, request)
             if decision is None:
                 return "no"  # the sidebar closed: nobody left to ask

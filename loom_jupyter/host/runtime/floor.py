@@ -43,6 +43,9 @@ __all__ = ["FloorState", "TurnFloor"]
 _log = logging.getLogger(__name__)
 
 
+_WHO = {"sidebar": "the sidebar", "cell": "a cell", "outside": "an outside agent's call"}
+
+
 class FloorState:
     """What a successor floor takes over (the notebook was renamed): the numbered log and
     the delegation task views, so open sidebars see no restart."""
@@ -73,6 +76,7 @@ class TurnFloor:
         self.can_ask: Callable[[], bool] = lambda: False  # is a front open that answers?
         self._approvals: dict[str, asyncio.Future[Decision | None]] = {}
         self._running: asyncio.Task[None] | None = None
+        self._idle: list[asyncio.Future[None]] = []  # outside calls waiting for the floor
 
     def release(self) -> FloorState:
         """What a successor takes over."""
@@ -130,7 +134,7 @@ class TurnFloor:
     def begin(self, source: Source, text: str, client_id: str | None) -> TurnMirror:
         """A turn starts (engine loop); LoomError while another one runs."""
         if self.mirror is not None:
-            who = "the sidebar" if self.mirror.source == "sidebar" else "a cell"
+            who = _WHO[self.mirror.source]
             raise LoomError(f"A turn started from {who} is running; wait for it or stop it.")
         session = self._session()
         self.mirror = TurnMirror(
@@ -148,6 +152,28 @@ class TurnFloor:
         if mirror is not None and self.state.state != "idle":
             self.broadcast(Status("idle"), mirror.turn)
         self._start_next()
+        if not self.busy:
+            waiting, self._idle = self._idle, []
+            for future in waiting:
+                if not future.done():
+                    future.set_result(None)
+
+    async def until_idle(self, timeout: float) -> bool:
+        """Wait (engine loop) until no turn runs or starts; False when ``timeout`` seconds
+        passed first. An outside agent's call takes the floor right after, with no await in
+        between, so it never overtakes a turn that was waiting."""
+        deadline = self._loop.time() + timeout
+        while self.busy:
+            left = deadline - self._loop.time()
+            if left <= 0:
+                return False
+            future: asyncio.Future[None] = self._loop.create_future()
+            self._idle.append(future)
+            try:
+                await asyncio.wait_for(future, left)
+            except TimeoutError:
+                return not self.busy
+        return True
 
     @property
     def busy(self) -> bool:
@@ -157,6 +183,11 @@ class TurnFloor:
     def sidebar_turn(self) -> bool:
         """Whether the running turn came from the sidebar."""
         return self.mirror is not None and self.mirror.source == "sidebar"
+
+    def outside_turn(self) -> bool:
+        """Whether an outside agent's call holds the floor (DESIGN §14): its approvals are
+        asked in the open sidebars only."""
+        return self.mirror is not None and self.mirror.source == "outside"
 
     def submit(self, text: str, client_id: str) -> None:
         """A message to run as a turn: now, or after the queue (a resend is ignored)."""

@@ -36,12 +36,18 @@ async def history_page(
         return (), None
     start = max(1, end - rows + 1)
     turns = await archive.get_turns(session_id, start, end)
-    items = tuple(item for turn in turns if (item := history_item(turn)) is not None)
+    outside = await archive.outside_clients(session_id, start, end)  # outside agents' calls
+    items = tuple(
+        item
+        for turn in turns
+        if (item := history_item(turn, outside.get(turn.turn_number, ""))) is not None
+    )
     return items, (start if start > 1 else None)
 
 
-def history_item(turn: Turn) -> HistoryItem | ToolItem | None:
-    """One archive row as the sidebar shows it (None for rows it does not show)."""
+def history_item(turn: Turn, outside: str = "") -> HistoryItem | ToolItem | None:
+    """One archive row as the sidebar shows it (None for rows it does not show); ``outside``
+    names the outside agent that made a ``tool`` row (DESIGN §14)."""
     if turn.role == "tool":
         return ToolItem(
             turn=turn.turn_number,
@@ -51,6 +57,7 @@ def history_item(turn: Turn) -> HistoryItem | ToolItem | None:
             summary=first_line(turn.content),
             is_error=turn.is_error,
             result=cap(turn.content),
+            outside=outside,
         )
     if turn.role == "user" and turn.content.strip():
         return HistoryItem(turn.role, turn.turn_number, turn.content)

@@ -33,7 +33,9 @@ if TYPE_CHECKING:
 
 __all__ = ["TurnMirror"]
 
-Source = Literal["cell", "sidebar"]
+Source = Literal["cell", "sidebar", "outside"]
+"""Who began the turn; ``outside``: an outside agent's tool call (DESIGN §14), which
+publishes its own tool messages (marked with the client's name), never engine events."""
 _TURN_TYPES = frozenset(
     {
         "turn_started",
@@ -75,8 +77,9 @@ class TurnMirror:
         turn = self.turn or 0
         if event.kind == "turn_started":
             self.turn = event.turn_number
+            began: Literal["cell", "sidebar"] = "cell" if self.source == "cell" else "sidebar"
             return [
-                TurnStartedMsg(event.turn_number, self.source, self.text, self.client_id),
+                TurnStartedMsg(event.turn_number, began, self.text, self.client_id),
                 Status("thinking"),
             ]
         if event.kind == "text_delta":

@@ -74,6 +74,9 @@ __all__ = [
     "Origin",
     "OriginStep",
     "Outbound",
+    "OutsideCall",
+    "OutsidePart",
+    "OutsideResult",
     "ProtocolError",
     "QueueMsg",
     "Queued",
@@ -201,6 +204,10 @@ class Hello:
     minor: int = since("1.1", 0)
     """The front's minor protocol version: `protocol` 1 and `minor` 2 is 1.2 (a 1.0 front
     omits it)."""
+    agent: str = since("1.1", "")
+    """Not a page: an outside agent's link (`loom-jupyter mcp`, DESIGN §14), naming its client
+    (MCP `clientInfo`, e.g. `"Claude Code"`). Such a link gets no `welcome` and no broadcasts,
+    is never asked to approve, and sends only `outside_call`s (`""`: a page)."""
     type: Literal["hello"] = "hello"
 
     @property
@@ -421,6 +428,26 @@ class SetKey:
 
 
 @dataclass(frozen=True)
+class OutsideCall:
+    """An outside agent's tool call (DESIGN §14), from an `agent` link: run `tool` with
+    `input` through this kernel's host as the agent's own call would run (approval mode,
+    folder trust, the floor, the archive). Answered with `outside_result` to that link only;
+    every page sees the call as a tool card marked with the client's name."""
+
+    request_id: str
+    """The link's id for the call; the `outside_result` carries it back."""
+    client: str
+    """Who calls, from MCP's `clientInfo` (e.g. `"Claude Code"`)."""
+    tool: str
+    """One of Loom's tools: `run_python`, `inspect_variables`, `read_notebook`,
+    `insert_cell`, `edit_cell`, `run_cell`, `conversation_recall`, `rebuild_variables`,
+    `variable_provenance`."""
+    input: dict[str, Any] = field(default_factory=dict)
+    """The tool's input, as the agent's own tool takes it."""
+    type: Literal["outside_call"] = "outside_call"
+
+
+@dataclass(frozen=True)
 class Examples:
     """Ask for example prompts built from the live namespace (an empty conversation shows
     them); answered with `examples`, to this front only."""
@@ -452,6 +479,7 @@ Inbound: TypeAlias = (
     | TrustDecisionMsg
     | SetKey
     | Examples
+    | OutsideCall
 )
 Request: TypeAlias = LoadMore | Sessions | Search | Complete | Command | WhereFrom | Examples
 """The front's messages answered by one reply to that front (`history`, `sessions`,
@@ -528,6 +556,8 @@ class ToolItem:
     summary: str
     is_error: bool
     result: str
+    outside: str = since("1.1", "")
+    """The outside agent that made this call (`"Claude Code"`); `""`: Loom's own agent."""
     kind: Literal["tool"] = "tool"
 
 
@@ -755,6 +785,8 @@ class ToolStartedMsg:
     summary: str
     input: dict[str, Any] = field(default_factory=dict)
     """The call's input, read from the archived assistant turn."""
+    outside: str = since("1.1", "")
+    """The outside agent that made this call (`"Claude Code"`); `""`: Loom's own agent."""
     type: Literal["tool_started"] = "tool_started"
 
 
@@ -786,6 +818,8 @@ class ToolFinishedMsg:
     """Capped at 4,000 characters."""
     input: dict[str, Any] = field(default_factory=dict)
     """From the archive."""
+    outside: str = since("1.1", "")
+    """The outside agent that made this call (`"Claude Code"`); `""`: Loom's own agent."""
     type: Literal["tool_finished"] = "tool_finished"
 
 
@@ -1045,6 +1079,30 @@ class ExamplesMsg:
     type: Literal["examples"] = "examples"
 
 
+@dataclass(frozen=True)
+class OutsidePart:
+    """One piece of an outside call's result: text, or an image (a figure)."""
+
+    kind: Literal["text", "image"]
+    text: str = ""
+    """The text (a `text` part)."""
+    data: str = ""
+    """The image, base64-encoded (an `image` part)."""
+    media_type: str = ""
+    """The image's type, e.g. `image/png`."""
+
+
+@dataclass(frozen=True)
+class OutsideResult:
+    """The result of an `outside_call`, to the link that sent it only: capped and redacted
+    as the agent's own tool results are."""
+
+    request_id: str
+    is_error: bool
+    content: tuple[OutsidePart, ...]
+    type: Literal["outside_result"] = "outside_result"
+
+
 Outbound: TypeAlias = (
     Welcome
     | History
@@ -1076,6 +1134,7 @@ Outbound: TypeAlias = (
     | TrustMsg
     | KeyMsg
     | ExamplesMsg
+    | OutsideResult
 )
 
 

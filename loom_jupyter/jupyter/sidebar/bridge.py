@@ -46,6 +46,7 @@ class Peer:
     ready: bool = False  # welcomed (or caught up): broadcasts reach it from now on
     protocol: str | None = None  # the version (major.minor) of a front this kernel cannot serve
     documents: bool = False  # its page holds the notebook and applies notebook requests
+    outside: str = ""  # an outside agent's link (DESIGN §14): its client's name; no page
 
     @property
     def id(self) -> str:

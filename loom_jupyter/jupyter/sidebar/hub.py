@@ -33,7 +33,13 @@ if TYPE_CHECKING:
     from loom_jupyter.host.host import Host
     from loom_jupyter.host.runtime.floor import FloorState
     from loom_jupyter.host.runtime.stream import Published
-    from loom_jupyter.host.wire.protocol import Hello, Inbound, NotebookRequest, Outbound
+    from loom_jupyter.host.wire.protocol import (
+        Hello,
+        Inbound,
+        NotebookRequest,
+        Outbound,
+        OutsideCall,
+    )
 
 __all__ = ["Handover", "SidebarHub"]
 
@@ -95,8 +101,8 @@ class SidebarHub:
 
     @property
     def has_fronts(self) -> bool:
-        """Whether a sidebar is open."""
-        return self.link is not None and bool(self.link.peers)
+        """Whether a sidebar is open (an outside agent's link is none: it never approves)."""
+        return self.link is not None and any(not peer.outside for peer in self.link.peers)
 
     # -- the notebook's document ---------------------------------------------------------
 
@@ -161,6 +167,8 @@ class SidebarHub:
         host, floor = self._host, self._host.floor
         if peer.protocol is not None and m.type != "hello":  # it was told why, once more
             raise LoomError(version_notice(peer.protocol))
+        if (m.type == "outside_call") != bool(peer.outside) and m.type != "hello":
+            raise LoomError(_link_refusal(peer, m.type))  # an agent never approves its calls
         if m.type == "hello":
             await self._hello(peer, m)
         elif m.type == "send":
@@ -209,15 +217,20 @@ class SidebarHub:
             await self._set_key(peer, m.key)
         elif m.type == "examples":
             await self._examples(peer)
+        elif m.type == "outside_call":
+            await self._outside_call(peer, m)
         else:
             assert_never(m)
 
     async def _hello(self, peer: Peer, hello: Hello) -> None:
         peer.ready = False  # a re-sync: nothing else until it is caught up
         peer.protocol = None if hello.understood else hello.version  # any minor is served
-        peer.documents = hello.documents
+        peer.documents = hello.documents and not hello.agent
+        peer.outside = hello.agent
         if peer.protocol is not None:  # never a half-served chat: the notice, nothing else
             self._reply(peer, NoticeMsg(version_notice(peer.protocol), "error"))
+            return
+        if peer.outside:  # an outside agent's link: no welcome, no broadcasts (DESIGN §14)
             return
         await self._host.follow_notebook(hello.notebook_path, hello.server_root)  # renamed?
         log = self._host.floor.log
@@ -290,11 +303,33 @@ class SidebarHub:
         prompts = await example_prompts(self._host.mention_sources(session).kernel)
         self._reply(peer, ExamplesMsg(prompts))
 
+    async def _outside_call(self, peer: Peer, call: OutsideCall) -> None:
+        """An outside agent's tool call, run through the host; the result to its link only."""
+        from loom_jupyter.host.services.outside import failed, run_outside_call
+
+        try:
+            result = await run_outside_call(self._host, call)
+        except Exception as exc:  # the link waits for this request's answer: always give one
+            _log.exception("an outside call failed")
+            result = failed(call.request_id, f"loom: {type(exc).__name__}: {exc}")
+        self._reply(peer, result)
+
     async def _search(self, peer: Peer, query: str) -> None:
         page = await self._host.views.search_page(query)
         self._reply(peer, SearchResults(page.query, page.hits))
         if page.note:
             self._reply(peer, NoticeMsg(f"The search is long: {page.note} of it.", "info"))
+
+
+def _link_refusal(peer: Peer, kind: str) -> str:
+    """Why a message does not fit its link: a page sent an outside call, or an outside
+    agent's link sent a page's message (it may not approve, send or switch)."""
+    if peer.outside:
+        return (
+            f"loom: {peer.outside}'s link only calls tools (`outside_call`); a '{kind}' comes "
+            "from a page, and approvals are the person's"
+        )
+    return "loom: an 'outside_call' comes from an outside agent's link (a hello with 'agent')"
 
 
 def _supports_subshells(link: CommLink | None) -> bool:

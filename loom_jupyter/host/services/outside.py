@@ -1,0 +1,228 @@
+"""An outside agent's tool call, run through this kernel's host (DESIGN §14).
+
+``loom-jupyter mcp`` lets an outside agent (Claude Code, any MCP client) call Loom's tools
+in the notebook's kernel. Each call arrives as an ``outside_call`` on the ``loom`` comm and
+runs here exactly as the agent's own call would: the tool from the session's registry, the
+session's approval mode and the folder's trust (under ``ask`` the open sidebars' approval
+card asks; with no page to ask on, a write call is refused with a word naming
+``%cowork approval``), notebook edits through the page that holds the notebook (shown as
+diffs there), output redacted and capped. The call takes the host's floor: it waits for a
+running Loom turn (or says so after :data:`WAIT_SECONDS`), and a sidebar message sent
+meanwhile queues behind it. Every call is archived in the notebook's session as a ``tool``
+turn marked with the client's name, and every page sees it live as a tool card marked as
+the client's.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Protocol
+
+from loom_jupyter.errors import LoomError
+from loom_jupyter.host.runtime.history import cap, first_line
+from loom_jupyter.host.wire.protocol import (
+    OutsidePart,
+    OutsideResult,
+    Status,
+    ToolFinishedMsg,
+    ToolStartedMsg,
+)
+from loom_jupyter.messages import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock, TurnDraft
+from loom_jupyter.tools.base import ToolOutput
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from loom_jupyter.host.runtime.floor import TurnFloor
+    from loom_jupyter.host.wire.protocol import OutsideCall
+    from loom_jupyter.lineage import Provenance
+    from loom_jupyter.session.conversation import CoworkSession
+
+__all__ = [
+    "KERNEL_TOOLS",
+    "NO_PAGE",
+    "WAIT_SECONDS",
+    "OutsideHost",
+    "failed",
+    "run_outside_call",
+]
+
+KERNEL_TOOLS = (
+    "run_python",
+    "inspect_variables",
+    "read_notebook",
+    "insert_cell",
+    "edit_cell",
+    "run_cell",
+    "conversation_recall",
+    "rebuild_variables",
+    "variable_provenance",
+)
+"""The tools an outside agent may call in the kernel (``list_notebooks`` is the bridge's)."""
+WAIT_SECONDS = 120.0
+"""How long a call waits for a running Loom turn before it says so."""
+NO_PAGE = (
+    "{tool} changes the notebook's kernel or cells, and this notebook's approval mode is "
+    "`ask`, but no page with the Loom sidebar is open on it to ask the person, so it was not "
+    "run. Ask the person to open the notebook in JupyterLab (the Loom sidebar shows the "
+    "approval card), or to run `%cowork approval auto` in a cell to let calls run without "
+    "asking; then call it again."
+)
+
+
+class OutsideHost(Protocol):
+    """What an outside call needs of the :class:`~loom_jupyter.host.host.Host`."""
+
+    @property
+    def floor(self) -> TurnFloor:
+        """One turn (or outside call) at a time; the stream every page sees."""
+        ...
+
+    async def session_async(self) -> CoworkSession:
+        """The conversation, once the host has opened it."""
+        ...
+
+    async def provenance(self, name: str) -> Provenance:
+        """Where ``name`` came from, by the archived executions."""
+        ...
+
+
+def failed(request_id: str, message: str) -> OutsideResult:
+    """An error result carrying ``message``."""
+    return OutsideResult(request_id, True, (OutsidePart("text", message),))
+
+
+async def run_outside_call(host: OutsideHost, call: OutsideCall) -> OutsideResult:
+    """Run ``call`` through the host (engine loop) and archive it; never raises for the
+    call's own problems (an unknown tool, bad input, a refusal: an error result)."""
+    if call.tool not in KERNEL_TOOLS:
+        known = ", ".join(KERNEL_TOOLS)
+        return failed(call.request_id, f"Unknown tool {call.tool!r}. Loom's tools: {known}.")
+    client = " ".join(call.client.split())[:80] or "An outside agent"
+    session = await host.session_async()
+    floor = host.floor
+    if not await floor.until_idle(WAIT_SECONDS):
+        who = "the sidebar" if floor.sidebar_turn() else "a cell"
+        return failed(
+            call.request_id,
+            f"A Loom turn started from {who} is running in this notebook; this call waited "
+            f"{WAIT_SECONDS:.0f} s for it. Call again once it ends (the person can press "
+            "Stop in the Loom sidebar).",
+        )
+    floor.begin("outside", f"{client} ran {call.tool}", None)  # no await since the wait
+    try:
+        return await _run(host, session, call, client)
+    finally:
+        floor.end()
+
+
+async def _run(
+    host: OutsideHost, session: CoworkSession, call: OutsideCall, client: str
+) -> OutsideResult:
+    floor = host.floor
+    sid = await session.ensure_session_id()
+    number = await session.archive.last_turn_number(sid) + 1  # the row this call becomes
+    use = ToolUseBlock(f"outside_{uuid.uuid4().hex[:20]}", call.tool, dict(call.input))
+    summary = _summary(use)
+    floor.broadcast(Status("thinking", f"{client} runs {call.tool}"))
+    floor.broadcast(ToolStartedMsg(number, use.id, use.name, summary, dict(use.input), client))
+    began = time.monotonic()
+    session.answering = number  # its executions are recorded under this turn
+    try:
+        output = await _output(host, session, use, sid, number)
+    except LoomError as exc:
+        output = _error(str(exc))
+    finally:
+        session.answering = None
+    text = output.text_content
+    blocks = tuple(b for b in output.content if isinstance(b, TextBlock | ImageBlock))
+    draft = TurnDraft(
+        role="tool",
+        content=text,
+        blocks=(ToolResultBlock(use.id, blocks, output.is_error),),
+        tool_name=use.name,
+        tool_call_id=use.id,
+        tool_input=dict(use.input),
+        is_error=output.is_error,
+        token_count=_tokens(text, blocks),
+        kernel_session=session.owner,
+    )
+    number = await session.archive.append_outside_call(sid, draft, client)
+    ms = int((time.monotonic() - began) * 1000)
+    line = output.summary or first_line(text) or summary
+    finished = ToolFinishedMsg(
+        number, use.id, use.name, line, output.is_error, ms, cap(text), dict(use.input), client
+    )
+    floor.broadcast(finished)
+    return OutsideResult(call.request_id, output.is_error, _parts(blocks))
+
+
+async def _output(
+    host: OutsideHost, session: CoworkSession, use: ToolUseBlock, sid: str, number: int
+) -> ToolOutput:
+    if use.name == "variable_provenance":
+        return await _provenance(host, use.input)
+    registry = session.tools
+    tool = registry.check_call(use)
+    if isinstance(tool, ToolOutput):
+        return tool  # an unknown tool or bad input: the registry's words
+    ctx = replace(session._tool_context(sid, number), call_id=use.id)
+    policy = session.policy
+    if policy.will_ask(tool, use, ctx) and not host.floor.can_ask():
+        return _error(NO_PAGE.format(tool=use.name))
+    if policy.will_ask(tool, use, ctx):
+        host.floor.broadcast(Status("waiting-approval", f"waiting for approval: {use.name}"))
+    decision = await policy.check(tool, use, ctx)
+    if not decision.allowed:
+        return decision.to_output()
+    host.floor.broadcast(Status("thinking", f"running {use.name}"))
+    return await registry.run(use, ctx)  # redacted, then capped, as the agent's own
+
+
+async def _provenance(host: OutsideHost, args: Mapping[str, Any]) -> ToolOutput:
+    """``variable_provenance``: the lineage trace of one variable, as text."""
+    from loom_jupyter.host.services.origins import check_name
+    from loom_jupyter.tools.rebuild import provenance_text
+
+    name = args.get("name")
+    extra = sorted(set(args) - {"name"})
+    if not isinstance(name, str) or extra:
+        problem = f"unexpected field(s) {', '.join(extra)}" if extra else "'name' must be a string"
+        return _error(
+            f"Invalid input for variable_provenance: {problem}. Call it with "
+            '{"name": "df"}: the variable whose origin you want.'
+        )
+    try:
+        variable = check_name(name)
+    except LoomError as exc:
+        return _error(f'{exc}. Give a variable\'s name, e.g. {{"name": "df"}}.')
+    text = provenance_text(await host.provenance(variable))
+    return ToolOutput.text(text, summary=first_line(text))
+
+
+def _error(message: str) -> ToolOutput:
+    return ToolOutput.error(message)
+
+
+def _summary(use: ToolUseBlock) -> str:
+    from loom_jupyter.engine.agent import summarize_input
+
+    return summarize_input(use)
+
+
+def _tokens(text: str, blocks: tuple[TextBlock | ImageBlock, ...]) -> int:
+    from loom_jupyter.engine.tokens import turn_tokens
+
+    return turn_tokens(text, blocks)
+
+
+def _parts(blocks: tuple[TextBlock | ImageBlock, ...]) -> tuple[OutsidePart, ...]:
+    parts = []
+    for block in blocks:
+        if isinstance(block, ImageBlock):
+            parts.append(OutsidePart("image", data=block.data, media_type=block.media_type))
+        elif block.text:
+            parts.append(OutsidePart("text", block.text))
+    return tuple(parts) or (OutsidePart("text", "(no output)"),)

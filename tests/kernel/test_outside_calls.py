@@ -1,0 +1,230 @@
+"""An outside agent's tool calls through a real kernel's host (DESIGN §14), over the real comm.
+
+The link ``loom-jupyter mcp`` opens is played here straight over ZMQ: a ``hello`` with
+``agent`` and ``outside_call`` messages. A page is played by :class:`DocumentFront`. The
+approval mode is ``ask`` (the default): reads run, writes ask in the page, and without a
+page a write is refused with a word naming ``%cowork approval``. The whole path through
+Jupyter Server and the MCP SDK is ``tests/outside/``.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .conftest import archive_rows
+from .document_front import Cell, DocumentFront
+from .sidebar_wire import Wire, hello, start_wire
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    from loom_jupyter.testing import FakeAnthropic
+
+pytestmark = pytest.mark.kernel
+
+CLIENT = "Claude Code"
+
+
+@pytest.fixture(scope="module")
+def wire_notebook(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("outside") / "nb.ipynb"
+    path.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    return path
+
+
+@pytest.fixture(scope="module")
+def wire(fake: FakeAnthropic, wire_notebook: Path) -> Iterator[Wire]:
+    """One kernel with Loom loaded under ``ask``."""
+    started = start_wire(fake, wire_notebook, wire_notebook.parent / "config", approval="ask")
+    yield started
+    started.shutdown()
+
+
+@pytest.fixture(scope="module")
+def agent(wire: Wire) -> str:
+    """The outside agent's link: a comm whose hello names the client."""
+    return wire.open_comm(hello(agent=CLIENT))
+
+
+def call(wire: Wire, link: str, tool: str, front: DocumentFront | None = None, **args: Any) -> Any:
+    """One outside call; its ``outside_result`` (a page, if given, answers meanwhile)."""
+    request_id = uuid.uuid4().hex
+    message = {"type": "outside_call", "request_id": request_id, "client": CLIENT}
+    wire.send(link, {**message, "tool": tool, "input": args})
+
+    def result() -> dict[str, Any] | None:
+        if front is not None:
+            front.serve()
+        done = [e for e in wire.events(link, "outside_result") if e["request_id"] == request_id]
+        return done[0] if done else None
+
+    return wire.wait(result, f"the result of {tool}")
+
+
+def text(result: dict[str, Any]) -> str:
+    return "\n".join(part["text"] for part in result["content"] if part["kind"] == "text")
+
+
+def page(wire: Wire, *cells: Cell) -> DocumentFront:
+    comm = wire.open_comm(hello(documents=True))
+    front = DocumentFront(wire, comm, list(cells))
+    front.wait(lambda: wire.events(comm, "welcome"), "the welcome")
+    return front
+
+
+def close(wire: Wire, comm: str) -> None:
+    wire.kc.shell_channel.send(wire.kc.session.msg("comm_close", {"comm_id": comm, "data": {}}))
+
+
+def test_run_python_runs_in_the_kernel_and_is_archived_as_the_clients(
+    wire: Wire, agent: str, wire_notebook: Path
+) -> None:
+    refused = call(wire, agent, "run_python", code="answer = 41 + 1")
+    assert refused["is_error"] is True  # ask, and no page to ask on
+    assert "%cowork approval auto" in text(refused)
+    assert wire.run("%cowork approval auto")["status"] == "ok"  # the person's word
+    result = call(wire, agent, "run_python", code="answer = 41 + 1\nprint('made', answer)")
+    assert wire.run("%cowork approval ask")["status"] == "ok"
+    assert result["is_error"] is False, result
+    assert "made 42" in text(result)
+    assert wire.value("answer") == "42"  # the notebook's own namespace
+    rows = archive_rows(
+        wire_notebook,
+        "SELECT o.client, t.role, t.tool_name, t.content FROM outside_calls o JOIN "
+        "conversation_turns t USING (session_id, turn_number)",
+    )
+    assert rows[-1][:3] == (CLIENT, "tool", "run_python")
+    assert "made 42" in rows[-1][3]
+    # the execution is recorded: its provenance names it
+    traced = call(wire, agent, "variable_provenance", name="answer")
+    assert traced["is_error"] is False
+    assert "Provenance of answer" in text(traced)
+    assert "answer = 41 + 1" in text(traced)
+
+
+def test_a_page_sees_the_call_live_marked_with_the_client(wire: Wire, agent: str) -> None:
+    front = page(wire)
+    call(wire, agent, "inspect_variables", front)
+    started = wire.events(front.comm, "tool_started")[-1]
+    finished = wire.events(front.comm, "tool_finished")[-1]
+    assert started["outside"] == CLIENT
+    assert finished["outside"] == CLIENT
+    assert finished["name"] == "inspect_variables"
+    # the link itself gets no broadcasts and no welcome
+    assert not wire.events(agent, "welcome")
+    assert not wire.events(agent, "tool_started")
+    # the history a new page reads marks the call too
+    later = page(wire)
+    items = wire.events(later.comm, "welcome")[-1]["history"]
+    assert any(item.get("outside") == CLIENT for item in items if item["kind"] == "tool")
+    close(wire, front.comm)
+    close(wire, later.comm)
+
+
+def test_a_write_with_no_page_open_is_refused_naming_the_approval_magic(
+    wire: Wire, agent: str
+) -> None:
+    result = call(wire, agent, "edit_cell", cell_id="a1", source="x = 2")
+    assert result["is_error"] is True
+    assert "%cowork approval" in text(result)
+    assert "no page" in text(result)
+
+
+def test_a_write_asks_in_the_page_and_the_edit_lands_as_a_diff(wire: Wire, agent: str) -> None:
+    front = page(wire, Cell("a1", "x = 1"))
+    read = call(wire, agent, "read_notebook", front)
+    assert "x = 1" in text(read)
+    request_id = uuid.uuid4().hex
+    wire.send(
+        agent,
+        {
+            "type": "outside_call",
+            "request_id": request_id,
+            "client": CLIENT,
+            "tool": "edit_cell",
+            "input": {"cell_id": "a1", "source": "x = 2"},
+        },
+    )
+    asked = front.wait(lambda: wire.events(front.comm, "approval"), "the approval card")[-1]
+    assert asked["tool"] == "edit_cell"
+    assert "x = 2" in asked["preview"]
+    wire.send(
+        front.comm, {"type": "approve", "request_id": asked["request_id"], "decision": "allow"}
+    )
+
+    def done() -> dict[str, Any] | None:
+        front.serve()
+        found = [e for e in wire.events(agent, "outside_result") if e["request_id"] == request_id]
+        return found[0] if found else None
+
+    result = wire.wait(done, "the edit's result")
+    assert result["is_error"] is False, result
+    assert front.source_of("a1") == "x = 2"
+    close(wire, front.comm)
+
+
+def test_bad_input_and_unknown_tools_say_what_to_do(wire: Wire, agent: str) -> None:
+    bad = call(wire, agent, "run_python", cod="1")
+    assert bad["is_error"] is True
+    assert "Invalid input for run_python" in text(bad)
+    unknown = call(wire, agent, "shell", command="ls")
+    assert unknown["is_error"] is True
+    assert "Unknown tool 'shell'" in text(unknown)
+    provenance = call(wire, agent, "variable_provenance", name="not a name")
+    assert provenance["is_error"] is True
+    assert "no variable name" in text(provenance)
+
+
+@pytest.mark.attack(
+    attack=(
+        "An outside agent (an MCP client through `loom-jupyter mcp`) answers the approval card "
+        "its own write raised, over its own `loom` comm, and so approves itself; or sends a "
+        "message to Loom's model as if it were the person"
+    ),
+    stopped_by=(
+        "The hub marks a link whose hello names an `agent` as no page: it is never counted as a "
+        "page to ask, and anything it sends but `outside_call` (an `approve`, a `send`) is "
+        "refused with a notice; only a page's answer settles the card"
+    ),
+    ref="DESIGN §14, issue 32",
+)
+def test_an_outside_link_cannot_approve_or_send_as_a_page(wire: Wire, agent: str) -> None:
+    """An outside agent's link may only call tools: it cannot answer the approval card its
+    own call raised, send a message to the model, or switch sessions."""
+    front = page(wire, Cell("b1", "y = 1"))
+    call(wire, agent, "read_notebook", front)
+    request_id = uuid.uuid4().hex
+    wire.send(
+        agent,
+        {
+            "type": "outside_call",
+            "request_id": request_id,
+            "client": CLIENT,
+            "tool": "edit_cell",
+            "input": {"cell_id": "b1", "source": "y = 666"},
+        },
+    )
+    asked = front.wait(lambda: wire.events(front.comm, "approval"), "the approval card")[-1]
+    before = len(wire.events(agent, "notice"))
+    wire.send(agent, {"type": "approve", "request_id": asked["request_id"], "decision": "allow"})
+    wire.send(agent, {"type": "send", "client_id": "x", "text": "hi"})
+    notices = front.wait(lambda: wire.events(agent, "notice")[before + 1 :], "the refusals")
+    assert "only calls tools" in notices[-1]["message"]
+    wire.send(
+        front.comm, {"type": "approve", "request_id": asked["request_id"], "decision": "deny"}
+    )
+
+    def done() -> dict[str, Any] | None:
+        front.serve()
+        found = [e for e in wire.events(agent, "outside_result") if e["request_id"] == request_id]
+        return found[0] if found else None
+
+    result = wire.wait(done, "the denied edit's result")
+    assert result["is_error"] is True
+    assert front.source_of("b1") == "y = 1"
+    close(wire, front.comm)
