@@ -46,8 +46,9 @@ def read(report: str) -> tuple[dict[str, Block], dict[str, Block]]:
     folders: dict[str, Block] = defaultdict(Block)
     files: dict[str, Block] = defaultdict(Block)
     for case in ET.parse(report).getroot().iter("testcase"):
-        # classname: tests.kernel.test_wire (or tests.kernel.test_wire.TestClass)
-        parts = case.get("classname", "").split(".")
+        # classname: tests.kernel.test_wire (or tests.kernel.test_wire.TestClass); a file
+        # that failed to collect has none, and its dotted path as the name
+        parts = (case.get("classname") or case.get("name") or "").split(".")
         module = next((i for i, p in enumerate(parts) if p.startswith("test_")), len(parts) - 1)
         folder = "/".join(parts[:module]) or "(root)"
         path = "/".join(parts[: module + 1]) + ".py"
