@@ -453,6 +453,12 @@ def test_a_page_one_minor_version_newer_chats(wire: Wire, fake: FakeAnthropic) -
         "the error notice answering r-bad",
     )
     assert refused[0]["level"] == "error"
+    wire.send(comm, {"type": "where_from", "name": 7, "request_id": "r-malformed"})
+    malformed = wire.wait(
+        lambda: [e for e in of(wire.comm_events(comm), "notice") if e["reply_to"] == "r-malformed"],
+        "the bad-message notice answering r-malformed",
+    )
+    assert "bad sidebar message ('name'" in malformed[0]["message"]
 
     fake.add("Answer for a newer page, in several pieces.")
     message = {"type": "send", "client_id": "c-newer", "text": "from 1.2", "urgency": "high"}

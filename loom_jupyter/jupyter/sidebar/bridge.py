@@ -62,7 +62,7 @@ class CommLink:
         kernel: Any,
         loop: asyncio.AbstractEventLoop,
         deliver: Callable[[Peer, Inbound], Coroutine[Any, Any, None]],
-        reject: Callable[[Peer, str], None],
+        reject: Callable[[Peer, str, str], None],
     ) -> None:
         self._kernel = kernel
         self._loop = loop
@@ -80,7 +80,7 @@ class CommLink:
         self,
         loop: asyncio.AbstractEventLoop,
         deliver: Callable[[Peer, Inbound], Coroutine[Any, Any, None]],
-        reject: Callable[[Peer, str], None],
+        reject: Callable[[Peer, str, str], None],
     ) -> None:
         """Deliver to another hub from now on; the target and the open comms stay."""
         self._loop, self._deliver, self._reject = loop, deliver, reject
@@ -128,7 +128,9 @@ class CommLink:
             with loom_imports():  # the first message loads pydantic, on a kernel thread
                 message = parse_inbound(data)
         except ProtocolError as exc:
-            self._loop.call_soon_threadsafe(self._reject, peer, str(exc))
+            asked = data.get("request_id") if isinstance(data, dict) else None
+            request_id = asked if isinstance(asked, str) and len(asked) <= 200 else ""
+            self._loop.call_soon_threadsafe(self._reject, peer, str(exc), request_id)
             return
         asyncio.run_coroutine_threadsafe(self._deliver(peer, message), self._loop)
 

@@ -144,8 +144,10 @@ class SidebarHub:
             answering = _ANSWERING.get() if to is None else to
             self.link.send(peer, self._host.floor.log.reply(message, to=answering))
 
-    def _reject(self, peer: Peer, problem: str) -> None:
-        self._reply(peer, NoticeMsg(f"loom: bad sidebar message ({problem})", "error"))
+    def _reject(self, peer: Peer, problem: str, request_id: str) -> None:
+        """A message that does not parse: an error notice, answering its request id if any."""
+        notice = NoticeMsg(f"loom: bad sidebar message ({problem})", "error")
+        self._reply(peer, notice, to=request_id)
 
     # -- inbound messages ------------------------------------------------------------------------
 
