@@ -271,8 +271,11 @@ def build_server(bridge: Bridge) -> Any:
 
 def serve(server_url: str | None, token: str | None, notebook: str | None) -> int:
     """Run the stdio server until the client closes it; the exit status."""
+    import logging
+
     bridge = Bridge(server_url, token, notebook)
     server = build_server(bridge)
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # no line per request on stderr
 
     async def run() -> None:
         try:

@@ -29,6 +29,7 @@ BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
         ("comm_path_bench.py", "where a round trip's time goes"),
         ("notebook_edit_bench.py", "diff painted"),
         ("rebuild_bench.py", "late variables vs Run All"),
+        ("bridge_bench.py", "Bridge round trip"),
     ],
 )
 def test_quick_benchmark_prints_its_table(script: str, expected: str) -> None:

@@ -243,7 +243,8 @@ def execute(client: BlockingKernelClient, code: str) -> str:
     raise TimeoutError(f"no answer to {code!r}")
 
 
-def start_rig(folder: Path) -> JupyterRig:
+def start_rig(folder: Path, **extra: str) -> JupyterRig:
+    """A started server in ``folder``; ``extra`` joins its (and its kernels') environment."""
     root = folder / "root"
     runtime = folder / "runtime"
     root.mkdir()
@@ -257,6 +258,7 @@ def start_rig(folder: Path) -> JupyterRig:
         ANTHROPIC_API_KEY="test-key",
         PYTHONUNBUFFERED="1",
     )
+    env.update(extra)
     rig = JupyterRig(root, runtime, secrets.token_hex(16), free_port(), "/jbase/", env)
     rig.start()
     return rig

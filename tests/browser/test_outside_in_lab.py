@@ -1,0 +1,59 @@
+"""An outside agent in a real JupyterLab (DESIGN §14, issue 32): Claude Code's calls through
+``loom-jupyter mcp`` show in the Loom sidebar as tool cards marked "Claude Code ran", and its
+``edit_cell`` under ``ask`` is a diff in the cell that the person accepts in the page.
+
+The agent is the MCP SDK's own stdio client launching ``loom-jupyter mcp`` (it finds the
+server in the runtime folder); the page is headless chromium. Every wait is on a condition.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+from lab_harness import LabPage, write_notebook
+from outside_agent import CALL_SECONDS, outside_agent, text
+from playwright.sync_api import expect
+from sidebar_page import KERNEL_TIMEOUT_MS, open_chat
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+pytestmark = pytest.mark.browser
+
+OUTSIDE_CARD = '[data-loom="tool-card"][data-outside="Claude Code"]'
+SOURCE_IS = (
+    "([i, text]) => window.jupyterapp.shell.currentWidget.content.model.sharedModel"
+    ".cells[i]?.getSource() === text"
+)
+
+
+def test_an_outside_agents_edit_is_a_diff_the_person_accepts(
+    lab: LabPage, notebook_dir: Path
+) -> None:
+    path = write_notebook(notebook_dir, "outside.ipynb", ["total = 1 + 1\ntotal"])
+    served = path.relative_to(lab.server.root_dir).as_posix()
+    panel = open_chat(lab, served)  # the page loads Loom; approval mode `ask` (the default)
+    runtime = lab.server.root_dir.parent / "runtime"
+    with outside_agent(runtime, served) as agent:
+        read = agent.call("read_notebook", {}).result(timeout=CALL_SECONDS)
+        assert read.is_error is False, text(read)
+        cell_id = lab.app_eval(
+            "(app) => app.shell.currentWidget.content.model.sharedModel.cells[0].getId()"
+        )
+        card = panel.locator(OUTSIDE_CARD).filter(has_text="read_notebook")
+        expect(card).to_be_visible(timeout=KERNEL_TIMEOUT_MS)
+        expect(card.locator('[data-loom="outside-agent"]')).to_have_text("Claude Code ran")
+
+        edit = agent.call("edit_cell", {"cell_id": cell_id, "source": "total = 2 + 2\ntotal"})
+        diff = lab.page.locator(f'[data-loom="cell-diff"][data-cell-id="{cell_id}"]')
+        expect(diff).to_be_visible(timeout=KERNEL_TIMEOUT_MS)
+        expect(diff).to_contain_text("2 + 2")
+        running = panel.locator(OUTSIDE_CARD).filter(has_text="edit_cell")
+        expect(running.locator('[data-loom="outside-agent"]')).to_have_text("Claude Code runs")
+        diff.locator('[data-loom="diff-accept"]').click()
+
+        result = edit.result(timeout=CALL_SECONDS)
+        assert result.is_error is False, text(result)
+        lab.page.wait_for_function(SOURCE_IS, arg=[0, "total = 2 + 2\ntotal"])
+        expect(running.locator('[data-loom="outside-agent"]')).to_have_text("Claude Code ran")
