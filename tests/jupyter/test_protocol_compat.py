@@ -5,6 +5,7 @@ snapshot)."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -208,3 +209,41 @@ def test_a_break_counts_only_within_the_same_major_version(
     assert compat.check(tmp_path, broken, "2.0") == []  # a new major: the kernel refuses 1.x
     with pytest.raises(ValueError, match="no protocol version"):
         compat.check(tmp_path, broken, "one")
+
+
+# -- `since`: what a minor version adds is optional by construction ------------------------
+
+
+def test_every_field_of_a_minor_version_is_optional_in_the_schema_and_has_a_default(
+    current: dict[str, Any],
+) -> None:
+    added = contract.added()
+    assert added["Welcome"] == {"protocol": "1.1", "commands": "1.1"}
+    assert added["Envelope"] == {"reply_to": "1.1"}
+    assert added["Hello"]["minor"] == "1.1"
+    for cls_name, fields in added.items():
+        body = current["$defs"][cls_name]
+        assert not set(fields) & set(body["required"]), cls_name
+        assert all("(Protocol 1.1; may be absent.)" in body["properties"][f]["description"]
+                   for f in fields)  # fmt: skip
+
+
+def test_a_since_field_needs_a_default_and_a_version_of_this_major(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    @dataclasses.dataclass(frozen=True)
+    class NoDefault:
+        flag: bool = dataclasses.field(metadata={p.SINCE: "1.1"})
+
+    @dataclasses.dataclass(frozen=True)
+    class TooNew:
+        flag: bool = p.since("9.9", False)
+
+    monkeypatch.setattr(contract, "_dataclasses", lambda: [NoDefault])
+    with pytest.raises(
+        ValueError, match=r"NoDefault\.flag is marked since 1\.1 but has no default"
+    ):
+        contract.added()
+    monkeypatch.setattr(contract, "_dataclasses", lambda: [TooNew])
+    with pytest.raises(ValueError, match=r"TooNew\.flag: since 9\.9 in protocol 1\.1"):
+        contract.added()
