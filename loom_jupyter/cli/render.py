@@ -55,12 +55,20 @@ def report_text(report: Report) -> str:
         elif isinstance(part, Items):
             pieces.append(part.line())
         elif isinstance(part, Table):
-            rows = [[str(cell) for cell in row] for row in part.rows]
-            shown = table(part.headers, rows, part.align or "<" * len(part.headers))
+            rows = [[_cell(value) for value in row] for row in part.rows]
+            width = len(part.headers)
+            shown = table(part.headers, rows, (part.align + "<" * width)[:width])
             pieces.append(f"{shown}\n{part.caption}" if part.caption else shown)
         elif isinstance(part, Block):
             pieces.append(f"{part.heading}:\n{part.text}" if part.heading else part.text)
     return "\n\n".join(pieces)
+
+
+def _cell(value: object) -> str:
+    """How a table shows a value: ints with thousands separators, the rest as str."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return str(value)
 
 
 def snippet(content: str, query: str, width: int = 90) -> str:

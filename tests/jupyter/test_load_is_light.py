@@ -37,6 +37,7 @@ JUPYTER_MODULES = {
 }
 HOST_MODULES = {
     "commands",  # the magic's subcommand table; their arguments and handlers on first use
+    "commands.fields",
     "commands.registry",
     "commands.spec",
     "host",

@@ -17,7 +17,13 @@ from loom_jupyter.engine.events import (
 from loom_jupyter.host.services.panel_data import PanelData, per_turn
 from loom_jupyter.host.upkeep.location import resolve_notebook
 from loom_jupyter.jupyter.cell.approval import format_question, parse_answer
-from loom_jupyter.jupyter.magics.cowork import USAGE, Command, CommandHelp, Prompt, parse_line
+from loom_jupyter.jupyter.magics.cowork import (
+    USAGE,
+    CommandHelp,
+    Prompt,
+    SubcommandCall,
+    parse_line,
+)
 from loom_jupyter.jupyter.panel.render import panel_html, panel_text
 from loom_jupyter.messages import Usage
 
@@ -46,7 +52,7 @@ if TYPE_CHECKING:
 )
 def test_subcommand_rule(line: str, kind: str, name: str) -> None:
     parsed = parse_line(line)
-    named = parsed.name if isinstance(parsed, Command | CommandHelp) else ""
+    named = parsed.name if isinstance(parsed, SubcommandCall | CommandHelp) else ""
     assert (parsed.kind, named) == (kind, name)
 
 

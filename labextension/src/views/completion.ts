@@ -57,15 +57,14 @@ export function commandDetail(command: SlashCommand): string {
 }
 
 /** Commands of `commands` whose name starts with `query`, as completion items. */
-export function commandItems(
-  commands: readonly SlashCommand[],
-  query: string
-): CompletionItem[] {
-  return commands.filter(c => c.name.startsWith(query.toLowerCase())).map(c => ({
-    kind: 'command',
-    label: c.name,
-    detail: commandDetail(c)
-  }));
+export function commandItems(commands: readonly SlashCommand[], query: string): CompletionItem[] {
+  return commands
+    .filter(c => c.name.startsWith(query.toLowerCase()))
+    .map(c => ({
+      kind: 'command',
+      label: c.name,
+      detail: commandDetail(c)
+    }));
 }
 
 /** `text` with the context's token replaced by `item`; the new text and caret. */

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from loom_jupyter.host.commands.spec import arg
+from loom_jupyter.host.commands.fields import arg
 
 __all__ = [
     "AdoptArgs",

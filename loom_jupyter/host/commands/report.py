@@ -151,7 +151,7 @@ def _part(part: Part) -> str:
 
 
 def _table(table: Table) -> str:
-    align = table.align or "<" * len(table.headers)
+    align = (table.align + "<" * len(table.headers))[: len(table.headers)]
     rows = [
         "| " + " | ".join(_cell(h) for h in table.headers) + " |",
         "|" + "".join("---:|" if side == ">" else "---|" for side in align),

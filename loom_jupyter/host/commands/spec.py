@@ -16,13 +16,11 @@ from __future__ import annotations
 import argparse
 import shlex
 import types
-from dataclasses import MISSING, dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin, get_type_hints
+from dataclasses import MISSING, dataclass, fields
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from loom_jupyter.errors import LoomError
-
-if TYPE_CHECKING:
-    from collections.abc import Sequence
+from loom_jupyter.host.commands.fields import ArgInfo, Front, arg
 
 __all__ = [
     "FRONTS",
@@ -37,10 +35,6 @@ __all__ = [
     "parse_words",
     "spelled",
 ]
-
-Front = Literal["magic", "sidebar", "cli"]
-"""Where a command is typed: ``%cowork NAME`` in a cell, ``/NAME`` in the sidebar,
-``loom-jupyter NAME NOTEBOOK`` in a terminal."""
 
 FRONTS: tuple[Front, ...] = ("magic", "sidebar", "cli")
 
@@ -58,46 +52,6 @@ class UsageProblem(LoomError):
 
 
 @dataclass(frozen=True)
-class _ArgInfo:
-    help: str
-    positional: bool
-    flags: tuple[str, ...]
-    metavar: str | None
-    rest: bool
-    fronts: frozenset[Front] | None
-
-
-def arg(
-    help: str = "",
-    *,
-    default: Any = MISSING,
-    positional: bool = False,
-    flags: Sequence[str] = (),
-    metavar: str | None = None,
-    rest: bool = False,
-    fronts: Sequence[Front] | None = None,
-) -> Any:
-    """One argument of a command: a dataclass field with its help.
-
-    ``positional``: typed without a flag (else ``--name``, with ``_`` as ``-``); ``flags``:
-    other spellings (``-o``, ``--all-sessions``); ``rest``: the rest of the line as one
-    string (``/delegate GOAL``); ``fronts``: only these fronts offer it (default: all)."""
-    info = _ArgInfo(
-        help,
-        positional or rest,
-        tuple(flags),
-        metavar,
-        rest,
-        None if fronts is None else frozenset(fronts),
-    )
-    if isinstance(default, list):
-        raise TypeError("a list default: use arg(default=()) and a list[str] field")
-    if default == ():
-        return field(default_factory=list, metadata={"arg": info})
-    return field(default=default, metadata={"arg": info})
-
-
-@dataclass(frozen=True)
 class Argument:
     """One argument as the fronts see it, derived from a field."""
 
@@ -112,13 +66,18 @@ class Argument:
     default: Any
     fronts: frozenset[Front] | None
 
+    @property
+    def flag(self) -> str:
+        """Its main spelling: ``--output`` (not ``-o``)."""
+        return next(f for f in self.flags if f.startswith("--"))
+
     def offered(self, front: Front) -> bool:
         return self.fronts is None or front in self.fronts
 
     def usage(self) -> str:
         """How the usage line shows it: ``NAME [NAME ...]``, ``[--yes]``, ``[--restart NAME]``."""
         if self.kind == "flag":
-            return f"[{self.flags[0]}]"
+            return f"[{self.flag}]"
         if self.kind == "rest":
             return self.metavar
         if self.positional:
@@ -126,7 +85,7 @@ class Argument:
             if self.kind == "words" and not self.required:
                 return f"[{self.metavar} ...]"
             return word if self.required else f"[{word}]"
-        return f"[{self.flags[0]} {self.metavar}]"
+        return f"[{self.flag} {self.metavar}]"
 
 
 def arguments(cls: type) -> tuple[Argument, ...]:
@@ -134,11 +93,13 @@ def arguments(cls: type) -> tuple[Argument, ...]:
     hints = get_type_hints(cls)
     found = []
     for f in fields(cls):
-        info: _ArgInfo = f.metadata.get("arg") or _ArgInfo("", False, (), None, False, None)
+        info: ArgInfo = f.metadata.get("arg") or ArgInfo("", False, (), None, False, None)
         kind, choices = _kind(hints[f.name], rest=info.rest)
         required = f.default is MISSING and f.default_factory is MISSING
         default = None if required else (f.default if f.default is not MISSING else [])
-        flags = () if info.positional else (f"--{f.name.replace('_', '-')}", *info.flags)
+        short = tuple(flag for flag in info.flags if not flag.startswith("--"))
+        long = tuple(flag for flag in info.flags if flag.startswith("--"))
+        flags = () if info.positional else (*short, f"--{f.name.replace('_', '-')}", *long)
         metavar = info.metavar or (f.name.upper() if kind != "flag" else "")
         found.append(
             Argument(

@@ -28,11 +28,11 @@ from loom_jupyter.importguard import loom_imports
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["SUBCOMMANDS", "Handler", "Subcommand"]
+__all__ = ["SUBCOMMANDS", "CellHandler", "Subcommand"]
 
 
 @dataclass(frozen=True)
-class Handler:
+class CellHandler:
     """A command the cell answers itself, imported when it first runs (``%load_ext`` stays
     light): ``module.name`` in this package, called with the coworker (or the shell) and
     the parsed arguments."""
@@ -50,13 +50,13 @@ class Handler:
         return function
 
 
-_BY_THE_CELL: dict[str, Handler] = {
-    "adopt": Handler("reports", "adopt"),
-    "status": Handler("reports", "status"),
-    "recover": Handler("recover", "recover", on_shell=True),
-    "trust": Handler("trust", "trust"),
-    "login": Handler("login", "login", on_shell=True),
-    "logout": Handler("login", "logout", on_shell=True),
+_BY_THE_CELL: dict[str, CellHandler] = {
+    "adopt": CellHandler("reports", "adopt"),
+    "status": CellHandler("reports", "status"),
+    "recover": CellHandler("recover", "recover", on_shell=True),
+    "trust": CellHandler("trust", "trust"),
+    "login": CellHandler("login", "login", on_shell=True),
+    "logout": CellHandler("login", "logout", on_shell=True),
 }
 """The commands the registry marks answered by the magic (``by_front``), and their code."""
 
@@ -67,7 +67,7 @@ class Subcommand:
     first use: ``%load_ext`` builds none) and, when the cell answers it, its handler."""
 
     spec: Spec
-    local: Handler | None = None
+    local: CellHandler | None = None
     _parser: MagicArgumentParser | None = None
 
     @property

@@ -68,7 +68,7 @@ class Prompt:
 
 
 @dataclass(frozen=True)
-class Command:
+class SubcommandCall:
     """A subcommand with its parsed arguments (its argument dataclass)."""
 
     name: str
@@ -93,7 +93,7 @@ class NotebookSwitch:
     kind: Literal["notebook"] = "notebook"
 
 
-Parsed: TypeAlias = ShowUsage | Prompt | Command | CommandHelp | NotebookSwitch
+Parsed: TypeAlias = ShowUsage | Prompt | SubcommandCall | CommandHelp | NotebookSwitch
 """What a ``%cowork`` line asks for."""
 
 
@@ -116,7 +116,7 @@ def parse_line(line: str) -> Parsed:
     if not rest and command.required:
         return CommandHelp(first, f"{first} needs an argument.")
     try:
-        return Command(first, command.parse(rest))
+        return SubcommandCall(first, command.parse(rest))
     except (UsageError, ValueError):
         return Prompt(text)
 
@@ -188,7 +188,7 @@ class CoworkMagics(Magics):
                 print(self._get_cowork(path).banner())
                 if rest.strip():
                     self._run(parse_line(rest))
-            case Command():
+            case SubcommandCall():
                 command = SUBCOMMANDS[parsed.name]
                 if command.local is None:  # through the registry, on the engine loop
                     from loom_jupyter.jupyter.magics.front import run_in_cell
