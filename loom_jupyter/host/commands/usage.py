@@ -28,7 +28,17 @@ if TYPE_CHECKING:
     from loom_jupyter.host.host import Host
     from loom_jupyter.records import ModelCallRecord
 
-__all__ = ["always_text", "approval", "cost", "delegate", "effort", "help", "model", "thinking"]
+__all__ = [
+    "always_text",
+    "approval",
+    "cost",
+    "delegate",
+    "effort",
+    "help",
+    "model",
+    "per_call_table",
+    "thinking",
+]
 
 
 def _host(context: Context) -> Host:
@@ -50,7 +60,7 @@ async def cost(context: Context, args: NoArgs) -> Report:
         title=f"Cost of this session: {_total(calls)} over {len(calls)} model calls.",
         parts=(
             _per_model(calls),
-            _per_call(calls),
+            per_call_table(calls),
             CostPlot(tuple(calls)),
             Note(session.cache_note()),
         ),
@@ -81,7 +91,8 @@ def _per_model(calls: Sequence[ModelCallRecord]) -> Table:
     return Table(("model", "calls", "in", "out", "cache", "cost"), tuple(rows), align="<>>>>>")
 
 
-def _per_call(calls: Sequence[ModelCallRecord]) -> Table:
+def per_call_table(calls: Sequence[ModelCallRecord]) -> Table:
+    """One row per model call (the one "price unknown" rule), then the total."""
     from loom_jupyter.models.pricing import PRICE_UNKNOWN, cost_text, unpriced_call
 
     rows: list[tuple[object, ...]] = [

@@ -1,4 +1,5 @@
-"""``%cowork cost``: the cost ledger as a table and a small plot."""
+"""``%cowork cost``'s plot of the cost ledger (its tables are the command registry's:
+``loom_jupyter/host/commands/usage.py``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from typing import TYPE_CHECKING
 
 from loom_jupyter.importguard import loom_imports
 from loom_jupyter.jupyter.cell.output import show_table, show_text
-from loom_jupyter.models.pricing import PRICE_UNKNOWN, cost_text
 from loom_jupyter.models.pricing import unpriced_call as _unpriced
 
 if TYPE_CHECKING:
@@ -26,38 +26,15 @@ NO_MATPLOTLIB = (
 
 
 def show_cost(calls: Sequence[ModelCallRecord], *, rich: bool) -> None:
-    """Table of calls and totals; in a notebook, a plot of tokens and cost per call."""
+    """The per-call table of ``%cowork cost`` (the registry's, :func:`per_call_table`);
+    in a notebook, a plot of tokens and cost per call."""
+    from loom_jupyter.host.commands.usage import per_call_table
+
     if not calls:
         show_text("No model calls yet in this session.")
         return
-    rows: list[tuple[object, ...]] = [
-        (
-            n,
-            c.turn_number or "",
-            c.model,
-            c.input_tokens,
-            c.output_tokens,
-            c.cache_creation_tokens + c.cache_read_tokens,
-            PRICE_UNKNOWN if _unpriced(c) else cost_text(c.cost_usd),
-            c.stop_reason or c.error or "",
-        )
-        for n, c in enumerate(calls, 1)
-    ]
-    known = sum(c.cost_usd for c in calls if not _unpriced(c))
-    total = cost_text(known, unknown=any(map(_unpriced, calls)))
-    rows.append(
-        (
-            "total",
-            "",
-            "",
-            sum(c.input_tokens for c in calls),
-            sum(c.output_tokens for c in calls),
-            sum(c.cache_creation_tokens + c.cache_read_tokens for c in calls),
-            total,
-            "",
-        )
-    )
-    show_table(("call", "turn", "model", "in", "out", "cache", "cost", "stop"), rows)
+    table = per_call_table(calls)
+    show_table(table.headers, table.rows)
     if rich:
         show_plot(calls)
 
