@@ -90,6 +90,27 @@ def recorded(wire: Wire, comm: str, name: str) -> None:
     assert origins[before]["found"] is True, origins[before]
 
 
+# -- the table -------------------------------------------------------------------------
+
+
+def test_the_welcome_carries_this_kernels_command_table(wire: Wire, comm: str) -> None:
+    """The page completes from the kernel's own table (protocol 1.1), not a baked-in one."""
+    from loom_jupyter.host.commands.slash import SLASH_COMMANDS
+
+    [welcome, *_] = wire.events(comm, "welcome")
+    assert welcome["commands"] == [
+        {"name": c.name, "args": c.args, "description": c.description, "front": c.front}
+        for c in SLASH_COMMANDS
+    ]
+    assert next(c for c in welcome["commands"] if c["name"] == "rebuild")["args"] == (
+        "NAME [NAME ...] [--yes]"
+    )
+    shown = command(wire, comm, "help")
+    assert shown["ok"] is True
+    for c in SLASH_COMMANDS:
+        assert f"- `{c.usage}` — {c.description}" in shown["text"]
+
+
 # -- /rebuild --------------------------------------------------------------------------
 
 
