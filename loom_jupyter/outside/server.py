@@ -42,7 +42,7 @@ class Bridge:
         self, server_url: str | None = None, token: str | None = None, notebook: str | None = None
     ) -> None:
         self._server_url = server_url
-        self._token = token if token is not None else os.environ.get("JUPYTER_TOKEN", "")
+        self._token = token  # None: the runtime file's (found), else JUPYTER_TOKEN (--server-url)
         self._wanted = notebook  # as given: --notebook, or list_notebooks' attach
         self._server: ServerInfo | None = None
         self._api: JupyterApi | None = None
@@ -123,11 +123,12 @@ class Bridge:
     async def _jupyter(self) -> JupyterApi:
         if self._api is None:
             if self._server_url:
-                self._server = server_from_url(self._server_url, self._token)
+                token = self._token or os.environ.get("JUPYTER_TOKEN", "")
+                self._server = server_from_url(self._server_url, token)
             else:
                 wanted = self._wanted if self._wanted and Path(self._wanted).is_absolute() else None
                 self._server = find_server(wanted)
-                if self._token:
+                if self._token is not None:  # --token beats the runtime file's
                     self._server = ServerInfo(self._server.url, self._token, self._server.root_dir)
             self._api = JupyterApi(self._server)
         return self._api
@@ -185,9 +186,10 @@ class Bridge:
 def _not_open(key: str, server: ServerInfo, notebooks: list[NotebookSession]) -> str:
     listed = ", ".join(nb.path for nb in notebooks) or "none"
     return (
-        f"{key} is not open on the Jupyter Server at {server.url} (open now: {listed}). Open it "
-        "in JupyterLab (its kernel starts then), then call again; or call list_notebooks and "
-        "attach one that is open."
+        f"{key} is not open with a running kernel on the Jupyter Server at {server.url} (open "
+        f"now: {listed}). Open it in JupyterLab (its kernel starts then) — or, if its page is "
+        "open, its kernel died or was shut down: choose Kernel > Restart Kernel there — then "
+        "call again; list_notebooks shows what is open."
     )
 
 

@@ -228,3 +228,55 @@ def test_an_outside_link_cannot_approve_or_send_as_a_page(wire: Wire, agent: str
     assert result["is_error"] is True
     assert front.source_of("b1") == "y = 1"
     close(wire, front.comm)
+
+
+def test_a_call_during_a_loom_turn_waits_for_it_on_the_same_floor(
+    wire: Wire, agent: str, fake: FakeAnthropic
+) -> None:
+    front = page(wire)
+    fake.add({"content": ["Thinking about", " it at length."], "hold": "turn"})
+    wire.send(front.comm, {"type": "send", "client_id": "floor-1", "text": "a long answer"})
+    front.wait(lambda: fake.held("turn") == 1, "the turn to stream")
+    request_id = uuid.uuid4().hex
+    message = {"type": "outside_call", "request_id": request_id, "client": CLIENT}
+    wire.send(agent, {**message, "tool": "inspect_variables", "input": {}})
+    started = front.wait(lambda: wire.events(front.comm, "turn_started"), "the turn")[-1]
+    fake.release("turn")
+
+    def result() -> dict[str, Any] | None:
+        front.serve()
+        done = [e for e in wire.events(agent, "outside_result") if e["request_id"] == request_id]
+        return done[0] if done else None
+
+    assert wire.wait(result, "the outside call")["is_error"] is False
+    sent = wire.comm_events(front.comm)
+    done_at = next(i for i, e in enumerate(sent) if e["type"] == "turn_done")
+    call_at = next(
+        i
+        for i, e in enumerate(sent)
+        if e["type"] == "tool_started" and e.get("outside") and e["turn"] > started["turn"]
+    )
+    assert done_at < call_at  # the call ran after the turn ended, never inside it
+    close(wire, front.comm)
+
+
+def test_figures_come_back_as_images_and_secrets_redacted(wire: Wire, agent: str) -> None:
+    assert wire.run("%cowork approval auto")["status"] == "ok"
+    try:
+        code = (
+            "import os\nimport matplotlib\nmatplotlib.use('agg')\n"
+            "import matplotlib.pyplot as plt\n"
+            "os.environ['SERVICE_API_KEY'] = 'sk-outside-' + 'a' * 30\n"
+            "plt.plot([1, 3, 2])\nplt.show()\n"
+            "print(os.environ['SERVICE_API_KEY'])"
+        )
+        result = call(wire, agent, "run_python", code=code)
+    finally:
+        assert wire.run("%cowork approval ask")["status"] == "ok"
+    assert result["is_error"] is False, result
+    images = [part for part in result["content"] if part["kind"] == "image"]
+    assert images
+    assert images[0]["media_type"] == "image/png"
+    assert images[0]["data"]
+    assert "sk-outside-" not in text(result)
+    assert "[REDACTED]" in text(result)

@@ -53,6 +53,7 @@ class JupyterRig:
     port: int
     base: str
     env: dict[str, str]
+    args: tuple[str, ...] = ()  # more of the server's command-line options
     process: subprocess.Popen[bytes] | None = None
     log: Path | None = None
     clients: list[BlockingKernelClient] = field(default_factory=list)
@@ -78,6 +79,7 @@ class JupyterRig:
             f"--ServerApp.base_url={self.base}",
             "--ServerApp.open_browser=False",
             "--allow-root",
+            *self.args,
         ]
         with self.log.open("wb") as out:
             self.process = subprocess.Popen(
@@ -243,8 +245,9 @@ def execute(client: BlockingKernelClient, code: str) -> str:
     raise TimeoutError(f"no answer to {code!r}")
 
 
-def start_rig(folder: Path, **extra: str) -> JupyterRig:
-    """A started server in ``folder``; ``extra`` joins its (and its kernels') environment."""
+def start_rig(folder: Path, *args: str, **extra: str) -> JupyterRig:
+    """A started server in ``folder`` with options ``args``; ``extra`` joins its (and its
+    kernels') environment."""
     root = folder / "root"
     runtime = folder / "runtime"
     root.mkdir()
@@ -259,6 +262,6 @@ def start_rig(folder: Path, **extra: str) -> JupyterRig:
         PYTHONUNBUFFERED="1",
     )
     env.update(extra)
-    rig = JupyterRig(root, runtime, secrets.token_hex(16), free_port(), "/jbase/", env)
+    rig = JupyterRig(root, runtime, secrets.token_hex(16), free_port(), "/jbase/", env, args)
     rig.start()
     return rig
