@@ -194,6 +194,25 @@ export function historyEntries(items: HistoryEntry[]): Entry[] {
 }
 
 /** The state of one notebook's conversation as the kernel reported it. */
+/** The slash commands the page answers itself, offered when the kernel's `welcome` has no
+ * table (a protocol 1.0 kernel): with a newer kernel its own table says these and more. */
+export const PAGE_COMMANDS: readonly SlashCommand[] = [
+  { name: 'new', args: '', description: 'start a new conversation', front: true },
+  {
+    name: 'fork',
+    args: '',
+    description: 'copy this conversation and continue in the copy',
+    front: true
+  },
+  { name: 'sessions', args: '', description: "list this notebook's conversations", front: true },
+  {
+    name: 'search',
+    args: 'WORDS',
+    description: 'search every conversation of this notebook',
+    front: true
+  }
+];
+
 export class ChatStore {
   entries: Entry[] = [];
   session: SessionSummary | null = null;
@@ -423,7 +442,7 @@ export class ChatStore {
     this.tasks = new Map(message.tasks.map(task => [task.task_id, task]));
     this.options = message.options ?? this.options;
     this.approval = message.approval ?? this.approval;
-    this.commands = message.commands ?? [];
+    this.commands = message.commands ?? PAGE_COMMANDS; // a 1.0 kernel sends no table
     this._reset(message.session, historyEntries(message.history), message.more_before);
     this._changed.emit({ kind: 'status' });
     this._changed.emit({ kind: 'queue' });

@@ -5,7 +5,7 @@
  * the kernel's (`welcome.commands`); `slash-commands.json` is a copy of today's, which
  * tests/jupyter/test_slash_commands.py checks against the kernel's.
  */
-import { ChatStore, Entry } from '../src/store';
+import { ChatStore, Entry, PAGE_COMMANDS } from '../src/store';
 import { KernelMessage, SlashCommand } from '../src/protocol';
 import {
   CompletionItem,
@@ -186,6 +186,34 @@ describe('the command table of the kernel', () => {
     expect(itemsOf(store.commands, 'fr').map(i => i.label)).toEqual(['frobnicate']);
     expect(parseIn(store.commands, '/frobnicate now')).toMatchObject({ args: 'now' });
     expect(parseIn(store.commands, '/rebuild x')).toBeNull(); // not this kernel's
+  });
+
+  it('from a 1.0 kernel (no table) is the commands the page answers itself', () => {
+    const store = new ChatStore();
+    const old = {
+      seq: 1,
+      kernel_session: 'k1',
+      turn: null,
+      type: 'welcome',
+      session: null,
+      history: [],
+      more_before: null,
+      busy: false,
+      state: { state: 'idle', detail: '' },
+      queue: [],
+      subshells: false,
+      tasks: [],
+      options: null,
+      approval: null,
+      trust: null,
+      has_key: true
+    } as unknown as KernelMessage;
+    store.apply(old);
+    expect(store.commands).toBe(PAGE_COMMANDS);
+    expect(parseIn(store.commands, '/new')).toMatchObject({ name: 'new' });
+    expect(parseIn(store.commands, '/cost')).toBeNull(); // that kernel's own: unknown here
+    // the same rows as today's kernel marks `front`
+    expect(PAGE_COMMANDS).toEqual(SLASH_COMMANDS.filter(c => c.front));
   });
 });
 
