@@ -152,6 +152,7 @@ def test_a_write_asks_in_the_page_and_the_edit_lands_as_a_diff(wire: Wire, agent
     )
     asked = front.wait(lambda: wire.events(front.comm, "approval"), "the approval card")[-1]
     assert asked["tool"] == "edit_cell"
+    assert asked["summary"].startswith(f"{CLIENT} asks: ")
     assert "x = 2" in asked["preview"]
     wire.send(
         front.comm, {"type": "approve", "request_id": asked["request_id"], "decision": "allow"}
@@ -280,3 +281,24 @@ def test_figures_come_back_as_images_and_secrets_redacted(wire: Wire, agent: str
     assert images[0]["data"]
     assert "sk-outside-" not in text(result)
     assert "[REDACTED]" in text(result)
+
+
+def test_stop_in_the_sidebar_ends_a_call_waiting_for_approval(wire: Wire, agent: str) -> None:
+    front = page(wire)
+    request_id = uuid.uuid4().hex
+    message = {"type": "outside_call", "request_id": request_id, "client": CLIENT}
+    wire.send(agent, {**message, "tool": "run_python", "input": {"code": "stopped = 1"}})
+    asked = front.wait(lambda: wire.events(front.comm, "approval"), "the approval card")[-1]
+    wire.send(front.comm, {"type": "stop"})
+
+    def result() -> dict[str, Any] | None:
+        done = [e for e in wire.events(agent, "outside_result") if e["request_id"] == request_id]
+        return done[0] if done else None
+
+    stopped = front.wait(result, "the stopped call")
+    assert stopped["is_error"] is True
+    assert "pressed Stop" in text(stopped)
+    closed = wire.events(front.comm, "approval_closed")
+    assert any(e["request_id"] == asked["request_id"] for e in closed)
+    assert "NameError" in wire.value("'stopped' in dir() or NameError")  # never ran
+    close(wire, front.comm)

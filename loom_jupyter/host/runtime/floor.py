@@ -77,6 +77,7 @@ class TurnFloor:
         self._approvals: dict[str, asyncio.Future[Decision | None]] = {}
         self._running: asyncio.Task[None] | None = None
         self._idle: list[asyncio.Future[None]] = []  # outside calls waiting for the floor
+        self.stop_outside: Callable[[], object] | None = None  # Stop, for an outside call
 
     def release(self) -> FloorState:
         """What a successor takes over."""
@@ -208,7 +209,9 @@ class TurnFloor:
             self.broadcast(QueueMsg(self.queue.items()))
 
     def stop(self) -> None:
-        """Stop the running turn and every delegated subtask."""
+        """Stop the running turn (or outside agent's call) and every delegated subtask."""
+        if self.outside_turn() and self.stop_outside is not None:
+            self.stop_outside()
         session = self._session()
         if not session.interrupt() and self._running is not None and not self._running.done():
             self._running.cancel()  # stopped before the session started the turn
@@ -255,15 +258,18 @@ class TurnFloor:
         future: asyncio.Future[Decision | None] = self._loop.create_future()
         self._approvals[request_id] = future
         turn = self.turn
+        summary = request.summary
+        if self.outside_turn() and self.mirror is not None:  # the person sees who asks
+            summary = f"{self.mirror.text} asks: {summary}"
         message = Approval(
-            request_id, request.tool_name, inputs, request.detail, request.summary, request.always
+            request_id, request.tool_name, inputs, request.detail, summary, request.always
         )
         self.broadcast(message, turn)
         try:
             return await future
         finally:
-            self._approvals.pop(request_id, None)
-            if not future.done():  # the turn was stopped while asking
+            unsettled = self._approvals.pop(request_id, None) is not None  # none closed it
+            if unsettled and (not future.done() or future.cancelled()):  # stopped while asking
                 self.broadcast(ApprovalClosed(request_id, "deny", "timeout"), turn)
 
     def answer(self, request_id: str, decision: Decision) -> bool:

@@ -35,7 +35,8 @@ __all__ = ["TurnMirror"]
 
 Source = Literal["cell", "sidebar", "outside"]
 """Who began the turn; ``outside``: an outside agent's tool call (DESIGN §14), which
-publishes its own tool messages (marked with the client's name), never engine events."""
+publishes its own tool messages (marked with the client's name), never engine events; its
+mirror's ``text`` is the client's name."""
 _TURN_TYPES = frozenset(
     {
         "turn_started",

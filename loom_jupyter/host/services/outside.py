@@ -15,6 +15,7 @@ the client's.
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from dataclasses import replace
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = [
     "KERNEL_TOOLS",
     "NO_PAGE",
+    "STOPPED",
     "WAIT_SECONDS",
     "OutsideHost",
     "failed",
@@ -69,6 +71,11 @@ NO_PAGE = (
     "run. Ask the person to open the notebook in JupyterLab (the Loom sidebar shows the "
     "approval card), or to run `%cowork approval auto` in a cell to let calls run without "
     "asking; then call it again."
+)
+
+STOPPED = (
+    "The person pressed Stop in the Loom sidebar, so this call was stopped (code it had "
+    "started in the kernel may have run in part). Ask them before calling it again."
 )
 
 
@@ -111,7 +118,7 @@ async def run_outside_call(host: OutsideHost, call: OutsideCall) -> OutsideResul
             f"{WAIT_SECONDS:.0f} s for it. Call again once it ends (the person can press "
             "Stop in the Loom sidebar).",
         )
-    floor.begin("outside", f"{client} ran {call.tool}", None)  # no await since the wait
+    floor.begin("outside", client, None)  # no await since the wait: nothing overtook it
     try:
         return await _run(host, session, call, client)
     finally:
@@ -130,12 +137,15 @@ async def _run(
     floor.broadcast(ToolStartedMsg(number, use.id, use.name, summary, dict(use.input), client))
     began = time.monotonic()
     session.answering = number  # its executions are recorded under this turn
+    running = asyncio.ensure_future(_output(host, session, use, sid, number))
+    floor.stop_outside = running.cancel  # the sidebar's Stop ends the call
     try:
-        output = await _output(host, session, use, sid, number)
+        await asyncio.wait({running})
+        output = _error(STOPPED) if running.cancelled() else running.result()
     except LoomError as exc:
         output = _error(str(exc))
     finally:
-        session.answering = None
+        session.answering, floor.stop_outside = None, None
     text = output.text_content
     blocks = tuple(b for b in output.content if isinstance(b, TextBlock | ImageBlock))
     draft = TurnDraft(
