@@ -1,6 +1,9 @@
 """The commands every front offers, declared once (issue 31.2).
 
-- ``spec``      how a command is declared: :class:`Spec` and its typed arguments
+- ``fields``    :func:`arg`, a field of an argument dataclass with its help
+- ``spec``      how a command is declared: :class:`Spec`, and the parsers its argument
+                dataclass makes (the magic's, the sidebar's tokenizer, the CLI's)
+- ``arguments`` every command's argument dataclass (imported on first use)
 - ``report``    what a command answers: :class:`Report` (title, notes, tables, blocks)
                 and the sidebar's one report-to-markdown
 - ``context``   what a handler runs against: the kernel's host, or an archive alone
