@@ -192,7 +192,7 @@ def test_bad_input_and_unknown_tools_say_what_to_do(wire: Wire, agent: str) -> N
         "page to ask, and anything it sends but `outside_call` (an `approve`, a `send`) is "
         "refused with a notice; only a page's answer settles the card"
     ),
-    ref="DESIGN §14, issue 32",
+    ref="F8",
 )
 def test_an_outside_link_cannot_approve_or_send_as_a_page(wire: Wire, agent: str) -> None:
     """An outside agent's link may only call tools: it cannot answer the approval card its
