@@ -233,7 +233,7 @@ class Host:
             self.lease_message, self.resumed = LEASE_MESSAGE, None
         self._session.document = self.document
         # a turn the floor began (edits note, mentions) before the session's send runs it
-        self._session.add_busy_probe(lambda: "A turn" if self.floor.busy else None)
+        self._session.add_busy_probe(lambda: "A turn" if self.floor.answering else None)
         self._session.trust_told = self.trust_told
         if self._ports.opened is not None:
             await self._ports.opened(self._session)

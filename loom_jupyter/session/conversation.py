@@ -131,6 +131,9 @@ class CoworkSession:
         self._writer = TurnWriter(archive, self._window, kernel_session=owner)
         self._lease = SessionLease(archive, owner, stale_after=settings.lease_stale_seconds)
         self._running = False
+        self._answered = False  # the running turn has yielded its TurnDone or TurnError
+        self._turn_over = asyncio.Event()  # set while no turn runs
+        self._turn_over.set()
         self._switching = asyncio.Lock()  # a switch, and a send waiting for it to end
         self._busy_probes: list[Callable[[], str | None]] = []
         self.answering: int | None = None  # the person's message the running turn answers
@@ -300,15 +303,19 @@ class CoworkSession:
                 raise LoomError(
                     "A turn is already running in this session; wait for it or interrupt it first."
                 )
-            self._running, self._interrupt_requested = True, False
+            self._running, self._interrupt_requested, self._answered = True, False, False
+            self._turn_over.clear()
         try:
             # Closing send() (a front that stops iterating) closes the turn at once, so its
             # partial answer is archived before anything else can happen on this session.
             async with aclosing(self._turn(text, images)) as turn:
                 async for event in turn:
+                    if event.kind in ("turn_done", "turn_error"):
+                        self._answered = True
                     yield event
         finally:
             self._running, self.answering = False, None
+            self._turn_over.set()
 
     def interrupt(self) -> bool:
         """Stop the running turn; ``send`` then ends with ``TurnDone(stop_reason="interrupted")``.
@@ -451,6 +458,8 @@ class CoworkSession:
         """One switch at a time, never while a turn or a delegation runs (every front's
         switch passes here: the magic, the sidebar through the host, the CLI's host)."""
         async with self._switching:
+            if self._running and self._answered:  # its answer is out: it is only being put away
+                await self._turn_over.wait()
             running = self.running_now()
             if running is not None:
                 raise SessionBusyError(running, action)

@@ -115,8 +115,9 @@ def test_echo_default_and_error_default() -> None:
         _post(fake.base_url, "/v1/messages", _body())
         with pytest.raises(urllib.error.HTTPError) as caught:
             _post(fake.base_url, "/v1/messages", _body())
+        body = caught.value.read().decode()  # read while the server is up
     assert caught.value.code == 400
-    assert "script is empty (1 entries used)" in caught.value.read().decode()
+    assert "script is empty (1 entries used)" in body
 
 
 def test_echo_names_a_tool_result() -> None:

@@ -162,3 +162,31 @@ async def test_a_message_sent_during_a_switch_waits_and_lands_in_the_new_session
     assert [t.content for t in new_turns if t.role == "user"] == ["sent while switching"]
     old_turns = await archive.get_turns(old or "", 1, 10)
     assert [t.content for t in old_turns if t.role == "user"] == ["first"]
+
+
+async def test_a_switch_asked_once_the_answer_is_out_waits_for_the_turn_to_be_put_away(
+    open_session: OpenSession, fake_api: FakeApi, archive: Archive
+) -> None:
+    """The person sees the answer (TurnDone) and presses New at once: the turn is only being
+    put away, so the switch waits for it rather than saying a turn is running."""
+    model, _ = fake_api.model(["A first answer.", ANSWER])
+    session = await open_session(model)
+    await collect(session, "a first question")
+    first = session.session_id
+    events = session.send("the question answered just now")
+    switched = None
+    async for event in events:
+        if isinstance(event, TurnDone):  # the answer is out; the generator is not finished
+            assert session.busy
+            switched = asyncio.ensure_future(session.new())
+            await asyncio.sleep(0)  # the switch starts and waits for the turn's end
+            assert not switched.done()
+    assert not session.busy
+    assert switched is not None
+    await switched
+    assert session.session_id != first
+    turns = await archive.get_turns(first or "", 1, 100)
+    assert [(t.role, t.content) for t in turns if t.role in ("user", "assistant")][-2:] == [
+        ("user", "the question answered just now"),
+        ("assistant", ANSWER),
+    ]

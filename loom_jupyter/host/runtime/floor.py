@@ -181,6 +181,12 @@ class TurnFloor:
         """A turn runs or a queued message is starting."""
         return self.mirror is not None or (self._running is not None and not self._running.done())
 
+    @property
+    def answering(self) -> bool:
+        """Busy with a turn that has not given its answer yet (a turn whose TurnDone is out
+        is only being put away: a session switch waits for it rather than being refused)."""
+        return self.busy and not (self.mirror is not None and self.mirror.answered)
+
     def sidebar_turn(self) -> bool:
         """Whether the running turn came from the sidebar."""
         return self.mirror is not None and self.mirror.source == "sidebar"

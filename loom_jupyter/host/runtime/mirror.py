@@ -71,6 +71,7 @@ class TurnMirror:
     cost: float = 0.0
     unpriced: bool = False  # a request ran on a model without a public price
     asking: bool = False  # an approval is pending: the next tool event resumes "thinking"
+    answered: bool = False  # the turn's TurnDone or TurnError is out: only its ending is left
 
     def messages(self, event: Event) -> list[Outbound]:
         """The messages for ``event`` (tool events carry their input and result: no read
@@ -106,6 +107,8 @@ class TurnMirror:
             return [NoticeMsg(event.message, event.level)]
         if event.kind == "state_changed":
             return []
+        if event.kind in ("turn_done", "turn_error"):
+            self.answered = True
         if event.kind == "turn_done":
             return [TurnDoneMsg(turn, event.stop_reason, event.text), Status("idle")]
         if event.kind == "turn_error":
