@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from loom_jupyter.outside.jupyter_api import JupyterApi, NotebookSession
@@ -126,8 +125,7 @@ class Bridge:
                 token = self._token or os.environ.get("JUPYTER_TOKEN", "")
                 self._server = server_from_url(self._server_url, token)
             else:
-                wanted = self._wanted if self._wanted and Path(self._wanted).is_absolute() else None
-                self._server = find_server(wanted)
+                self._server = find_server(self._wanted)
                 if self._token is not None:  # --token beats the runtime file's
                     self._server = ServerInfo(self._server.url, self._token, self._server.root_dir)
             self._api = JupyterApi(self._server)

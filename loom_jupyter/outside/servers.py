@@ -72,8 +72,9 @@ def runtime_dir() -> Path:
 
 
 def find_server(notebook: str | None = None, folder: Path | None = None) -> ServerInfo:
-    """The running server to use: the one whose root holds ``notebook`` (a real path), else
-    the most recently started; :class:`BridgeError` when none runs."""
+    """The running server to use: the one whose root holds ``notebook`` (a real path, or one
+    relative to a server's root), else the most recently started; :class:`BridgeError` when
+    none runs."""
     where = folder or runtime_dir()
     found: list[tuple[float, dict[str, object]]] = []
     for path in sorted(where.glob("jpserver-*.json")):
@@ -133,6 +134,8 @@ def _holds(info: dict[str, object], target: Path) -> bool:
     root = info.get("root_dir") or info.get("notebook_dir")
     if not isinstance(root, str) or not root:
         return False
+    if not target.is_absolute():  # a path as a server names it: that server has the file
+        return (Path(root) / target).is_file()
     try:
         target.resolve().relative_to(Path(root).resolve())
     except (ValueError, OSError):
