@@ -16,7 +16,7 @@ import {
   Hello,
   KernelMessage,
   Queued,
-  SearchHit,
+  SearchHitItem,
   TrustDecision
 } from './protocol';
 import { Change, ChatStore } from './store';
@@ -276,7 +276,7 @@ export class ChatView extends Widget {
   }
 
   /** Jump to a search hit: resume its session or page back until the turn is loaded. */
-  private _jump(hit: Pick<SearchHit, 'session_id' | 'turn'>): void {
+  private _jump(hit: Pick<SearchHitItem, 'session_id' | 'turn'>): void {
     this._jumpTo = { turn: hit.turn, pages: 0 };
     if (hit.session_id !== this._store.session?.id) {
       this._send({ type: 'resume', session: hit.session_id });

@@ -31,7 +31,7 @@ export type {
   Provenance,
   Queued,
   RevertStep,
-  SearchHit,
+  SearchHitItem,
   SessionRow,
   SessionSummary,
   SlashCommand,

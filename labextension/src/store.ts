@@ -13,7 +13,7 @@ import {
   ModelOptions,
   NoticeLevel,
   Queued,
-  SearchHit,
+  SearchHitItem,
   SessionRow,
   SessionSummary,
   SlashCommand,
@@ -222,7 +222,7 @@ export class ChatStore {
   usage: Usage | null = null;
   queue: Queued[] = [];
   sessions: SessionRow[] = [];
-  search: { query: string; hits: SearchHit[] } | null = null;
+  search: { query: string; hits: SearchHitItem[] } | null = null;
   tasks = new Map<string, TaskView>();
   subshells = false;
   /** Thinking and effort, and what the current model takes (null: not known yet). */

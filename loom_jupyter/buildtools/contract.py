@@ -51,7 +51,7 @@ _VALUES = (
     p.ToolItem,
     p.Queued,
     p.SessionRow,
-    p.SearchHit,
+    p.SearchHitItem,
     p.SubtaskItem,
 )
 _UNIONS = {

@@ -521,13 +521,13 @@ export interface SessionChanged {
  */
 export interface SearchResults {
   query: string;
-  hits: SearchHit[];
+  hits: SearchHitItem[];
   type: 'search_results';
 }
 /**
  * A turn that contains the words searched for.
  */
-export interface SearchHit {
+export interface SearchHitItem {
   session_id: string;
   turn: number;
   role: string;

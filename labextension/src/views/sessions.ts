@@ -1,5 +1,5 @@
 /** The session picker (new / fork / resume) and the search box over the archive. */
-import { SearchHit, SessionRow, SessionSummary } from '../protocol';
+import { SearchHitItem, SessionRow, SessionSummary } from '../protocol';
 import { button, h, relativeTime } from './dom';
 
 export type SessionActions = {
@@ -8,7 +8,7 @@ export type SessionActions = {
   create: () => void;
   fork: () => void;
   search: (query: string) => void;
-  jump: (hit: SearchHit) => void;
+  jump: (hit: SearchHitItem) => void;
 };
 
 export class SessionBar {
@@ -55,7 +55,7 @@ export class SessionBar {
     this._panel.replaceChildren(tools, ...rows.map(row => this._row(row)));
   }
 
-  showHits(result: { query: string; hits: SearchHit[] } | null): void {
+  showHits(result: { query: string; hits: SearchHitItem[] } | null): void {
     this._hits.hidden = result === null;
     if (result === null) {
       return;

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from loom_jupyter.host.upkeep.relocate import Relocation
     from loom_jupyter.host.wire.protocol import (
         HistoryItem,
-        SearchHit,
+        SearchHitItem,
         SessionRow,
         SessionSummary,
         ToolItem,
@@ -45,7 +45,7 @@ class SessionSource(Protocol):
 class SearchPage:
     """A sidebar search's answer: the query searched, its hits, and what was left out."""
 
-    def __init__(self, query: str, hits: tuple[SearchHit, ...], note: str | None) -> None:
+    def __init__(self, query: str, hits: tuple[SearchHitItem, ...], note: str | None) -> None:
         self.query, self.hits, self.note = query, hits, note
 
 
@@ -86,12 +86,12 @@ class Views:
     async def search_page(self, query: str, limit: int = 20) -> SearchPage:
         """Turns that say it (exact phrase, then all words, then some), in every session."""
         from loom_jupyter.archive.readable import search_for_people
-        from loom_jupyter.host.wire.protocol import SearchHit
+        from loom_jupyter.host.wire.protocol import SearchHitItem
 
         clipped = clip_query(query)
         matches = await search_for_people(self.archive, clipped.text, limit=limit)
         hits = tuple(
-            SearchHit(
+            SearchHitItem(
                 session_id=m.turn.session_id,
                 turn=m.turn.turn_number,
                 role=m.turn.tool_name or m.turn.role,

@@ -30,7 +30,7 @@ from loom_jupyter.errors import LoomError
 from loom_jupyter.records import SubtaskStatus, TaskStatus  # noqa: TC001
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable
 
     from pydantic import TypeAdapter, ValidationError
 
@@ -84,7 +84,7 @@ __all__ = [
     "Resume",
     "RevertTurn",
     "Search",
-    "SearchHit",
+    "SearchHitItem",
     "SearchResults",
     "Send",
     "SessionChanged",
@@ -583,7 +583,7 @@ class SessionRow:
 
 
 @dataclass(frozen=True)
-class SearchHit:
+class SearchHitItem:
     """A turn that contains the words searched for."""
 
     session_id: str
@@ -915,20 +915,13 @@ class SessionChanged:
     type: Literal["session_changed"] = "session_changed"
 
 
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True)
 class SearchResults:
     """Turns that contain the words searched for, best first (the reply to `search`)."""
 
     query: str
-    hits: tuple[SearchHit, ...]
+    hits: tuple[SearchHitItem, ...]
     type: Literal["search_results"] = "search_results"
-
-    def __init__(self, query: str, hits: Iterable[SearchHit | Mapping[str, Any]]) -> None:
-        """``hits`` may also be mappings with a :class:`SearchHit`'s fields."""
-        rows = tuple(hit if isinstance(hit, SearchHit) else SearchHit(**hit) for hit in hits)
-        object.__setattr__(self, "query", query)
-        object.__setattr__(self, "hits", rows)
-        object.__setattr__(self, "type", "search_results")
 
 
 @dataclass(frozen=True)
