@@ -269,6 +269,12 @@ class CoworkSession:
         (the orchestrator, the host), so this layer imports none of them."""
         self._busy_probes.append(probe)
 
+    async def settled(self) -> None:
+        """Wait for a session switch in progress to end (a read of the session list then
+        sees the session it made)."""
+        async with self._switching:
+            pass
+
     def running_now(self) -> str | None:
         """What runs that a session switch must not split (``"A turn"``), else ``None``."""
         if self._running:

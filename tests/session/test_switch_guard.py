@@ -190,3 +190,19 @@ async def test_a_switch_asked_once_the_answer_is_out_waits_for_the_turn_to_be_pu
         ("user", "the question answered just now"),
         ("assistant", ANSWER),
     ]
+
+
+async def test_the_session_list_read_during_a_fork_waits_for_the_fork(
+    open_session: OpenSession, fake_api: FakeApi, archive: Archive
+) -> None:
+    """A page asks for the session list right after Fork: it sees the forked session."""
+    model, _ = fake_api.model(["A first answer."])
+    session = await open_session(model)
+    await collect(session, "a first question")
+    forking = asyncio.ensure_future(session.fork())
+    await asyncio.sleep(0)  # the fork holds the switch
+    await session.settled()
+    assert forking.done()
+    listed = await archive.list_sessions(delegated=False)
+    assert len(listed) == 2
+    assert session.session_id in {info.id for info in listed}

@@ -78,8 +78,9 @@ class Views:
         return await session_summary(self.archive, info, session.policy.mode)
 
     async def session_rows(self) -> tuple[SessionRow, ...]:
-        """The session picker's rows."""
+        """The session picker's rows, once a switch in progress has ended."""
         session = await self._sessions.session_async()
+        await session.settled()
         listed = await self.archive.list_sessions(delegated=False)
         return await session_rows(self.archive, listed, session.session_id)
 
