@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from loom_jupyter.lineage import ExecutionRecord
-
 if TYPE_CHECKING:
     import sqlite3
 
     from loom_jupyter.archive.clock import Clock
     from loom_jupyter.archive.db import Db
+    from loom_jupyter.lineage import ExecutionRecord
 
 __all__ = ["ExecutionsMixin"]
 
@@ -68,6 +67,8 @@ class ExecutionsMixin:
 
 
 def _record(row: sqlite3.Row) -> ExecutionRecord:
+    from loom_jupyter.lineage import ExecutionRecord  # not with the archive: %load_ext's banner
+
     return ExecutionRecord(
         id=row["id"],
         source=row["source"],

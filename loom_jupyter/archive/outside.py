@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from loom_jupyter.archive.sessions import no_such_session
-from loom_jupyter.archive.turns import _APPEND, _values
+from loom_jupyter.archive.turns import _values, append_sql
 
 if TYPE_CHECKING:
     from loom_jupyter.archive.clock import Clock
@@ -44,7 +44,7 @@ class OutsideCallsMixin:
         returns its number."""
         now = self._clock.now()
         async with self._db.transaction() as tx:
-            rows = await tx.fetchall(_APPEND, [*_values(turn), now, session_id])
+            rows = await tx.fetchall(append_sql(), [*_values(turn), now, session_id])
             if not rows:
                 raise no_such_session(self._db, session_id)
             number = int(rows[0][0])

@@ -3,34 +3,27 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast, get_args
 
-from loom_jupyter.archive.search import search_turns
 from loom_jupyter.archive.sessions import SUB_AGENT_SESSIONS, no_such_session, require_session
 from loom_jupyter.errors import ArchiveError, TurnNotFoundError
-from loom_jupyter.messages import (
-    Turn,
-    TurnDraft,
-    TurnRole,
-    TurnStatus,
-    blocks_from_json,
-    blocks_to_json,
-)
 from loom_jupyter.records import SearchHit, ToolCall
 
+# The messages' types are imported where turns are read or written: opening an archive and
+# reading its sessions (``%load_ext``'s banner) needs none of them.
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Mapping
 
     from loom_jupyter.archive.clock import Clock
     from loom_jupyter.archive.db import Db
+    from loom_jupyter.messages import Turn, TurnDraft, TurnRole, TurnStatus
 
-__all__ = ["TurnsMixin", "turn_from_row"]
+__all__ = ["TurnsMixin", "append_sql", "turn_from_row"]
 
-_ROLES = get_args(TurnRole)
-_STATUSES = get_args(TurnStatus)
 _FIRST_PAGE, _MAX_PAGE = 32, 4096
 _PAUSES = f"""
     SELECT asked.created_at, answered.created_at
@@ -49,6 +42,8 @@ _PAUSES = f"""
 
 def turn_from_row(row: sqlite3.Row) -> Turn:
     """A :class:`~loom_jupyter.messages.Turn` from a ``conversation_turns`` row."""
+    from loom_jupyter.messages import Turn, blocks_from_json
+
     return Turn(
         session_id=row["session_id"],
         turn_number=row["turn_number"],
@@ -68,16 +63,30 @@ def turn_from_row(row: sqlite3.Row) -> Turn:
     )
 
 
-_COLUMNS = tuple(f.name for f in dataclasses.fields(TurnDraft))
-_APPEND = (
-    f"INSERT INTO conversation_turns (session_id, turn_number, {', '.join(_COLUMNS)}, created_at)"
-    f" SELECT id, turn_count + 1, {', '.join('?' * len(_COLUMNS))}, ?"
-    " FROM cowork_sessions WHERE id = ? RETURNING turn_number"
-)
+@functools.cache
+def _columns() -> tuple[str, ...]:
+    """The stored fields of a :class:`~loom_jupyter.messages.TurnDraft`, in order."""
+    from loom_jupyter.messages import TurnDraft
+
+    return tuple(f.name for f in dataclasses.fields(TurnDraft))
+
+
+@functools.cache
+def append_sql() -> str:
+    """The one statement that numbers, inserts and counts a turn (its values: :func:`_values`,
+    the time, the session's id)."""
+    columns = _columns()
+    return (
+        f"INSERT INTO conversation_turns (session_id, turn_number, {', '.join(columns)}, "
+        f"created_at) SELECT id, turn_count + 1, {', '.join('?' * len(columns))}, ?"
+        " FROM cowork_sessions WHERE id = ? RETURNING turn_number"
+    )
 
 
 def _values(turn: TurnDraft) -> list[object]:
-    """The draft's column values, in ``_COLUMNS`` order, as SQLite stores them."""
+    """The draft's column values, in :func:`_columns` order, as SQLite stores them."""
+    from loom_jupyter.messages import blocks_to_json
+
     _check_turn(turn)
     stored = {
         "blocks": blocks_to_json(turn.blocks) if turn.blocks else None,
@@ -85,12 +94,14 @@ def _values(turn: TurnDraft) -> list[object]:
         "is_error": int(turn.is_error),
         "token_count": int(turn.token_count),
     }
-    return [stored.get(name, getattr(turn, name)) for name in _COLUMNS]
+    return [stored.get(name, getattr(turn, name)) for name in _columns()]
 
 
 def _check_turn(turn: TurnDraft) -> None:
-    _check_choice("role", turn.role, _ROLES)
-    _check_choice("status", turn.status, _STATUSES)
+    from loom_jupyter.messages import TurnRole, TurnStatus
+
+    _check_choice("role", turn.role, get_args(TurnRole))
+    _check_choice("status", turn.status, get_args(TurnStatus))
 
 
 class TurnsMixin:
@@ -106,7 +117,7 @@ class TurnsMixin:
         """
         # One statement is one transaction: numbered, inserted, indexed (FTS trigger) and
         # counted in the session (track trigger) atomically, committed before it returns.
-        row = await self._db.fetchone(_APPEND, [*_values(turn), self._clock.now(), session_id])
+        row = await self._db.fetchone(append_sql(), [*_values(turn), self._clock.now(), session_id])
         if row is None:
             raise no_such_session(self._db, session_id)
         return int(row[0])
@@ -116,6 +127,8 @@ class TurnsMixin:
 
         Only the text, blocks, token count, error flag and status change.
         """
+        from loom_jupyter.messages import blocks_to_json
+
         _check_turn(turn)
         changed = await self._db.execute(
             "UPDATE conversation_turns SET content = ?, blocks = ?, token_count = ?,"
@@ -250,6 +263,8 @@ class TurnsMixin:
             )
             session_ids = [row[0] for row in rows]
         cut = None if before_turn is None else (session_id, before_turn)
+        from loom_jupyter.archive.search import search_turns  # on the first search
+
         return await search_turns(
             self._db, session_ids=session_ids, query=query, limit=limit, before=cut
         )

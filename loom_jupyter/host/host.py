@@ -14,38 +14,34 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import threading
 import uuid
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from typing_extensions import assert_never
 
-from loom_jupyter.archive.liveness import this_process_owner
-from loom_jupyter.cells import CellChange
 from loom_jupyter.errors import LeaseHeldError, LoomError
 from loom_jupyter.host.runtime.document import FrontDocument
-from loom_jupyter.host.runtime.floor import TurnFloor
 from loom_jupyter.host.runtime.loop_thread import LoopThread
-from loom_jupyter.host.wire.protocol import (
-    PROTOCOL_VERSION,
-    NoticeMsg,
-    SessionChanged,
-    TurnErrorMsg,
-    Welcome,
-)
 
+# The archive, the floor and the protocol's messages are imported where first used: the
+# archive on the engine thread as it opens, the floor and the protocol with the session
+# (after ``%load_ext``'s banner) or a front's first message.
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Collection, Sequence
     from pathlib import Path
 
     from loom_jupyter.archive import Archive
+    from loom_jupyter.host.runtime.floor import TurnFloor
     from loom_jupyter.host.runtime.mirror import Source
+    from loom_jupyter.host.runtime.stream import Subscriber
     from loom_jupyter.host.services.mentions import MentionSources
     from loom_jupyter.host.services.restart import RestartOffer
     from loom_jupyter.host.services.views import Views
     from loom_jupyter.host.upkeep.location import NotebookLocation
     from loom_jupyter.host.upkeep.relocate import Orphan
-    from loom_jupyter.host.wire.protocol import ModelOptions
+    from loom_jupyter.host.wire.protocol import ModelOptions, Welcome
     from loom_jupyter.lineage import ExecutionRecord, VariableTrace
     from loom_jupyter.models.base import Model
     from loom_jupyter.records import SessionInfo
@@ -102,9 +98,11 @@ class Host:
     ) -> None:
         self.location = location
         self._model = model  # None: the Anthropic adapter built from settings
-        self.owner = owner or str(this_process_owner())  # a successor keeps its lease owner
+        self._owner = owner  # a successor keeps its lease owner; else made on first use
         self.loop_thread = LoopThread()
-        self.floor = TurnFloor(self.loop_thread.loop, self.session_now, self._queued_turn)
+        self._floor: TurnFloor | None = None  # made on first use (it imports the protocol)
+        self._subscribers: list[Subscriber] = []  # the floor's first subscribers
+        self._made = threading.Lock()  # the main thread and the engine loop may both ask
         self.document = FrontDocument(self.loop_thread.loop)
         self.lease_message: str | None = None
         self.crash_message: str | None = None  # the previous kernel died holding the session
@@ -131,6 +129,34 @@ class Host:
         # then run on the engine thread without slowing it.
         self.loaded: concurrent.futures.Future[None] = concurrent.futures.Future()
         self.kernel_run = uuid.uuid4().hex  # this kernel's run, on its execution records
+
+    @property
+    def owner(self) -> str:
+        """This coworker's lease owner, made once (any thread)."""
+        with self._made:
+            if self._owner is None:
+                from loom_jupyter.archive.liveness import this_process_owner
+
+                self._owner = str(this_process_owner())
+            return self._owner
+
+    @property
+    def floor(self) -> TurnFloor:
+        """The turn floor (turns, queue, approvals, the stream), made on first use."""
+        with self._made:
+            if self._floor is None:
+                from loom_jupyter.host.runtime.floor import TurnFloor
+
+                floor = TurnFloor(self.loop_thread.loop, self.session_now, self._queued_turn)
+                floor.subscribers.extend(self._subscribers)
+                self._floor = floor
+            return self._floor
+
+    def subscribe(self, subscriber: Subscriber) -> None:
+        """Add a subscriber of the stream, without making the floor before it is needed."""
+        with self._made:
+            waiting = self._subscribers if self._floor is None else self._floor.subscribers
+            waiting.append(subscriber)
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -307,6 +333,13 @@ class Host:
         return archive.storage.summary() + "."
 
     @property
+    def archive_path(self) -> Path:
+        """The notebook's archive file (the banner's: without the views' imports)."""
+        if self._archive is None:
+            raise LoomError("loom is not loaded: run %load_ext loom_jupyter first")
+        return self._archive.path
+
+    @property
     def views(self) -> Views:
         """History, sessions, search, the panel's data and the archive's upkeep."""
         if self._archive is None:
@@ -334,6 +367,8 @@ class Host:
         try:
             problem = missing_key_message() if session.settings.provider == "anthropic" else None
             if problem:  # not sent: the sidebar puts the text back in its box, shows the key field
+                from loom_jupyter.host.wire.protocol import TurnErrorMsg
+
                 error = TurnErrorMsg(None, problem, "MissingKeyError", client_id)
                 self.floor.publish_message(error)
                 self.fronts_lack_key = True
@@ -398,12 +433,16 @@ class Host:
 
     async def session_changed(self) -> None:
         """Tell every front which session is current now, with its newest history."""
+        from loom_jupyter.host.wire.protocol import SessionChanged
+
         items, more = await self.views.history()
         self.floor.broadcast(SessionChanged(await self.views.summary(), items, more))
 
     async def followed(self, message: str, *, switched: bool) -> None:
         """The conversation followed the notebook's new name: say so (after the session,
         when it changed, so a front's rebuilt view keeps the notice)."""
+        from loom_jupyter.host.wire.protocol import NoticeMsg
+
         if switched:
             await self.session_changed()
         self.floor.broadcast(NoticeMsg(message, "info"))
@@ -421,6 +460,7 @@ class Host:
                 break
         from loom_jupyter.host.services.keys import has_key
         from loom_jupyter.host.services.trust import approval_view, trust_view
+        from loom_jupyter.host.wire.protocol import PROTOCOL_VERSION, Welcome
 
         welcome = Welcome(
             session=summary,
@@ -445,6 +485,8 @@ class Host:
     async def revert_turn(self, turn: int) -> None:
         """Undo turn ``turn``'s notebook changes, or name the cells changed since; every
         front and the model are told which."""
+        from loom_jupyter.cells import CellChange
+
         if self.floor.mirror is not None:
             raise LoomError("A turn is running: stop it or wait before reverting a turn.")
         session = await self.session_async()
@@ -507,6 +549,8 @@ class Host:
         return trace(await self.executions(), name)
 
     def _notice(self, text: str, level: Literal["info", "warning", "error"]) -> None:
+        from loom_jupyter.host.wire.protocol import NoticeMsg
+
         self.floor.broadcast(NoticeMsg(text, level))
 
     # -- the notebook's name ------------------------------------------------------------------

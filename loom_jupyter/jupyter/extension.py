@@ -51,11 +51,28 @@ def _kernel_folder() -> list[Path]:
 
 
 def _load(shell: Any) -> None:
-    from loom_jupyter.jupyter.coworker.registry import cowork_for, register, registered
+    from loom_jupyter.jupyter.coworker.registry import (
+        cowork_for,
+        drop_started,
+        register,
+        registered,
+        start_opening,
+    )
 
     if registered(shell):  # e.g. the sidebar loaded it silently: show what it would have said
-        _banner(shell, cowork_for)
+        _banner(shell)
         return
+    start_opening(shell)  # the archive opens on the engine thread while the magics load
+    try:
+        _register_magics(shell, cowork_for)
+        register(shell)
+    except BaseException:
+        drop_started(shell)
+        raise
+    _banner(shell)
+
+
+def _register_magics(shell: Any, cowork_for: Any) -> None:
     from loom_jupyter.jupyter.magics.cowork import CoworkMagics, keep_question_marks
     from loom_jupyter.jupyter.magics.delegate import DelegateMagics
 
@@ -64,16 +81,21 @@ def _load(shell: Any) -> None:
             found: KernelCowork = cowork_for(shell, path)
         return found
 
-    register(shell)
     shell.register_magics(CoworkMagics(shell, coworker))
     shell.register_magics(DelegateMagics(shell, coworker))
     if keep_question_marks not in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.append(keep_question_marks)
-    _banner(shell, cowork_for)
 
 
-def _banner(shell: Any, cowork_for: Any) -> None:
-    from loom_jupyter.jupyter.coworker.registry import unplaced_banner, waiting_for_fix
+def _banner(shell: Any) -> None:
+    """Print what the coworker found; its session is built on the engine thread only once
+    the banner is out (its imports would otherwise compete with this thread's)."""
+    from loom_jupyter.jupyter.coworker.registry import (
+        cowork_for,
+        drop_started,
+        unplaced_banner,
+        waiting_for_fix,
+    )
 
     unplaced = unplaced_banner(shell)  # a notebook it cannot place: nothing opened yet
     if unplaced is not None:
@@ -82,12 +104,17 @@ def _banner(shell: Any, cowork_for: Any) -> None:
         print(wrap_words(unplaced))
         return
     try:
-        cowork = cowork_for(shell, None)
+        cowork = cowork_for(shell, None, hold=True)
     except LoomError as exc:
         print(f"loom: {exc}")
         waiting_for_fix(shell, exc)  # a sidebar that opens hears it too
         return
-    print(cowork.banner())
+    finally:
+        drop_started(shell)  # one begun early that was not the one opened
+    try:
+        print(cowork.banner())
+    finally:
+        cowork.go_on()
 
 
 def unload(shell: Any) -> None:

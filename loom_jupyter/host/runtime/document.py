@@ -15,11 +15,11 @@ import uuid
 from typing import TYPE_CHECKING, Protocol
 
 from loom_jupyter.cells import CellChange, ChangeResult, RevertStep
-from loom_jupyter.host.wire.protocol import NotebookRequest
 
 if TYPE_CHECKING:
     from loom_jupyter.archive import Archive
     from loom_jupyter.cells import CellType, DocCell
+    from loom_jupyter.host.wire.protocol import NotebookRequest
 
 __all__ = ["DocumentFront", "FrontDocument"]
 
@@ -85,6 +85,8 @@ class FrontDocument:
         front = self.front
         if front is None:
             return ChangeResult.refused("", "no_front")
+        from loom_jupyter.host.wire.protocol import NotebookRequest  # with the first front
+
         request_id = uuid.uuid4().hex
         future: asyncio.Future[ChangeResult] = self._loop.create_future()
         self._waiting[request_id] = future

@@ -27,8 +27,11 @@ class KeyHost(Protocol):
     """What this module needs of the host."""
 
     settings: Settings | None
-    floor: TurnFloor
     fronts_lack_key: bool
+
+    @property
+    def floor(self) -> TurnFloor:
+        """The host's turn floor (made on first use)."""
 
 
 def has_key(host: KeyHost) -> bool:

@@ -39,6 +39,7 @@ __all__ = [
     "open_coworker",
     "register",
     "registered",
+    "start_opening",
     "unplaced_banner",
     "waiting_for_fix",
 ]
@@ -46,6 +47,7 @@ __all__ = [
 _LOADED: dict[int, Any] = {}  # id(shell) -> KernelCowork | None
 _WAITING: dict[int, Waiting] = {}  # the sidebar's door while no coworker is open
 _PLACED: dict[int, NotebookLocation] = {}  # where a sidebar placed an unplaced notebook
+_STARTED: dict[int, KernelCowork] = {}  # begun by %load_ext before its magics: opened next
 _RETRY_SECONDS = 2.0
 
 
@@ -59,8 +61,40 @@ def registered(shell: Any) -> bool:
     return id(shell) in _LOADED
 
 
+def start_opening(shell: Any) -> None:
+    """``%load_ext``: begin opening the notebook's archive on a new coworker's engine thread
+    while the magics load; the first :func:`cowork_for` finishes it. Nothing is begun for a
+    notebook that cannot be placed or a shell whose coworker is open; a failure here is
+    left for :func:`cowork_for` to meet (and say) again."""
+    if current(shell) is not None or id(shell) in _STARTED:
+        return
+    from loom_jupyter.jupyter.coworker.runtime import KernelCowork
+
+    try:
+        location = _resolve(shell, None)
+    except LoomError:
+        return
+    if location.unplaced:
+        return
+    cowork = KernelCowork(shell, location)
+    try:
+        cowork.start()
+    except Exception:
+        cowork.close()
+        return
+    _STARTED[id(shell)] = cowork
+
+
+def drop_started(shell: Any) -> None:
+    """Close a coworker :func:`start_opening` began that nothing finished opening."""
+    started = _STARTED.pop(id(shell), None)
+    if started is not None:
+        started.close()
+
+
 def forget(shell: Any) -> KernelCowork | None:
     """``%unload_ext``: the shell is no longer served; its coworker (to close), if any."""
+    drop_started(shell)
     cowork: KernelCowork | None = _LOADED.pop(id(shell), None)
     waiting = _WAITING.pop(id(shell), None)
     if waiting is not None:
@@ -74,8 +108,9 @@ def current(shell: Any) -> Any:
     return _LOADED.get(id(shell))
 
 
-def cowork_for(shell: Any, notebook: str | None) -> Any:
-    """The shell's coworker, opening it (or re-opening for another notebook) on demand."""
+def cowork_for(shell: Any, notebook: str | None, *, hold: bool = False) -> Any:
+    """The shell's coworker, opening it (or re-opening for another notebook) on demand;
+    ``hold``: one it opens builds its session only after its ``go_on`` (the banner first)."""
     if id(shell) not in _LOADED:
         raise LoomError("loom is not loaded: run %load_ext loom_jupyter")
     existing = _LOADED.get(id(shell))
@@ -91,7 +126,7 @@ def cowork_for(shell: Any, notebook: str | None) -> Any:
         if existing.location.path == location.path:
             return existing
         existing.close()
-    cowork = open_coworker(shell, location)
+    cowork = open_coworker(shell, location, hold=hold)
     if location.unplaced:  # the stand-in: say where before the first turn writes there
         print(cowork.banner())
     return cowork
@@ -160,19 +195,28 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
 
 
 def open_coworker(
-    shell: Any, location: NotebookLocation, *, predecessor: KernelCowork | None = None
+    shell: Any,
+    location: NotebookLocation,
+    *,
+    predecessor: KernelCowork | None = None,
+    hold: bool = False,
 ) -> KernelCowork:
     """A coworker for the notebook at ``location``, opened and made the shell's.
 
     A ``predecessor`` (the notebook was renamed) lends its lease owner and keeps
-    the comm target: it hands its sidebars over itself.
+    the comm target: it hands its sidebars over itself. ``hold``: its session is built
+    after its ``go_on`` (see :meth:`KernelCowork.open`).
     """
     from loom_jupyter.jupyter.coworker.runtime import KernelCowork
 
+    started = _STARTED.pop(id(shell), None)
+    if started is not None and (predecessor is not None or started.location != location):
+        started.close()  # begun for another notebook
+        started = None
     owner = None if predecessor is None else predecessor.host.owner
-    cowork = KernelCowork(shell, location, owner=owner)
+    cowork = started or KernelCowork(shell, location, owner=owner)
     try:
-        cowork.open(attach_sidebar=predecessor is None)
+        cowork.open(attach_sidebar=predecessor is None, hold=hold)
     except BaseException:
         cowork.close()
         raise

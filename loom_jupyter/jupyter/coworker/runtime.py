@@ -20,6 +20,7 @@ from typing_extensions import assert_never
 from loom_jupyter.errors import LoomError
 from loom_jupyter.host.host import Host, KernelPorts
 from loom_jupyter.host.runtime.stream import HostMessage, TurnEvent
+from loom_jupyter.importguard import loom_imports
 from loom_jupyter.jupyter.kernel.mainthread import MainThreadQueue
 from loom_jupyter.jupyter.sidebar import TARGET
 
@@ -77,7 +78,7 @@ class KernelCowork:
         self._hub_lock = threading.Lock()  # the main thread and the engine loop may both ask
         self._guard: CellGuard | None = None
         self.activity: CellActivity | None = None  # the person's cells between turns
-        self.floor.subscribers.append(self._to_panel)
+        self.host.subscribe(self._to_panel)  # the floor itself is made on first use
 
     # the host's parts, by name -------------------------------------------------
 
@@ -94,7 +95,8 @@ class KernelCowork:
     @property
     def floor(self) -> TurnFloor:
         """The host's turn floor (turns, queue, approvals, the stream)."""
-        return self.host.floor
+        with loom_imports():  # made on first use: perhaps here, on the kernel's main thread
+            return self.host.floor
 
     @property
     def views(self) -> Views:
@@ -104,7 +106,7 @@ class KernelCowork:
     @property
     def archive_path(self) -> Path:
         """The notebook's archive file."""
-        return self.host.views.path
+        return self.host.archive_path
 
     # lifecycle -------------------------------------------------------------
     #
@@ -113,19 +115,30 @@ class KernelCowork:
     # session (agent, tools, context: the heavy imports) continues on the engine
     # thread after the load returns. Anything that needs the session waits for it.
 
-    def open(self, *, attach_sidebar: bool = True) -> None:
-        """Open the archive and start resuming the latest active session.
-
-        ``attach_sidebar=False`` leaves the comm target alone: a predecessor hands
-        its open sidebars over (:meth:`SidebarHub.take`).
-        """
+    def start(self) -> None:
+        """Begin opening: the archive opens on the engine thread while this thread goes on
+        (``%load_ext`` registers its magics meanwhile); :meth:`open` waits for it."""
+        if self.host.opening is not None:
+            return
         from loom_jupyter.jupyter.sidebar.cellguard import CellGuard
 
         self._guard = CellGuard(self.shell)  # before the bridge is built on the engine thread
         ports = KernelPorts(
             self._bridge, self._approver, self._note_activity, self._opened, self._present
         )
-        opening = self.host.start(ports)
+        self.host.start(ports)
+
+    def open(self, *, attach_sidebar: bool = True, hold: bool = False) -> None:
+        """Open the archive and start resuming the latest active session.
+
+        ``attach_sidebar=False`` leaves the comm target alone: a predecessor hands
+        its open sidebars over (:meth:`SidebarHub.take`). ``hold=True`` keeps the session's
+        building waiting until :meth:`go_on` (``%load_ext`` prints its banner first); a
+        failure to open lets it go at once.
+        """
+        self.start()
+        opening = self.host.opening
+        assert opening is not None  # started just now or by start()
         try:
             self.main.pump_until(_either(opening, self.host.peeked))
             if opening.done():
@@ -133,7 +146,15 @@ class KernelCowork:
             self._watch_cells()
             if self.in_kernel and attach_sidebar:
                 self._attach_sidebar()
-        finally:
+        except BaseException:
+            self.go_on()
+            raise
+        if not hold:
+            self.go_on()
+
+    def go_on(self) -> None:
+        """Let the session's building (its heavy imports) go on, on the engine thread."""
+        if not self.host.loaded.done():
             self.host.loaded.set_result(None)
 
     @property
@@ -217,6 +238,7 @@ class KernelCowork:
         """Release the lease and close the archive; safe to call twice (atexit, unload)."""
         if not self.loop_thread.alive:
             return
+        self.go_on()  # a held opening ends before the host closes
         from loom_jupyter.jupyter.delegation.front import detach_front
 
         detach_front(self)
