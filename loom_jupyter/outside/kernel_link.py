@@ -31,6 +31,10 @@ REPLY_SECONDS = 60.0
 LOAD_SECONDS = 120.0
 """How long loading Loom may take (it waits for a running cell on the main shell)."""
 GONE_STATES = frozenset({"restarting", "autorestarting", "starting", "dead"})
+CHECK_SECONDS = 2.0
+"""While a call waits, the kernel is asked this often (a ``kernel_info`` on its control
+channel, answered even while code runs) whether it is still the same process: a restart's
+own status messages can be missed while Jupyter Server reconnects to the new kernel."""
 
 
 class KernelGone(BridgeError):
@@ -54,6 +58,7 @@ class KernelLink:
         self._comm: str | None = None
         self._comm_closed: asyncio.Future[None] | None = None
         self._subshell: str | None = None
+        self._process: str | None = None  # the kernel's message session: one per process
         self.closed = False
         self.gone: str | None = None  # why the kernel went away (a restart, death)
 
@@ -79,6 +84,7 @@ class KernelLink:
             ) from None
         self._reader = asyncio.ensure_future(self._read())
         info = await self._request("shell", "kernel_info_request", {})
+        self._process = (info.get("header") or {}).get("session") or None
         features = info.get("content", {}).get("supported_features") or []
         if "kernel subshells" in features:
             reply = await self._request("control", "create_subshell_request", {})
@@ -118,7 +124,7 @@ class KernelLink:
         }
         try:
             self._comm_send(message)
-            return await asyncio.wait_for(future, CALL_SECONDS)
+            return await self._answer(future)
         except TimeoutError:
             raise BridgeError(
                 f"{tool} got no answer from the kernel of {self.notebook} in "
@@ -127,6 +133,20 @@ class KernelLink:
             ) from None
         finally:
             self._results.pop(request_id, None)
+
+    async def _answer(self, future: asyncio.Future[dict[str, Any]]) -> dict[str, Any]:
+        """The call's result; meanwhile the kernel is checked every :data:`CHECK_SECONDS`
+        (a reply from another kernel process fails the call as a restart)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + CALL_SECONDS
+        while True:
+            left = deadline - loop.time()
+            if left <= 0:
+                raise TimeoutError
+            done, _ = await asyncio.wait({future}, timeout=min(CHECK_SECONDS, left))
+            if done:
+                return future.result()
+            self._send("control", "kernel_info_request", {})  # its reply is checked on arrival
 
     # -- the comm -------------------------------------------------------------------------
 
@@ -265,6 +285,15 @@ class KernelLink:
         parent = (msg.get("parent_header") or {}).get("msg_id")
         content = msg.get("content") or {}
         channel = msg.get("channel")
+        if kind == "status" and content.get("execution_state") in GONE_STATES:
+            if self._comm is not None and self.gone is None:  # Jupyter Server's own word
+                self._gone(str(content["execution_state"]))
+            return
+        sender = (msg.get("header") or {}).get("session")
+        if sender and self._process and sender != self._process:
+            if self._comm is not None and self.gone is None:
+                self._gone("restarting")  # another kernel process answers: it was restarted
+            return
         if channel in ("shell", "control") and parent in self._replies:
             future = self._replies[parent]
             if not future.done():
@@ -276,8 +305,6 @@ class KernelLink:
             state = content.get("execution_state")
             if state == "idle" and parent in self._idle and not self._idle[parent].done():
                 self._idle[parent].set_result(None)
-            elif state in GONE_STATES and self._comm is not None:
-                self._gone(str(state))
         elif kind == "comm_close" and content.get("comm_id") == self._comm:
             if self._comm_closed is not None and not self._comm_closed.done():
                 self._comm_closed.set_result(None)
