@@ -88,6 +88,9 @@ def test_run_python_runs_in_the_kernel_and_is_archived_as_the_clients(
     assert refused["is_error"] is True  # ask, and no page to ask on
     assert "%cowork approval auto" in text(refused)
     assert wire.run("%cowork approval auto")["status"] == "ok"  # the person's word
+    nowhere = call(wire, agent, "insert_cell", source="x = 1")
+    assert nowhere["is_error"] is True  # no page holds the notebook: nowhere to insert
+    assert "needs the notebook open in JupyterLab" in text(nowhere)
     result = call(wire, agent, "run_python", code="answer = 41 + 1\nprint('made', answer)")
     assert wire.run("%cowork approval ask")["status"] == "ok"
     assert result["is_error"] is False, result

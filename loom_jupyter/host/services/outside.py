@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "KERNEL_TOOLS",
+    "NO_NOTEBOOK_PAGE",
     "NO_PAGE",
     "STOPPED",
     "WAIT_SECONDS",
@@ -72,7 +73,11 @@ NO_PAGE = (
     "approval card), or to run `%cowork approval auto` in a cell to let calls run without "
     "asking; then call it again."
 )
-
+NO_NOTEBOOK_PAGE = (
+    "insert_cell needs the notebook open in JupyterLab: Loom inserts cells through its page, "
+    "and no page holds this notebook now. Ask the person to open it, then call again (or run "
+    "the code with run_python)."
+)
 STOPPED = (
     "The person pressed Stop in the Loom sidebar, so this call was stopped (code it had "
     "started in the kernel may have run in part). Ask them before calling it again."
@@ -178,6 +183,9 @@ async def _output(
     tool = registry.check_call(use)
     if isinstance(tool, ToolOutput):
         return tool  # an unknown tool or bad input: the registry's words
+    page = session.document is not None and session.document.available
+    if use.name == "insert_cell" and not page:  # the kernel's next-cell proposal reaches no one
+        return _error(NO_NOTEBOOK_PAGE)
     ctx = replace(session._tool_context(sid, number), call_id=use.id)
     policy = session.policy
     if policy.will_ask(tool, use, ctx) and not host.floor.can_ask():
