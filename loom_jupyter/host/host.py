@@ -380,6 +380,11 @@ class Host:
             note = await self.document.edits_note()
             if note:
                 await session.append_note(note)
+            from loom_jupyter.host.services.outside import outside_note
+
+            told = outside_note(self.floor)  # what outside agents did since the last turn
+            if told:
+                await session.append_note(told)
             if self._ports is not None and self._ports.before_turn is not None:
                 await self._ports.before_turn(session)
             from loom_jupyter.host.services.mentions import expand_mentions

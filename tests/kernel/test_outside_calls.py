@@ -305,3 +305,21 @@ def test_stop_in_the_sidebar_ends_a_call_waiting_for_approval(wire: Wire, agent:
     assert any(e["request_id"] == asked["request_id"] for e in closed)
     assert "NameError" in wire.value("'stopped' in dir() or NameError")  # never ran
     close(wire, front.comm)
+
+
+def test_loom_is_told_what_the_outside_agent_did_at_its_next_turn(
+    wire: Wire, agent: str, fake: FakeAnthropic
+) -> None:
+    front = page(wire)
+    call(wire, agent, "inspect_variables", front)
+    call(wire, agent, "variable_provenance", front, name="answer")
+    fake.add("Noted.")
+    before = len(fake.message_requests)
+    wire.send(front.comm, {"type": "send", "client_id": "told-1", "text": "what changed?"})
+    front.wait(lambda: len(fake.message_requests) > before, "Loom's request")
+    sent = json.dumps(fake.message_requests[-1].body)
+    assert "Since your last turn, an outside agent worked in this notebook" in sent
+    assert f"{CLIENT} ran inspect_variables" in sent
+    assert f"{CLIENT} ran variable_provenance" in sent
+    front.wait(lambda: wire.events(front.comm, "turn_done"), "the turn")
+    close(wire, front.comm)

@@ -78,6 +78,7 @@ class TurnFloor:
         self._running: asyncio.Task[None] | None = None
         self._idle: list[asyncio.Future[None]] = []  # outside calls waiting for the floor
         self.stop_outside: Callable[[], object] | None = None  # Stop, for an outside call
+        self.outside_seen: list[str] = []  # outside calls since the last turn, for its note
 
     def release(self) -> FloorState:
         """What a successor takes over."""

@@ -49,6 +49,7 @@ __all__ = [
     "WAIT_SECONDS",
     "OutsideHost",
     "failed",
+    "outside_note",
     "run_outside_call",
 ]
 
@@ -64,6 +65,8 @@ KERNEL_TOOLS = (
     "variable_provenance",
 )
 """The tools an outside agent may call in the kernel (``list_notebooks`` is the bridge's)."""
+NOTE_LINES = 20
+"""The most outside calls a turn's note lists (the newest)."""
 WAIT_SECONDS = 120.0
 """How long a call waits for a running Loom turn before it says so."""
 NO_PAGE = (
@@ -171,7 +174,25 @@ async def _run(
         number, use.id, use.name, line, output.is_error, ms, cap(text), dict(use.input), client
     )
     floor.broadcast(finished)
+    failed_word = " — it failed" if output.is_error else ""
+    floor.outside_seen.append(f"- {client} ran {use.name} ({line}){failed_word}: turn {number}")
     return OutsideResult(call.request_id, output.is_error, _parts(blocks))
+
+
+def outside_note(floor: TurnFloor) -> str | None:
+    """What outside agents did since the last turn, for the model (None: nothing); told
+    once. Their calls are ``tool`` rows of no call of the model's, so its window leaves them
+    out: this note is how it knows."""
+    seen, floor.outside_seen = floor.outside_seen, []
+    if not seen:
+        return None
+    shown = seen[-NOTE_LINES:]
+    more = f"\n- … and {len(seen) - len(shown)} earlier call(s)" if len(seen) > len(shown) else ""
+    return (
+        "Since your last turn, an outside agent worked in this notebook through "
+        "loom-jupyter mcp (Loom's tools, run and archived here; conversation_recall "
+        "action=tool_calls shows their results):\n" + "\n".join(shown) + more
+    )
 
 
 async def _output(
