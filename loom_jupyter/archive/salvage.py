@@ -44,11 +44,12 @@ from loom_jupyter.archive.failures import is_damage, not_a_database_error
 from loom_jupyter.archive.liveness import LeaseOwner, holder_is_alive
 from loom_jupyter.archive.opening import prepare_file
 from loom_jupyter.archive.salvage_pages import (
+    PageFinds,
     PageImage,
     PageRow,
     TableShape,
     load_image,
-    page_rows,
+    page_pass,
     rebuilt_header,
     schema_roots,
     table_shape,
@@ -190,11 +191,11 @@ def _salvage(source: Path, staged: Path, busy_timeout: float, stale_after: float
             wanted = {table: table_columns(new, table) for table in LEDGER}
             trees, old_shapes, rebuilt = _tree_pass(source, patched, image, wanted, busy_timeout)
             shapes = {t: old_shapes.get(t) or table_shape(new, t) for t in LEDGER}
-            found = page_rows(image, shapes, _roots(image, patched if rebuilt else source))
+            found = page_pass(image, shapes, _roots(image, patched if rebuilt else source))
             reads, from_pages = {}, {}
             for table in LEDGER:
                 reads[table], from_pages[table] = _merge(
-                    trees[table], found[table], shapes[table], wanted[table]
+                    trees[table], found, shapes[table], wanted[table]
                 )
             _refuse_live_writers(reads["cowork_sessions"], source, stale_after)
             new.execute("PRAGMA foreign_keys = ON")
@@ -241,25 +242,32 @@ def _tree_pass(
 
 
 def _merge(
-    read: TableRead, found: Mapping[int, PageRow], shape: TableShape, columns: tuple[str, ...]
+    read: TableRead, finds: PageFinds, shape: TableShape, columns: tuple[str, ...]
 ) -> tuple[TableRead, frozenset[int]]:
     """The tree pass's rows and the page pass's, once per rowid; the rowids only pages gave.
 
     The tree pass read the file as SQLite does (its newest commit): its row wins,
     unless its values do not fit the table (a misplaced page read through a
-    damaged tree), when the page pass's row takes its place. ``columns``: the
-    columns to fill when the tree pass read none (the schema itself was lost).
+    damaged tree) or the page pass found the rowid's payload running through a
+    damaged overflow chain (SQLite reads another page's bytes there without an
+    error): then the page pass's intact row takes its place, if it has one, else
+    the row is lost. ``columns``: the columns to fill when the tree pass read
+    none (the schema itself was lost).
     """
+    found: Mapping[int, PageRow] = finds.rows.get(read.table, {})
+    damaged = finds.damaged.get(read.table, frozenset())
     wanted = read.columns or tuple(c for c in columns if shape.column(c) is not None)
     named = [shape.column(name) for name in read.columns]
     rows: dict[int, tuple[object, ...]] = {}
     misread = set()
     for row in read.rows:
         pairs = zip(named, row[1:], strict=True)
-        if all(c is None or c.rowid_alias or typed(c, v) for c, v in pairs):
-            rows[int(str(row[0]))] = row
+        rowid = int(str(row[0]))
+        fits = all(c is None or c.rowid_alias or typed(c, v) for c, v in pairs)
+        if fits and rowid not in damaged:
+            rows[rowid] = row
         else:
-            misread.add(int(str(row[0])))
+            misread.add(rowid)
     at = {c.name: i for i, c in enumerate(shape.columns)}
     pages: dict[int, tuple[object, ...]] = {}
     # Newest first, so of two rows that break a UNIQUE constraint the newer goes in.

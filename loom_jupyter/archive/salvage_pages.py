@@ -32,11 +32,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Column",
+    "PageFinds",
     "PageImage",
     "PageRow",
     "TableShape",
     "leaf_rows",
     "load_image",
+    "page_pass",
     "page_rows",
     "rebuilt_header",
     "schema_roots",
@@ -46,10 +48,12 @@ __all__ = [
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 LEGAL_SIZES = tuple(1 << n for n in range(9, 17))
-_TABLE_LEAF, _TABLE_INTERIOR = 0x0D, 0x05
+_TABLE_LEAF, _TABLE_INTERIOR, _INDEX_INTERIOR = 0x0D, 0x05, 0x02
 _BTREE_TYPES = (0x02, 0x05, 0x0A, 0x0D)
 _WAL_MAGIC = (0x377F0682, 0x377F0683)
 _MAX_OVERFLOW = 1 << 16  # overflow pages followed for one cell, at most
+# A value of each serial type's kind (text and blobs: the rest), to tell a record's table.
+_STAND_INS: dict[int, object] = {0: None, 7: 0.0, **dict.fromkeys((1, 2, 3, 4, 5, 6, 8, 9), 0)}
 
 
 class _Bad(Exception):
@@ -128,6 +132,7 @@ class PageImage:
         self.wal = wal  # page number → (frame index, page)
         self.count = max(len(data) // size, max(wal, default=0))
         self.header_ok = _header_size(data) == size
+        self.zeros = bytes(size)
 
     def page(self, number: int) -> bytes:
         """Page ``number`` (from 1), empty when the file does not have it."""
@@ -292,7 +297,42 @@ def _value(kind: int, chunk: bytes) -> object:
 
 
 def leaf_rows(image: PageImage, number: int) -> Iterator[tuple[int, tuple[object, ...]]]:
-    """(rowid, values) of each cell of table leaf page ``number`` that decodes whole."""
+    """(rowid, values) of each cell of table leaf page ``number`` that decodes whole.
+
+    A cell whose overflow chain is broken on its own (see :func:`_chain`) is left
+    out; :func:`page_pass` also checks each chain against the others.
+    """
+    for cell in _leaf_cells(image, number):
+        if cell.broken:
+            continue
+        try:
+            yield cell.rowid, decode_record(cell.payload(image))
+        except _Bad:
+            continue
+
+
+@dataclass(frozen=True)
+class _Cell:
+    """A table leaf cell: its rowid, the payload on the page, its overflow chain."""
+
+    rowid: int
+    local: bytes  # the payload's bytes on the leaf page
+    size: int  # the whole payload's
+    chain: tuple[int, ...]  # the overflow pages, in order (empty: none)
+    broken: bool  # the chain does not hold the payload as SQLite writes one
+
+    def payload(self, image: PageImage) -> bytes:
+        """The whole payload: the local bytes, then each overflow page's share."""
+        wanted, parts = self.size - len(self.local), [self.local]
+        for number in self.chain:
+            part = image.page(number)[4 : 4 + min(wanted, image.size - 4)]
+            parts.append(part)
+            wanted -= len(part)
+        return b"".join(parts)
+
+
+def _leaf_cells(image: PageImage, number: int) -> Iterator[_Cell]:
+    """The cells of table leaf page ``number`` whose on-page part is well formed."""
     page = image.page(number)
     try:
         kind, offsets, _ = _cells(page, number)
@@ -307,7 +347,7 @@ def leaf_rows(image: PageImage, number: int) -> Iterator[tuple[int, tuple[object
             continue
 
 
-def _leaf_cell(image: PageImage, page: bytes, at: int) -> tuple[int, tuple[object, ...]]:
+def _leaf_cell(image: PageImage, page: bytes, at: int) -> _Cell:
     usable = len(page)
     size, at = _varint(page, at)
     rowid, at = _varint(page, at)
@@ -321,27 +361,34 @@ def _leaf_cell(image: PageImage, page: bytes, at: int) -> tuple[int, tuple[objec
     payload = page[at : at + local]
     if len(payload) != local:
         raise _Bad
-    if local < size:
-        payload += _overflow(image, page[at + local : at + local + 4], size - local)
-    return _signed(rowid), decode_record(payload)
+    if local == size:
+        return _Cell(_signed(rowid), payload, size, (), broken=False)
+    first = page[at + local : at + local + 4]
+    if len(first) != 4:
+        raise _Bad
+    chain, broken = _chain(image, int.from_bytes(first, "big"), size - local)
+    return _Cell(_signed(rowid), payload, size, chain, broken)
 
 
-def _overflow(image: PageImage, pointer: bytes, wanted: int) -> bytes:
-    parts: list[bytes] = []
-    seen: set[int] = set()
-    number = int.from_bytes(pointer, "big")
+def _chain(image: PageImage, number: int, wanted: int) -> tuple[tuple[int, ...], bool]:
+    """The overflow pages holding ``wanted`` bytes from page ``number`` on; whether broken.
+
+    Broken: a page out of the file, short, all zeros or visited twice, or a
+    last page that points on (SQLite writes 0 there; a b-tree page copied over
+    an overflow page points out of the file). What is read of a broken chain is
+    not the row's.
+    """
+    pages: list[int] = []
     while wanted > 0:
-        if not 1 < number <= image.count or number in seen or len(seen) > _MAX_OVERFLOW:
-            raise _Bad
-        seen.add(number)
+        if not 1 < number <= image.count or number in pages or len(pages) > _MAX_OVERFLOW:
+            return tuple(pages), True
         page = image.page(number)
-        if len(page) != image.size:
-            raise _Bad
-        part = page[4 : 4 + min(wanted, image.size - 4)]
-        parts.append(part)
-        wanted -= len(part)
+        if len(page) != image.size or page == image.zeros:
+            return tuple(pages), True
+        pages.append(number)
+        wanted -= min(wanted, image.size - 4)
         number = int.from_bytes(page[:4], "big")
-    return b"".join(parts)
+    return tuple(pages), number != 0
 
 
 def tree_pages(image: PageImage, root: int) -> set[int]:
@@ -391,29 +438,160 @@ def freelist(image: PageImage) -> set[int]:
     return free
 
 
+@dataclass(frozen=True)
+class PageFinds:
+    """What the page pass read: each table's rows, and its rowids read through damage."""
+
+    rows: dict[str, dict[int, PageRow]]  # table → rowid → the newest intact row
+    # table → rowids with a cell whose payload runs through a damaged overflow chain:
+    # a read of such a rowid (SQLite's too) may be garbled, only an intact cell's row is kept.
+    damaged: dict[str, frozenset[int]]
+
+
 def page_rows(
     image: PageImage, shapes: Mapping[str, TableShape], roots: Mapping[str, int]
 ) -> dict[str, dict[int, PageRow]]:
     """Every row of the ``shapes`` tables on the file's leaf pages, once per rowid (the newest)."""
+    return page_pass(image, shapes, roots).rows
+
+
+def page_pass(
+    image: PageImage, shapes: Mapping[str, TableShape], roots: Mapping[str, int]
+) -> PageFinds:
+    """Every intact row of the ``shapes`` tables on the file's leaf pages, once per rowid
+    (the newest), and the rowids whose overflow chain is damaged (:func:`_damaged_chains`).
+    """
     owner: dict[int, str | None] = {}
     for table, root in roots.items():
         for leaf in tree_pages(image, root):
             owner[leaf] = table if owner.get(leaf, table) == table else None  # two trees: unsure
     free = freelist(image)
+    cells = [  # a free page a tree reaches too (a garbled free list?): SQLite reads its rows
+        (number, cell)
+        for number in range(2, image.count + 1)
+        if number not in free or number in owner
+        for cell in _leaf_cells(image, number)
+    ]
+    chains = {cell.chain for _, cell in cells if cell.chain}
+    bad = _damaged_chains(image, chains, _btree_slots(image) if chains else set())
     found: dict[str, dict[int, PageRow]] = {table: {} for table in shapes}
-    for number in range(2, image.count + 1):
-        if number in free:
-            continue
+    damaged: dict[str, set[int]] = {table: set() for table in shapes}
+    for number, cell in cells:
         mine = owner.get(number)
-        for rowid, values in leaf_rows(image, number):
-            home = _table_of(values, shapes, mine)
-            if home is None:
-                continue
-            row = PageRow(rowid, values, (image.frame(number), int(home == mine)))
-            kept = found[home].get(rowid)
-            if kept is None or row.rank > kept.rank:
-                found[home][rowid] = row
-    return found
+        values = _intact_values(image, cell, bad)
+        if values is None:  # its chain is damaged: the rowid of the table its header fits
+            home = _table_of(_header_kinds(cell.local), shapes, mine) or mine
+            if home in damaged:
+                damaged[home].add(cell.rowid)
+            continue
+        home = _table_of(values, shapes, mine)
+        if home is None or not values or number in free:
+            continue
+        row = PageRow(cell.rowid, values, (image.frame(number), int(home == mine)))
+        kept = found[home].get(cell.rowid)
+        if kept is None or row.rank > kept.rank:
+            found[home][cell.rowid] = row
+    return PageFinds(found, {table: frozenset(rowids) for table, rowids in damaged.items()})
+
+
+def _intact_values(
+    image: PageImage, cell: _Cell, bad: set[tuple[int, ...]]
+) -> tuple[object, ...] | None:
+    """The cell's values; ``()`` when it does not decode; ``None`` when its chain is damaged."""
+    if cell.broken or cell.chain in bad:
+        return None
+    try:
+        return decode_record(cell.payload(image))
+    except _Bad:
+        return None if cell.chain else ()  # read through a chain: the chain is not the row's
+
+
+def _damaged_chains(
+    image: PageImage, chains: set[tuple[int, ...]], slots: set[int]
+) -> set[tuple[int, ...]]:
+    """The overflow chains that run through a page another chain runs through too, or
+    through a page whose bytes another page of the file also holds.
+
+    In an intact file each overflow page belongs to one chain, and no two pages
+    are byte for byte the same (an overflow page starts with the number of the
+    next one, a b-tree page with its own header). A page copied over another
+    makes two: the chain through the overwritten one reads another row's bytes,
+    which SQLite returns without an error. Which of the two is the copy is known
+    only when the other one sits in a b-tree's place (``slots``: pages a b-tree
+    points at, which must be b-tree pages): that one was overwritten, and the
+    chain through the page that is the true source is kept. Otherwise neither
+    chain's row is trusted.
+    """
+    if not chains:
+        return set()
+    users: dict[int, int] = {}
+    for chain in chains:
+        for number in chain:
+            users[number] = users.get(number, 0) + 1
+    contents = {image.page(number) for number in users}
+    holders: dict[bytes, list[int]] = {}
+    for number in range(1, image.count + 1):
+        page = image.page(number)
+        if page in contents:
+            holders.setdefault(page, []).append(number)
+    shared = {
+        number
+        for number, count in users.items()
+        if count > 1
+        or any(
+            other != number and (other not in slots or other in users)
+            for other in holders[image.page(number)]
+        )
+    }
+    return {chain for chain in chains if not shared.isdisjoint(chain)}
+
+
+def _btree_slots(image: PageImage) -> set[int]:
+    """Pages a b-tree points at (each table's and index's root, interior pages' children).
+
+    Read from the ``sqlite_master`` b-tree on page 1 with this module's reader;
+    in an intact file each is a b-tree page.
+    """
+    roots = {1}
+    for number in tree_pages(image, 1):
+        for _, values in leaf_rows(image, number):
+            if len(values) == 5 and values[0] in ("table", "index") and isinstance(values[3], int):
+                roots.add(values[3])
+    slots = set()
+    stack = [n for n in roots if 0 < n <= image.count]
+    while stack:
+        number = stack.pop()
+        if number in slots:
+            continue
+        slots.add(number)
+        page = image.page(number)
+        try:
+            kind, offsets, right = _cells(page, number)
+        except _Bad:
+            continue
+        if kind in (_TABLE_INTERIOR, _INDEX_INTERIOR):
+            children = [int.from_bytes(page[o : o + 4], "big") for o in offsets] + [right]
+            stack += [n for n in children if 0 < n <= image.count]
+    return slots
+
+
+def _header_kinds(local: bytes) -> tuple[object, ...]:
+    """A stand-in value of each column's type, from the record header on the leaf page
+    (``()`` when the header does not read): enough to tell which table the row is of.
+    """
+    try:
+        size, at = _varint(local, 0)
+        if size > len(local) or size < at:
+            return ()
+        values: list[object] = []
+        while at < size:
+            kind, at = _varint(local, at)
+            if kind in (10, 11):
+                return ()
+            values.append(_STAND_INS.get(kind, "" if kind % 2 else b""))
+    except _Bad:
+        return ()
+    return tuple(values) if at == size else ()
 
 
 def _table_of(
