@@ -76,12 +76,12 @@ PAGE_PROBE = """(app) => {
 TIME_READS = """
 import time
 from loom_jupyter.jupyter.coworker.registry import current
-from loom_jupyter.tools.notebook import ReadNotebook
+from loom_jupyter.tools.notebook import ReadNotebook, ReadNotebookInput
 _cw = current(get_ipython())
 _ctx = _cw.session._tool_context(_cw.session.session_id, 1)
 async def _timed_read():
     started = time.perf_counter()
-    await ReadNotebook().run({"include_outputs": True, "history": 0}, _ctx)
+    await ReadNotebook().run(ReadNotebookInput(include_outputs=True, history=0), _ctx)
     return (time.perf_counter() - started) * 1000
 for _ in range(10):
     print(round(_cw.run(_timed_read()), 1), end=" ")
