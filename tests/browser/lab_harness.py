@@ -159,6 +159,23 @@ class LabPage:
                 next_close = now + CLOSE_RETRY_S
             self.page.wait_for_timeout(100)
 
+    def rename(self, source: str, target: str) -> None:
+        """Rename a file through the contents API, as the file browser's Rename does.
+
+        The file browser is first sent to the root folder, which holds only the tests'
+        folders: Jupyter Server answers 404 for a whole listing when one of its files
+        disappears while it is listed, so a refresh of the renamed file's folder that
+        overlaps the rename shows a "Directory not found" dialog over the page.
+        """
+        self.app_eval(
+            """async (app, [source, target]) => {
+                const root = {path: '/', dontShowBrowser: true};
+                await app.commands.execute('filebrowser:go-to-path', root);
+                await app.serviceManager.contents.rename(source, target);
+            }""",
+            [source, target],
+        )
+
     def app_eval(self, function: str, arg: Any = None) -> Any:
         """Evaluate ``function(app, arg)`` in the page with ``window.jupyterapp``."""
         script = f"async (arg) => await ({function})(window.jupyterapp, arg)"

@@ -49,10 +49,7 @@ def test_sidebar_follows_switches_renames_and_closing(lab: LabPage, notebook_dir
     expect(sidebar.locator(NAME)).to_have_text("first.ipynb")
 
     renamed = first.replace("first.ipynb", "renamed.ipynb")
-    lab.app_eval(
-        "async (app, [from, to]) => { await app.serviceManager.contents.rename(from, to); }",
-        [first, renamed],
-    )
+    lab.rename(first, renamed)
     expect(sidebar.locator(NAME)).to_have_text("renamed.ipynb")
     assert (notebook_dir / "renamed.ipynb").is_file()
 

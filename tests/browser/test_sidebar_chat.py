@@ -531,9 +531,7 @@ def test_renaming_the_notebook_moves_its_conversation_along(
     old = notebook_dir / "Untitled.ipynb"
     new = notebook_dir / "analysis.ipynb"
     paths = [p.relative_to(lab.server.root_dir).as_posix() for p in (old, new)]
-    lab.app_eval(
-        "async (app, [a, b]) => { await app.serviceManager.contents.rename(a, b); }", paths
-    )
+    lab.rename(*paths)
     notice = panel.locator('[data-loom="notice"]', has_text="This notebook is now analysis.ipynb")
     expect(notice).to_be_visible(timeout=ANSWER_TIMEOUT_MS)
     assert archive_path_for(new).exists()
