@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-__all__ = ["LeaseOwner", "holder_is_alive", "process_start", "this_process_owner"]
+__all__ = ["LeaseOwner", "holder_is_alive", "pid_exists", "process_start", "this_process_owner"]
 
 _PROC = Path("/proc")
 
@@ -83,7 +83,7 @@ def this_process_owner() -> LeaseOwner:
 def process_start(pid: int) -> str | None:
     """``boot-id/ticks`` for a running process, ``""`` without ``/proc``, ``None`` if gone."""
     if not _PROC.is_dir():
-        return "" if _pid_exists(pid) else None
+        return "" if pid_exists(pid) else None
     return _start_of(str(pid))
 
 
@@ -120,7 +120,8 @@ def holder_is_alive(holder: str, *, heartbeat_age: float | None, stale_after: fl
     return heartbeat_age is not None and heartbeat_age < stale_after
 
 
-def _pid_exists(pid: int) -> bool:
+def pid_exists(pid: int) -> bool:
+    """Whether a process with this id runs (on this machine, whoever owns it)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

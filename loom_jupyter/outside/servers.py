@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from urllib.parse import urlsplit, urlunsplit
 
+from loom_jupyter.archive.liveness import pid_exists
 from loom_jupyter.errors import LoomError
 
 __all__ = [
@@ -144,12 +145,4 @@ def _holds(info: dict[str, object], target: Path) -> bool:
 
 
 def _alive(pid: object) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return isinstance(pid, int) and pid > 0 and pid_exists(pid)

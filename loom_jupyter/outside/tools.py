@@ -11,20 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from loom_jupyter.tools.registry import OUTSIDE_TOOLS
+
 __all__ = ["BRIDGE_TOOLS", "OutsideTool", "outside_tools"]
 
-BRIDGE_TOOLS = (
-    "list_notebooks",
-    "run_python",
-    "inspect_variables",
-    "read_notebook",
-    "insert_cell",
-    "edit_cell",
-    "run_cell",
-    "conversation_recall",
-    "rebuild_variables",
-    "variable_provenance",
-)
+BRIDGE_TOOLS = ("list_notebooks", *OUTSIDE_TOOLS)
+"""Every tool the bridge lists: its own ``list_notebooks``, then the kernel's."""
 
 _IN_NOTEBOOK = {
     "run_python": "Runs Python in the live kernel of the Jupyter notebook Loom is attached to "

@@ -22,7 +22,20 @@ if TYPE_CHECKING:
     from loom_jupyter.messages import ToolSpec, ToolUseBlock
     from loom_jupyter.tools.approval import ApprovalPolicy
 
-__all__ = ["ToolRegistry", "default_registry", "default_tools"]
+__all__ = ["OUTSIDE_TOOLS", "ToolRegistry", "default_registry", "default_tools"]
+
+OUTSIDE_TOOLS = (
+    "run_python",
+    "inspect_variables",
+    "read_notebook",
+    "insert_cell",
+    "edit_cell",
+    "run_cell",
+    "conversation_recall",
+    "rebuild_variables",
+    "variable_provenance",
+)
+"""The tools an outside agent may call in a kernel (DESIGN §14), in the bridge's order."""
 
 
 class ToolRegistry:

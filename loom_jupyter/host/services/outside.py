@@ -32,6 +32,7 @@ from loom_jupyter.host.wire.protocol import (
 )
 from loom_jupyter.messages import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock, TurnDraft
 from loom_jupyter.tools.base import ToolOutput
+from loom_jupyter.tools.registry import OUTSIDE_TOOLS
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
     from loom_jupyter.session.conversation import CoworkSession
 
 __all__ = [
-    "KERNEL_TOOLS",
     "NO_NOTEBOOK_PAGE",
     "NO_PAGE",
     "STOPPED",
@@ -53,18 +53,6 @@ __all__ = [
     "run_outside_call",
 ]
 
-KERNEL_TOOLS = (
-    "run_python",
-    "inspect_variables",
-    "read_notebook",
-    "insert_cell",
-    "edit_cell",
-    "run_cell",
-    "conversation_recall",
-    "rebuild_variables",
-    "variable_provenance",
-)
-"""The tools an outside agent may call in the kernel (``list_notebooks`` is the bridge's)."""
 NOTE_LINES = 20
 """The most outside calls a turn's note lists (the newest)."""
 WAIT_SECONDS = 120.0
@@ -112,8 +100,8 @@ def failed(request_id: str, message: str) -> OutsideResult:
 async def run_outside_call(host: OutsideHost, call: OutsideCall) -> OutsideResult:
     """Run ``call`` through the host (engine loop) and archive it; never raises for the
     call's own problems (an unknown tool, bad input, a refusal: an error result)."""
-    if call.tool not in KERNEL_TOOLS:
-        known = ", ".join(KERNEL_TOOLS)
+    if call.tool not in OUTSIDE_TOOLS:
+        known = ", ".join(OUTSIDE_TOOLS)
         return failed(call.request_id, f"Unknown tool {call.tool!r}. Loom's tools: {known}.")
     client = " ".join(call.client.split())[:80] or "An outside agent"
     session = await host.session_async()
