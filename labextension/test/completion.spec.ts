@@ -24,6 +24,28 @@ const parseSlash = (text: string): { name: string; args: string } | null => {
   return found === null ? null : { name: found.name, args: found.args };
 };
 
+/** A welcome with an idle kernel and no session, plus ``extra`` (1.1's ``commands``). */
+const welcome = (extra: { commands?: SlashCommand[] }): KernelMessage =>
+  ({
+    seq: 1,
+    kernel_session: 'k1',
+    turn: null,
+    type: 'welcome',
+    session: null,
+    history: [],
+    more_before: null,
+    busy: false,
+    state: { state: 'idle', detail: '' },
+    queue: [],
+    subshells: false,
+    tasks: [],
+    options: null,
+    approval: null,
+    trust: null,
+    has_key: true,
+    ...extra
+  }) as unknown as KernelMessage;
+
 const at = (text: string): number => text.length;
 
 describe('completionContext', () => {
@@ -163,26 +185,7 @@ describe('the command table of the kernel', () => {
       { name: 'cost', args: '', description: 'tokens and cost', front: false },
       { name: 'frobnicate', args: 'X', description: 'a newer kernel’s', front: false }
     ];
-    const welcome = {
-      seq: 1,
-      kernel_session: 'k1',
-      turn: null,
-      type: 'welcome',
-      session: null,
-      history: [],
-      more_before: null,
-      busy: false,
-      state: { state: 'idle', detail: '' },
-      queue: [],
-      subshells: false,
-      tasks: [],
-      options: null,
-      approval: null,
-      trust: null,
-      has_key: true,
-      commands: mine
-    } as unknown as KernelMessage;
-    store.apply(welcome);
+    store.apply(welcome({ commands: mine }));
     expect(itemsOf(store.commands, 'fr').map(i => i.label)).toEqual(['frobnicate']);
     expect(parseIn(store.commands, '/frobnicate now')).toMatchObject({ args: 'now' });
     expect(parseIn(store.commands, '/rebuild x')).toBeNull(); // not this kernel's
@@ -190,25 +193,7 @@ describe('the command table of the kernel', () => {
 
   it('from a 1.0 kernel (no table) is the commands the page answers itself', () => {
     const store = new ChatStore();
-    const old = {
-      seq: 1,
-      kernel_session: 'k1',
-      turn: null,
-      type: 'welcome',
-      session: null,
-      history: [],
-      more_before: null,
-      busy: false,
-      state: { state: 'idle', detail: '' },
-      queue: [],
-      subshells: false,
-      tasks: [],
-      options: null,
-      approval: null,
-      trust: null,
-      has_key: true
-    } as unknown as KernelMessage;
-    store.apply(old);
+    store.apply(welcome({})); // a 1.0 welcome has no `commands`
     expect(store.commands).toBe(PAGE_COMMANDS);
     expect(parseIn(store.commands, '/new')).toMatchObject({ name: 'new' });
     expect(parseIn(store.commands, '/cost')).toBeNull(); // that kernel's own: unknown here
