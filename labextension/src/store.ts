@@ -113,6 +113,9 @@ export type Change =
   | { kind: 'session' }
   | { kind: 'cell'; source: string };
 
+/** The messages that name a tool call: its start, or its end when the start was missed. */
+type ToolMessage = Extract<KernelMessage, { type: 'tool_started' | 'tool_finished' }>;
+
 let noticeCounter = 0;
 
 /** Turn errors that mean "no usable API key": the key field opens (DESIGN §12, "The key"). */
@@ -334,13 +337,7 @@ export class ChatStore {
         this._trust(message.trust, message.show);
         return;
       case 'tool_started':
-        this._toolStarted(
-          message.turn,
-          message.call_id,
-          message.name,
-          message.input,
-          message.outside ?? ''
-        );
+        this._toolStarted(message);
         return;
       case 'tool_input':
         this._toolInput(message);
@@ -593,16 +590,11 @@ export class ChatStore {
   }
 
   /** A card made while the input streamed is the same card: it gets the parsed input. */
-  private _toolStarted(
-    turn: number,
-    callId: string,
-    name: string,
-    input: unknown,
-    outside = ''
-  ): void {
+  private _toolStarted(message: ToolMessage): void {
+    const { turn, call_id: callId, name, input } = message;
     this._endThinking(turn);
     if (!this._byKey.has(toolKey(callId))) {
-      this._add(newTool(turn, callId, name, input, outside));
+      this._add(newTool(turn, callId, name, input, message.outside ?? ''));
       return;
     }
     this._update(toolKey(callId), entry => {
@@ -614,15 +606,9 @@ export class ChatStore {
     });
   }
 
-  private _toolFinished(message: Extract<KernelMessage, { type: 'tool_finished' }>): void {
+  private _toolFinished(message: Extract<ToolMessage, { type: 'tool_finished' }>): void {
     if (!this._byKey.has(toolKey(message.call_id))) {
-      this._toolStarted(
-        message.turn,
-        message.call_id,
-        message.name,
-        message.input,
-        message.outside ?? ''
-      );
+      this._toolStarted(message);
     }
     this._update(toolKey(message.call_id), entry => {
       if (entry.kind === 'tool') {
