@@ -51,11 +51,18 @@ def agent(wire: Wire) -> str:
     return wire.open_comm(hello(agent=CLIENT))
 
 
-def call(wire: Wire, link: str, tool: str, front: DocumentFront | None = None, **args: Any) -> Any:
-    """One outside call; its ``outside_result`` (a page, if given, answers meanwhile)."""
+def send_call(wire: Wire, link: str, tool: str, **args: Any) -> str:
+    """Send one outside call; its request id."""
     request_id = uuid.uuid4().hex
     message = {"type": "outside_call", "request_id": request_id, "client": CLIENT}
     wire.send(link, {**message, "tool": tool, "input": args})
+    return request_id
+
+
+def wait_result(
+    wire: Wire, link: str, request_id: str, what: str, front: DocumentFront | None = None
+) -> Any:
+    """The ``outside_result`` answering ``request_id`` (a page, if given, answers meanwhile)."""
 
     def result() -> dict[str, Any] | None:
         if front is not None:
@@ -63,7 +70,13 @@ def call(wire: Wire, link: str, tool: str, front: DocumentFront | None = None, *
         done = [e for e in wire.events(link, "outside_result") if e["request_id"] == request_id]
         return done[0] if done else None
 
-    return wire.wait(result, f"the result of {tool}")
+    return wire.wait(result, what)
+
+
+def call(wire: Wire, link: str, tool: str, front: DocumentFront | None = None, **args: Any) -> Any:
+    """One outside call; its ``outside_result`` (a page, if given, answers meanwhile)."""
+    request_id = send_call(wire, link, tool, **args)
+    return wait_result(wire, link, request_id, f"the result of {tool}", front)
 
 
 def text(result: dict[str, Any]) -> str:
@@ -142,17 +155,7 @@ def test_a_write_asks_in_the_page_and_the_edit_lands_as_a_diff(wire: Wire, agent
     front = page(wire, Cell("a1", "x = 1"))
     read = call(wire, agent, "read_notebook", front)
     assert "x = 1" in text(read)
-    request_id = uuid.uuid4().hex
-    wire.send(
-        agent,
-        {
-            "type": "outside_call",
-            "request_id": request_id,
-            "client": CLIENT,
-            "tool": "edit_cell",
-            "input": {"cell_id": "a1", "source": "x = 2"},
-        },
-    )
+    request_id = send_call(wire, agent, "edit_cell", cell_id="a1", source="x = 2")
     asked = front.wait(lambda: wire.events(front.comm, "approval"), "the approval card")[-1]
     assert asked["tool"] == "edit_cell"
     assert asked["summary"].startswith(f"{CLIENT} asks: ")
@@ -161,12 +164,7 @@ def test_a_write_asks_in_the_page_and_the_edit_lands_as_a_diff(wire: Wire, agent
         front.comm, {"type": "approve", "request_id": asked["request_id"], "decision": "allow"}
     )
 
-    def done() -> dict[str, Any] | None:
-        front.serve()
-        found = [e for e in wire.events(agent, "outside_result") if e["request_id"] == request_id]
-        return found[0] if found else None
-
-    result = wire.wait(done, "the edit's result")
+    result = wait_result(wire, agent, request_id, "the edit's result", front)
     assert result["is_error"] is False, result
     assert front.source_of("a1") == "x = 2"
     close(wire, front.comm)
@@ -202,17 +200,7 @@ def test_an_outside_link_cannot_approve_or_send_as_a_page(wire: Wire, agent: str
     own call raised, send a message to the model, or switch sessions."""
     front = page(wire, Cell("b1", "y = 1"))
     call(wire, agent, "read_notebook", front)
-    request_id = uuid.uuid4().hex
-    wire.send(
-        agent,
-        {
-            "type": "outside_call",
-            "request_id": request_id,
-            "client": CLIENT,
-            "tool": "edit_cell",
-            "input": {"cell_id": "b1", "source": "y = 666"},
-        },
-    )
+    request_id = send_call(wire, agent, "edit_cell", cell_id="b1", source="y = 666")
     asked = front.wait(lambda: wire.events(front.comm, "approval"), "the approval card")[-1]
     before = len(wire.events(agent, "notice"))
     wire.send(agent, {"type": "approve", "request_id": asked["request_id"], "decision": "allow"})
@@ -223,12 +211,7 @@ def test_an_outside_link_cannot_approve_or_send_as_a_page(wire: Wire, agent: str
         front.comm, {"type": "approve", "request_id": asked["request_id"], "decision": "deny"}
     )
 
-    def done() -> dict[str, Any] | None:
-        front.serve()
-        found = [e for e in wire.events(agent, "outside_result") if e["request_id"] == request_id]
-        return found[0] if found else None
-
-    result = wire.wait(done, "the denied edit's result")
+    result = wait_result(wire, agent, request_id, "the denied edit's result", front)
     assert result["is_error"] is True
     assert front.source_of("b1") == "y = 1"
     close(wire, front.comm)
@@ -241,18 +224,12 @@ def test_a_call_during_a_loom_turn_waits_for_it_on_the_same_floor(
     fake.add({"content": ["Thinking about", " it at length."], "hold": "turn"})
     wire.send(front.comm, {"type": "send", "client_id": "floor-1", "text": "a long answer"})
     front.wait(lambda: fake.held("turn") == 1, "the turn to stream")
-    request_id = uuid.uuid4().hex
-    message = {"type": "outside_call", "request_id": request_id, "client": CLIENT}
-    wire.send(agent, {**message, "tool": "inspect_variables", "input": {}})
+    request_id = send_call(wire, agent, "inspect_variables")
     started = front.wait(lambda: wire.events(front.comm, "turn_started"), "the turn")[-1]
     fake.release("turn")
 
-    def result() -> dict[str, Any] | None:
-        front.serve()
-        done = [e for e in wire.events(agent, "outside_result") if e["request_id"] == request_id]
-        return done[0] if done else None
-
-    assert wire.wait(result, "the outside call")["is_error"] is False
+    answer = wait_result(wire, agent, request_id, "the outside call", front)
+    assert answer["is_error"] is False
     sent = wire.comm_events(front.comm)
     done_at = next(i for i, e in enumerate(sent) if e["type"] == "turn_done")
     call_at = next(
@@ -288,17 +265,11 @@ def test_figures_come_back_as_images_and_secrets_redacted(wire: Wire, agent: str
 
 def test_stop_in_the_sidebar_ends_a_call_waiting_for_approval(wire: Wire, agent: str) -> None:
     front = page(wire)
-    request_id = uuid.uuid4().hex
-    message = {"type": "outside_call", "request_id": request_id, "client": CLIENT}
-    wire.send(agent, {**message, "tool": "run_python", "input": {"code": "stopped = 1"}})
+    request_id = send_call(wire, agent, "run_python", code="stopped = 1")
     asked = front.wait(lambda: wire.events(front.comm, "approval"), "the approval card")[-1]
     wire.send(front.comm, {"type": "stop"})
 
-    def result() -> dict[str, Any] | None:
-        done = [e for e in wire.events(agent, "outside_result") if e["request_id"] == request_id]
-        return done[0] if done else None
-
-    stopped = front.wait(result, "the stopped call")
+    stopped = wait_result(wire, agent, request_id, "the stopped call", front)
     assert stopped["is_error"] is True
     assert "pressed Stop" in text(stopped)
     closed = wire.events(front.comm, "approval_closed")
