@@ -111,9 +111,6 @@ class LabPage:
         self.page.goto(self.server.workspace_url(notebook))
         self.page.wait_for_function("() => window.jupyterapp !== undefined")
         self.page.evaluate("async () => { await window.jupyterapp.restored; }")
-        # The /tree/ URL also sends the file browser to the notebook's folder; a test that
-        # renames a file while that listing is still on its way gets "Directory not found".
-        self.page.wait_for_function(FILE_BROWSER_IN, arg=Path(notebook).parent.as_posix())
         return self._panel(notebook)
 
     def open_more(self, notebook: str) -> Locator:
@@ -165,8 +162,11 @@ class LabPage:
         The file browser is first sent to the root folder, which holds only the tests'
         folders: Jupyter Server answers 404 for a whole listing when one of its files
         disappears while it is listed, so a refresh of the renamed file's folder that
-        overlaps the rename shows a "Directory not found" dialog over the page.
+        overlaps the rename shows a "Directory not found" dialog over the page. The /tree/
+        URL :meth:`open` loads sends the browser to the notebook's folder about a second
+        after the app is restored: that move is waited for first, so it cannot come after.
         """
+        self.page.wait_for_function(FILE_BROWSER_IN, arg=Path(source).parent.as_posix())
         self.app_eval(
             """async (app, [source, target]) => {
                 const root = {path: '/', dontShowBrowser: true};
