@@ -1,7 +1,7 @@
 """How fast an agent's edit shows in the cell, and what reading a big notebook costs.
 
     python benchmarks/notebook_edit_bench.py           # 20 edits, a 300-cell notebook
-    python benchmarks/notebook_edit_bench.py --quick   # 8 edits
+    python benchmarks/notebook_edit_bench.py --quick   # 3 edits (CI)
 
 A real JupyterLab + Debian chromium with the installed extension, against the fake
 Messages API on 127.0.0.1 (no network), approval mode ``auto``.
@@ -166,8 +166,8 @@ def report(probe: dict[str, Any], edits: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="8 edits instead of 20")
-    edits = 8 if parser.parse_args(argv).quick else 20  # 3 reads + 20 edits + answer: 24 steps
+    parser.add_argument("--quick", action="store_true", help="3 edits instead of 20 (CI)")
+    edits = 3 if parser.parse_args(argv).quick else 20  # 3 reads + 20 edits + answer: 24 steps
     with FakeAnthropic() as fake, standalone_lab(timeout_ms=120_000) as lab:
         probe = measure(lab, lab.server.root_dir, fake, edits)
     report(probe, edits)
