@@ -178,7 +178,8 @@ class SessionsMixin:
             await tx.execute("DELETE FROM cowork_sessions WHERE id = ?", [session_id])
 
     async def fork_session(self, session_id: str, at_turn: int | None = None) -> str:
-        """A new session holding copies of turns 1..``at_turn`` (all when ``None``)."""
+        """A new session holding copies of turns 1..``at_turn`` (all when ``None``), with
+        their outside agents' marks."""
         new_id = uuid.uuid4().hex
         now = self._clock.now()
         async with self._db.transaction() as tx:
@@ -207,6 +208,12 @@ class SessionsMixin:
                 f"INSERT INTO conversation_turns (session_id, turn_number, {_TURN_COLUMNS})"
                 f" SELECT ?, turn_number, {_TURN_COLUMNS} FROM conversation_turns"
                 " WHERE session_id = ? AND turn_number <= ? ORDER BY turn_number",
+                [new_id, session_id, last],
+            )
+            await tx.execute(
+                "INSERT INTO outside_calls (session_id, turn_number, client, created_at)"
+                " SELECT ?, turn_number, client, created_at FROM outside_calls"
+                " WHERE session_id = ? AND turn_number <= ?",
                 [new_id, session_id, last],
             )
         return new_id

@@ -76,7 +76,9 @@ async def show(context: Context, args: ShowArgs) -> Report:
     info = await pick_session(archive, args.session)
     start, end = _parse_range(args.range)
     turns = await archive.get_turns(info.id, start, end)
-    body = "\n\n".join(turn_text(turn) for turn in turns) or "(no turns in that range)"
+    by = await archive.outside_clients(info.id, start or 1, end or info.turn_count)
+    body = "\n\n".join(turn_text(t, by.get(t.turn_number, "")) for t in turns)
+    body = body or "(no turns in that range)"
     return say(f"{session_header(info)}\n\n{body}")
 
 
@@ -101,14 +103,16 @@ def session_header(info: SessionInfo) -> str:
     )
 
 
-def turn_text(turn: Turn) -> str:
-    """One turn for reading: a header line, then its text indented."""
+def turn_text(turn: Turn, outside_client: str = "") -> str:
+    """One turn for reading: a header line (naming the outside agent that made the call,
+    if one did), then its text indented."""
     from loom_jupyter.messages import ToolUseBlock
     from loom_jupyter.session.export import clock
 
     label: str = turn.role
     if turn.role == "tool":
         label = f"tool {turn.tool_name or '?'}" + (" (error)" if turn.is_error else "")
+        label += f" · called by {outside_client} (outside agent)" if outside_client else ""
     if turn.status != "complete":
         label += f" [{turn.status}]"
     lines = [f"── #{turn.turn_number} {label} · {clock(turn.created_at)}"]
