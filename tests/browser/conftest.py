@@ -21,7 +21,8 @@ Reusable by every browser test (the Loom sidebar now, the chat sidebar later):
     ``lab.open_more(path)`` opens another one in the same page;
     ``lab.open_sidebar()`` shows the Loom sidebar and returns its locator;
     ``lab.activate_tab(path)`` clicks a notebook's tab; ``lab.close_all()``
-    closes every tab (discarding unsaved changes);
+    closes every tab (discarding unsaved changes); ``lab.rename(a, b)`` renames a
+    file as the file browser would (never racing the browser's folder listing);
     ``lab.app_eval(js, arg)`` runs a function ``(app, arg) => ...`` against
     ``window.jupyterapp``; ``lab.page`` is the playwright ``Page``. When a
     test fails, its screenshot (``failure.png`` in its tmp_path) and the end of
