@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Iterable, Iterator, Mapping
 
 __all__ = [
     "Column",
@@ -393,24 +393,29 @@ def _chain(image: PageImage, number: int, wanted: int) -> tuple[tuple[int, ...],
 
 def tree_pages(image: PageImage, root: int) -> set[int]:
     """The table leaf pages a table's b-tree reaches from ``root`` (damaged branches skipped)."""
-    leaves: set[int] = set()
-    seen: set[int] = set()
-    stack = [root]
+    reached = _walk_btrees(image, [root], follow=(_TABLE_INTERIOR,))
+    return {number for number, kind in reached.items() if kind == _TABLE_LEAF}
+
+
+def _walk_btrees(image: PageImage, roots: Iterable[int], follow: tuple[int, ...]) -> dict[int, int]:
+    """Every page reached from ``roots`` through interior pages of the ``follow`` kinds,
+    with its kind (``-1`` for a page that does not read as a b-tree page)."""
+    reached: dict[int, int] = {}
+    stack = list(roots)
     while stack:
         number = stack.pop()
-        if number in seen or not 0 < number <= image.count:
+        if number in reached or not 0 < number <= image.count:
             continue
-        seen.add(number)
         page = image.page(number)
         try:
             kind, offsets, right = _cells(page, number)
         except _Bad:
+            reached[number] = -1
             continue
-        if kind == _TABLE_LEAF:
-            leaves.add(number)
-        elif kind == _TABLE_INTERIOR:
+        reached[number] = kind
+        if kind in follow:
             stack += [int.from_bytes(page[o : o + 4], "big") for o in offsets] + [right]
-    return leaves
+    return reached
 
 
 def schema_roots(image: PageImage) -> dict[str, int]:
@@ -557,22 +562,7 @@ def _btree_slots(image: PageImage) -> set[int]:
         for _, values in leaf_rows(image, number):
             if len(values) == 5 and values[0] in ("table", "index") and isinstance(values[3], int):
                 roots.add(values[3])
-    slots = set()
-    stack = [n for n in roots if 0 < n <= image.count]
-    while stack:
-        number = stack.pop()
-        if number in slots:
-            continue
-        slots.add(number)
-        page = image.page(number)
-        try:
-            kind, offsets, right = _cells(page, number)
-        except _Bad:
-            continue
-        if kind in (_TABLE_INTERIOR, _INDEX_INTERIOR):
-            children = [int.from_bytes(page[o : o + 4], "big") for o in offsets] + [right]
-            stack += [n for n in children if 0 < n <= image.count]
-    return slots
+    return set(_walk_btrees(image, roots, follow=(_TABLE_INTERIOR, _INDEX_INTERIOR)))
 
 
 def _header_kinds(local: bytes) -> tuple[object, ...]:
