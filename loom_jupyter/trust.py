@@ -5,11 +5,16 @@ shared drive). Its ``loom.yaml`` and instruction files ask Loom to start program
 servers), loosen approvals, use web tools and put text in the system prompt. None of that
 happens until the person trusts the folder (DESIGN §12):
 
-- :func:`read_request` reads what the folder asks for (:class:`FolderRequest`) and a
-  hash of those files' bytes;
+- :func:`read_request` reads the folder **once** (:class:`FolderRequest`): each file's
+  bytes, bounded by a ``stat``-free size check on the open file, are hashed, parsed and
+  shown, and what a decision switches on (settings, servers) is built from those same
+  bytes — never from an earlier or later read;
+- the hash frames every file by its name and length (:func:`_digest`), so two different
+  folders never hash the same, and a decision carries the digest of what the person saw
+  (:func:`decide`): a folder that changed since is shown again, not trusted unseen;
 - :class:`TrustStore` is ``~/.config/loom/trust.json`` (never in the project): the
-  folders the person trusted, keyed by the project root's real path and that hash, so
-  a changed ``loom.yaml`` or instruction file asks again;
+  decisions, keyed by the project root's real path and that hash, and whether the person
+  also let the folder loosen approvals (asked apart: :attr:`FolderRequest.loosens`);
 - :func:`folder_trust` puts the two together (:class:`FolderTrust`), and
   :func:`load_settings` resolves a notebook's settings with it.
 
@@ -20,12 +25,13 @@ only tighten (:mod:`loom_jupyter.settings`).
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import stat
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -34,8 +40,21 @@ from typing_extensions import assert_never
 
 from loom_jupyter.controls import visible
 from loom_jupyter.errors import LoomConfigError, LoomError
-from loom_jupyter.folders import instruction_candidates, project_config, project_root
-from loom_jupyter.settings import TRUSTED_ONLY, Settings, read_config_file, user_config_path
+from loom_jupyter.folders import (
+    CONFIG_MAX_BYTES,
+    INSTRUCTION_MAX_BYTES,
+    instruction_candidates,
+    project_config,
+    project_root,
+)
+from loom_jupyter.settings import (
+    TRUSTED_ONLY,
+    Settings,
+    parse_config,
+    person_approval,
+    stricter_approval,
+    user_config_path,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -43,9 +62,12 @@ if TYPE_CHECKING:
     from loom_jupyter.settings import ApprovalMode, McpServerConfig
 
 __all__ = [
+    "STATUS_WORDS",
     "TRUST_FILE_NAME",
+    "FolderFile",
     "FolderRequest",
     "FolderTrust",
+    "TrustAnswer",
     "TrustDecision",
     "TrustStatus",
     "TrustStore",
@@ -63,49 +85,105 @@ folder asks for nothing."""
 
 TrustDecision = Literal["trust", "deny", "revoke"]
 
-_STATUS_WORDS: dict[TrustStatus, str] = {
+STATUS_WORDS: dict[TrustStatus, str] = {
     "trusted": "trusted: its MCP servers, settings and instruction files are used",
     "untrusted": "not trusted: its MCP servers do not start, its instruction files are not "
     "sent, and its approval and web settings only tighten yours",
     "changed": "changed since you trusted it: its extras are off until you trust it again",
     "denied": "you chose not to trust it: its extras stay off",
-    "not-needed": "not needed: the folder asks for nothing",
+    "not-needed": "not needed: the folder asks for nothing that needs trust",
 }
+"""What each status means, in the words every front shows (the sidebar's copy is
+generated from this: ``labextension/src/generated/trust.ts``)."""
 
-_HASH_CHUNK = 1 << 16
+HASH_VERSION = 2
+"""The trust hash's framing (2: every name and content length-prefixed). Decisions made
+under an earlier framing are asked again once, saying why."""
+REHASHED_NOTE = (
+    "Loom now checks a folder's files more strictly than when you trusted this one (each "
+    "file's name and length are part of the check): look at what it asks for once more."
+)
+CHANGED_NOTE = (
+    "The folder changed after it was shown to you, so nothing was recorded: this is what "
+    "it asks for now."
+)
+LOOSEN_QUESTION = "Let this folder make Loom run code and commands without asking you"
+
 _KEEP_PER_ROOT = 32  # decisions remembered per project root (sub-folders, edits)
 
 
 @dataclass(frozen=True)
+class FolderFile:
+    """One file a folder asks with, as read once: its bytes, or why they were not read."""
+
+    path: Path
+    name: str
+    """Relative to the project root, ``/``-separated."""
+    size: int
+    data: bytes | None
+    """The bytes hashed, parsed and shown; ``None`` when :attr:`skipped`."""
+    skipped: str = ""
+    """Why the file is not used (too large, unreadable): its size still counts."""
+
+
+@dataclass(frozen=True)
 class FolderRequest:
-    """What a notebook's folder asks Loom for, as the person must see it before trusting."""
+    """What a notebook's folder asks Loom for, read once, as the person must see it."""
 
     root: Path
     """The project root's real path (the folder holding ``.git``, else the notebook's)."""
     folder: str
     """The notebook's folder relative to the root (``.`` for the root itself)."""
-    config: Path | None
+    config: FolderFile | None
     """The project's ``loom.yaml``, when there is one."""
-    servers: tuple[McpServerConfig, ...]
-    approval: ApprovalMode | None
-    web_search: bool | None
-    web_fetch: bool | None
-    instructions: tuple[Path, ...]
+    instructions: tuple[FolderFile, ...]
     """Instruction files that exist, outermost first."""
-    digest: str
-    """sha256 of the bytes of ``loom.yaml`` and every instruction file (with their names)."""
+    values: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    """The settings ``loom.yaml``'s bytes hold (empty when it cannot be used)."""
+    person_approval: ApprovalMode = "ask"
+    """The person's own approval mode (their config and environment), for :attr:`loosens`."""
+    digest: str = ""
+    """sha256 of the framed names and bytes of ``loom.yaml`` and every instruction file."""
     problem: str = ""
-    """Why ``loom.yaml`` could not be read as settings (its bytes still count)."""
-    archive: tuple[str, ...] = ()
-    """Where and how it asks the archive to be written (``archive_dir``, ``journal_mode``)."""
+    """Why ``loom.yaml`` could not be used as settings (its bytes still count)."""
+
+    @property
+    def servers(self) -> tuple[McpServerConfig, ...]:
+        """The MCP servers ``loom.yaml`` names, built from the bytes that were hashed."""
+        return tuple(self.values.get("mcp_servers", ()))
+
+    @property
+    def approval(self) -> ApprovalMode | None:
+        found: ApprovalMode | None = self.values.get("approval")
+        return found
+
+    @property
+    def archive(self) -> tuple[str, ...]:
+        """Where and how it asks the archive to be written (``journal_mode``)."""
+        return tuple(f"{k}: {self.values[k]}" for k in TRUSTED_ONLY if k in self.values)
 
     @property
     def asks(self) -> bool:
         """Whether the folder asks for anything trust governs: servers, instruction files,
         approval or web settings (a loom.yaml of models and budgets needs no trust)."""
-        keys = (self.approval, self.web_search, self.web_fetch)
+        keys = ("approval", "web_search", "web_fetch")
         wants = bool(self.servers or self.instructions or self.problem or self.archive)
-        return wants or any(value is not None for value in keys)
+        return wants or any(self.values.get(key) is not None for key in keys)
+
+    @property
+    def loosens(self) -> tuple[str, ...]:
+        """What would make Loom ask the person less than their own mode: the folder's
+        ``approval`` or a server's, when looser. Asked apart from the rest."""
+        mine = self.person_approval
+        found = []
+        if self.approval is not None and stricter_approval(mine, self.approval):
+            found.append(f"approval: {self.approval} (yours is {mine})")
+        found += [
+            f"MCP server {s.name}'s tools: approval {s.approval} (yours is {mine})"
+            for s in self.servers
+            if stricter_approval(mine, s.approval)
+        ]
+        return tuple(visible(line) for line in found)
 
     def lines(self) -> list[str]:
         """Everything the folder asks for, nothing cut short, one item a line."""
@@ -116,21 +194,16 @@ class FolderRequest:
         if self.approval is not None:
             found.append(f"approval: {self.approval}")
         for key in ("web_search", "web_fetch"):
-            if getattr(self, key) is not None:
-                found.append(f"{key}: {'on' if getattr(self, key) else 'off'}")
+            if self.values.get(key) is not None:
+                found.append(f"{key}: {'on' if self.values[key] else 'off'}")
         found += list(self.archive)
-        found += [f"instruction file: {self._shown(p)}" for p in self.instructions]
+        for file in self.instructions:
+            found.append(f"instruction file: {file.name}" + _skipped(file))
         if self.problem:
             found.append(f"loom.yaml cannot be used: {self.problem}")
         elif self.config is not None and not found:
             found.append("loom.yaml: other settings only (model, budgets, ...)")
         return [visible(line) for line in found]
-
-    def _shown(self, path: Path) -> str:
-        try:
-            return path.relative_to(self.root).as_posix()
-        except ValueError:
-            return str(path)
 
 
 @dataclass(frozen=True)
@@ -139,11 +212,25 @@ class FolderTrust:
 
     request: FolderRequest
     status: TrustStatus
+    with_approval: bool = False
+    """The person also let the folder loosen approvals (:attr:`FolderRequest.loosens`)."""
+    note: str = ""
+    """Why it is asked again (:data:`REHASHED_NOTE`, :data:`CHANGED_NOTE`)."""
 
     @property
     def trusted(self) -> bool:
         """Whether the folder's extras are on (trusted, or nothing to trust)."""
         return self.status in ("trusted", "not-needed")
+
+    @property
+    def loosening(self) -> bool:
+        """Whether the folder's looser approvals apply (trusted with them, or none asked)."""
+        return self.trusted and (self.with_approval or not self.request.loosens)
+
+    @property
+    def open_question(self) -> bool:
+        """Whether the person has not answered the folder as it asks now."""
+        return self.status in ("untrusted", "changed")
 
     def report(self) -> str:
         """The whole picture, plain text: the folder, the decision, what it asks for."""
@@ -151,16 +238,23 @@ class FolderTrust:
         where = str(request.root) + (
             f" (notebook folder {request.folder})" if request.folder != "." else ""
         )
-        lines = [f"Folder: {where}", f"Trust: {_STATUS_WORDS[self.status]}"]
+        lines = [f"Folder: {where}", f"Trust: {STATUS_WORDS[self.status]}"]
+        if self.note:
+            lines.append(self.note)
         if request.asks:
             lines.append("It asks for:")
             lines += [_bullet(item) for item in request.lines()]
+        if request.loosens:
+            said = "allowed" if self.status == "trusted" and self.with_approval else "not allowed"
+            lines.append(f"Loosening your approval mode ({said} unless you say so apart):")
+            lines += [_bullet(item) for item in request.loosens]
         return "\n".join(lines)
 
     def summary(self) -> str:
         """One line for a banner or a notice; empty when there is nothing to say."""
         if self.trusted:
-            return ""
+            problem = self.request.problem
+            return f"This folder's loom.yaml cannot be used: {problem}" if problem else ""
         root = self.request.root
         why = {
             "untrusted": "is not trusted",
@@ -174,27 +268,32 @@ class FolderTrust:
         )
 
 
+@dataclass(frozen=True)
+class TrustAnswer:
+    """What became of a decision: recorded, or not because the folder changed since it
+    was shown (then :attr:`trust` is the folder as it is now, to be shown and asked)."""
+
+    trust: FolderTrust
+    recorded: bool
+
+
 def read_request(notebook_path: str | os.PathLike[str]) -> FolderRequest:
-    """What the notebook's folder asks for now (``notebook_path`` may name the folder)."""
+    """What the notebook's folder asks for now (``notebook_path`` may name the folder):
+    one bounded read of each file, hashed, parsed and shown from the same bytes."""
     folder = _folder_of(Path(notebook_path).expanduser().absolute())
     root = project_root(folder / "notebook.ipynb")
-    real_root = _real(root)
-    config_path = project_config(folder)
-    config = config_path if _is_file(config_path) else None
-    instructions = tuple(p for p in instruction_candidates(root, folder) if _is_file(p))
+    config = _read_file(project_config(folder), root, CONFIG_MAX_BYTES)
+    found = (_read_file(p, root, INSTRUCTION_MAX_BYTES) for p in instruction_candidates(root, folder))
+    instructions = tuple(f for f in found if f is not None)
     values, problem = _config_values(config)
-    servers = tuple(values.get("mcp_servers", ()))
     return FolderRequest(
-        root=real_root,
+        root=_real(root),
         folder=_relative(folder, root),
         config=config,
-        servers=servers,
-        approval=values.get("approval"),
-        web_search=values.get("web_search"),
-        web_fetch=values.get("web_fetch"),
         instructions=instructions,
-        digest=_digest(root, folder, (config, *instructions)),
-        archive=tuple(f"{k}: {values[k]}" for k in TRUSTED_ONLY if values.get(k) is not None),
+        values=values,
+        person_approval=_person_approval(),
+        digest=_digest(_relative(folder, root), (config, *instructions)),
         problem=problem,
     )
 
@@ -203,40 +302,58 @@ def folder_trust(
     notebook_path: str | os.PathLike[str], *, store: TrustStore | None = None
 ) -> FolderTrust:
     """The notebook's folder request with the person's decision about it."""
-    request = read_request(notebook_path)
-    if not request.asks:
-        return FolderTrust(request, "not-needed")
-    return FolderTrust(request, (store or TrustStore()).status(request))
+    return (store or TrustStore()).judge(read_request(notebook_path))
 
 
 def decide(
     notebook_path: str | os.PathLike[str],
     decision: TrustDecision,
     *,
+    shown: str | None = None,
+    with_approval: bool = False,
     store: TrustStore | None = None,
-) -> FolderTrust:
-    """Record the person's decision about the notebook's folder as it asks now (``revoke``
-    forgets every decision about its project); the trust that follows."""
+) -> TrustAnswer:
+    """Record the person's decision about the folder as it was shown to them: ``shown`` is
+    the digest of what they saw; the folder is read again and the decision recorded only
+    when it still hashes to that (``revoke`` forgets every decision about its project and
+    needs none). ``with_approval``: they also let it loosen approvals."""
     store = store or TrustStore()
     request = read_request(notebook_path)
-    if decision == "trust":
-        store.trust(request)
-    elif decision == "deny":
-        store.deny(request)
-    elif decision == "revoke":
+    if decision == "revoke":
         store.revoke(request.root)
+        return TrustAnswer(store.judge(request), recorded=True)
+    if shown != request.digest:
+        now = store.judge(request)
+        return TrustAnswer(_with_note(now, CHANGED_NOTE), recorded=False)
+    if decision == "trust":
+        store.record(request, trusted=True, with_approval=with_approval)
+    elif decision == "deny":
+        store.record(request, trusted=False, with_approval=False)
     else:
         assert_never(decision)
-    return folder_trust(notebook_path, store=store)
+    return TrustAnswer(store.judge(request), recorded=True)
 
 
 def load_settings(
-    notebook_path: str | os.PathLike[str], **overrides: Any
+    notebook_path: str | os.PathLike[str], *, trust: FolderTrust | None = None, **overrides: Any
 ) -> tuple[Settings, FolderTrust]:
-    """The notebook's settings, resolved with its folder's trust, and that trust."""
-    trust = folder_trust(notebook_path)
-    folder = _folder_of(Path(notebook_path).expanduser().absolute())
-    return Settings.load(folder, trusted=trust.trusted, **overrides), trust
+    """The notebook's settings, resolved with its folder's trust (read now unless given),
+    from the same bytes the trust was decided on; and that trust."""
+    trust = trust or folder_trust(notebook_path)
+    return settings_for(trust, **overrides), trust
+
+
+def settings_for(trust: FolderTrust, **overrides: Any) -> Settings:
+    """Settings resolved with ``trust``: the project's values are the ones its request
+    read (and hashed), never read again."""
+    request = trust.request
+    return Settings.load(
+        request.root / request.folder,
+        trusted=trust.trusted,
+        loosen=trust.loosening,
+        project=trust.request.values,
+        **overrides,
+    )
 
 
 class TrustStore:
@@ -249,24 +366,49 @@ class TrustStore:
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or user_config_path().parent / TRUST_FILE_NAME
 
-    def status(self, request: FolderRequest) -> TrustStatus:
-        """The decision about ``request`` as it is now."""
+    def judge(self, request: FolderRequest) -> FolderTrust:
+        """The person's decision about ``request`` as it asks now."""
+        if not request.asks:
+            return FolderTrust(request, "not-needed")
         entry = self._read().get(str(request.root), {})
         decision = entry.get(request.digest)
-        if isinstance(decision, dict):
-            return "trusted" if decision.get("trusted") else "denied"
-        same_folder = (
-            d for d in entry.values() if isinstance(d, dict) and d.get("folder") == request.folder
-        )
-        return "changed" if any(d.get("trusted") for d in same_folder) else "untrusted"
+        if isinstance(decision, dict) and decision.get("v") == HASH_VERSION:
+            if decision.get("trusted"):
+                return FolderTrust(request, "trusted", bool(decision.get("with_approval")))
+            return FolderTrust(request, "denied")
+        earlier = [
+            d
+            for d in entry.values()
+            if isinstance(d, dict) and d.get("folder") == request.folder and d.get("trusted")
+        ]
+        if not earlier:
+            return FolderTrust(request, "untrusted")
+        if all(d.get("v") != HASH_VERSION for d in earlier):
+            return FolderTrust(request, "changed", note=REHASHED_NOTE)
+        return FolderTrust(request, "changed")
 
-    def trust(self, request: FolderRequest) -> None:
-        """Trust the folder as it asks now."""
-        self._decide(request, trusted=True)
+    def status(self, request: FolderRequest) -> TrustStatus:
+        """The decision about ``request`` as it is now."""
+        return self.judge(request).status
 
-    def deny(self, request: FolderRequest) -> None:
-        """Remember that the person said no to the folder as it asks now."""
-        self._decide(request, trusted=False)
+    def record(self, request: FolderRequest, *, trusted: bool, with_approval: bool) -> None:
+        """Remember the person's decision about the folder as ``request`` read it (the
+        decisions about other versions of the same notebook folder are forgotten)."""
+        folders = self._read()
+        entry = {
+            digest: d
+            for digest, d in folders.get(str(request.root), {}).items()
+            if isinstance(d, dict) and d.get("folder") != request.folder
+        }
+        entry[request.digest] = {
+            "folder": request.folder,
+            "trusted": trusted,
+            "with_approval": trusted and with_approval,
+            "v": HASH_VERSION,
+            "at": _now(),
+        }
+        folders[str(request.root)] = dict(list(entry.items())[-_KEEP_PER_ROOT:])
+        self._write(folders)
 
     def revoke(self, root: Path) -> bool:
         """Forget every decision about the project at ``root``; whether there was one."""
@@ -275,17 +417,6 @@ class TrustStore:
         if found:
             self._write(folders)
         return found
-
-    def _decide(self, request: FolderRequest, *, trusted: bool) -> None:
-        folders = self._read()
-        entry = {
-            digest: d
-            for digest, d in folders.get(str(request.root), {}).items()
-            if isinstance(d, dict) and d.get("folder") != request.folder
-        }
-        entry[request.digest] = {"folder": request.folder, "trusted": trusted, "at": _now()}
-        folders[str(request.root)] = dict(list(entry.items())[-_KEEP_PER_ROOT:])
-        self._write(folders)
 
     def _read(self) -> dict[str, dict[str, Any]]:
         try:
@@ -298,7 +429,7 @@ class TrustStore:
         return {k: v for k, v in folders.items() if isinstance(v, dict)}
 
     def _write(self, folders: Mapping[str, Any]) -> None:
-        text = json.dumps({"version": 1, "folders": folders}, indent=2, sort_keys=True)
+        text = json.dumps({"version": HASH_VERSION, "folders": folders}, indent=2, sort_keys=True)
         try:
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             fd, temp = tempfile.mkstemp(dir=self.path.parent, prefix=".trust-", suffix=".json")
@@ -312,30 +443,103 @@ class TrustStore:
             ) from error
 
 
-def _config_values(config: Path | None) -> tuple[dict[str, Any], str]:
+# -- reading the folder once ------------------------------------------------------------
+
+
+def _read_file(path: Path, root: Path, limit: int) -> FolderFile | None:
+    """A regular file's bytes (a link's target's), at most ``limit``; ``None`` when there
+    is no regular file. Opened without blocking (a FIFO swapped in never stalls) and
+    sized on the open file before a byte is read (a sparse 8 GB file costs an fstat)."""
+    name = _relative(path, root)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError) as error:
+        if isinstance(error, OSError) and error.errno not in (errno.ENOENT, errno.ENOTDIR):
+            return FolderFile(path, name, 0, None, f"cannot be read: {error.strerror}")
+        return None
+    try:
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode):
+            return None
+        if found.st_size > limit:
+            return FolderFile(path, name, found.st_size, None, _too_large(found.st_size, limit))
+        data = _read_at_most(fd, limit + 1)
+    except OSError as error:
+        return FolderFile(path, name, 0, None, f"cannot be read: {error.strerror}")
+    finally:
+        os.close(fd)
+    if len(data) > limit:  # it grew while being read
+        return FolderFile(path, name, len(data), None, _too_large(len(data), limit))
+    return FolderFile(path, name, len(data), data)
+
+
+def _read_at_most(fd: int, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    left = limit
+    while left > 0 and (chunk := os.read(fd, min(left, 1 << 16))):
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def _too_large(size: int, limit: int) -> str:
+    return f"larger than {limit // 1024} KiB ({size:,} bytes): not read"
+
+
+def _config_values(config: FolderFile | None) -> tuple[dict[str, Any], str]:
     if config is None:
         return {}, ""
+    if config.data is None:
+        return {}, config.skipped
     try:
-        return read_config_file(config), ""
+        return parse_config(config.data, str(config.path)), ""
     except LoomConfigError as error:
         return {}, str(error)
 
 
-def _digest(root: Path, folder: Path, files: tuple[Path | None, ...]) -> str:
-    """A hash of where the notebook is in the project and of each file's name and bytes."""
-    digest = hashlib.sha256(f"folder\0{_relative(folder, root)}\0".encode())
-    for path in files:
-        if path is None:
-            continue
-        digest.update(f"file\0{_relative(path, root)}\0".encode())
-        try:
-            with path.open("rb") as handle:
-                while chunk := handle.read(_HASH_CHUNK):
-                    digest.update(chunk)
-        except OSError as error:  # unreadable now: its state is part of what was asked
-            digest.update(f"unreadable\0{error.errno}\0".encode())
-        digest.update(b"\0end\0")
+def _person_approval() -> ApprovalMode:
+    """The person's own mode (config, environment); a broken config of theirs counts as
+    the default, whose error their settings report elsewhere."""
+    try:
+        return person_approval()
+    except LoomError:
+        return "ask"
+
+
+def _digest(folder: str, files: tuple[FolderFile | None, ...]) -> str:
+    """A hash of where the notebook is in the project and of each file: its name and its
+    bytes (or its size, when skipped), every field length-prefixed, so no two different
+    folders frame the same."""
+    present = [f for f in files if f is not None]
+    digest = hashlib.sha256(b"loom-trust")
+    _framed(digest, str(HASH_VERSION).encode())
+    _framed(digest, folder.encode())
+    _framed(digest, str(len(present)).encode())
+    for file in present:
+        _framed(digest, file.name.encode("utf-8", "surrogateescape"))
+        if file.data is not None:
+            _framed(digest, b"bytes")
+            _framed(digest, file.data)
+        else:
+            _framed(digest, b"skipped")
+            _framed(digest, f"{file.size}:{file.skipped}".encode())
     return digest.hexdigest()
+
+
+def _framed(digest: Any, part: bytes) -> None:
+    digest.update(len(part).to_bytes(8, "big"))
+    digest.update(part)
+
+
+def _with_note(trust: FolderTrust, note: str) -> FolderTrust:
+    return FolderTrust(trust.request, trust.status, trust.with_approval, note)
+
+
+# -- words -------------------------------------------------------------------------------
+
+
+def _skipped(file: FolderFile) -> str:
+    return f" (skipped: {file.skipped})" if file.skipped else ""
 
 
 def _server_target(server: McpServerConfig) -> str:
@@ -375,14 +579,6 @@ def _real(path: Path) -> Path:
         return path.resolve()
     except (OSError, RuntimeError):
         return path
-
-
-def _is_file(path: Path) -> bool:
-    """A file (or a link to one: its target's bytes are what the folder asks with)."""
-    try:
-        return stat.S_ISREG(path.stat().st_mode)
-    except (OSError, ValueError):
-        return False
 
 
 def _now() -> str:

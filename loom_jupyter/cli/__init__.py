@@ -112,7 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LoomError as error:
         print(f"loom-jupyter: {visible(str(error))}", file=sys.stderr)
         return 1
-    print(visible(output))  # archived text never drives the terminal
+    if output:
+        print(visible(output))  # archived text never drives the terminal
     return 0
 
 

@@ -51,6 +51,7 @@ class McpServers:
     def __init__(
         self, configs: Iterable[McpServerConfig], *, cwd: Path, trusted: bool = True
     ) -> None:
+        self._cwd = cwd
         self._connections = {c.name: ServerConnection(c, cwd=cwd) for c in configs}
         self._tools: dict[str, tuple[McpTool, ...]] = {}  # attached, by server
         self._lock = asyncio.Lock()
@@ -65,16 +66,32 @@ class McpServers:
         """The servers as configured, in order."""
         return tuple(c.config for c in self._connections.values())
 
-    async def set_trusted(self, trusted: bool) -> None:
-        """The folder's trust changed: its servers may start now, or are stopped."""
+    async def update(
+        self, configs: Iterable[McpServerConfig], *, trusted: bool
+    ) -> tuple[str, ...]:
+        """The folder's trust or its ``loom.yaml`` changed: the project's servers become
+        exactly ``configs``' (built from the bytes the trust was decided on), a server
+        whose configuration changed is stopped and replaced, never started as it was
+        read before; then they may start (trusted) or are stopped. The names of the tools
+        that went away (to take out of the tool list)."""
         async with self._lock:
             self.trusted = trusted
+            wanted = {c.name: c for c in configs if c.origin == "project"}
+            gone: list[str] = []
+            for name, connection in list(self._connections.items()):
+                if connection.config.origin == "project" and wanted.get(name) != connection.config:
+                    await connection.close()
+                    del self._connections[name]
+                    gone += [t.spec.name for t in self._tools.pop(name, ())]
+            for name, config in wanted.items():
+                self._connections.setdefault(name, ServerConnection(config, cwd=self._cwd))
             for connection in self._project():
                 if trusted and connection.state == "needs trust":
                     connection.state = "not started"
                 elif not trusted:
                     await connection.stop()
                     connection.state, connection.error = "needs trust", ""
+            return tuple(gone)
 
     def __len__(self) -> int:
         return len(self._connections)

@@ -77,7 +77,7 @@ from loom_jupyter.session.turn_writer import TurnWriter
 from loom_jupyter.tools.approval import ApprovalPolicy, Approver
 from loom_jupyter.tools.base import KernelBridge, ToolContext
 from loom_jupyter.tools.output import REDACTED, redact_secrets
-from loom_jupyter.trust import FolderTrust, TrustDecision, folder_trust, load_settings
+from loom_jupyter.trust import FolderTrust, TrustAnswer, TrustDecision, folder_trust, load_settings
 
 if TYPE_CHECKING:
     import os
@@ -610,13 +610,16 @@ class CoworkSession:
 
     # -- folder trust (DESIGN §12) ----------------------------------------------
 
-    async def trust_folder(self, decision: TrustDecision) -> FolderTrust:
-        """Record the person's decision about the folder as it asks now; in force from the
-        next turn (at once when no turn runs)."""
-        now = self.folder.decide(decision)
-        if not self._running:
-            await self.folder.apply(now)
-        return now
+    async def trust_folder(
+        self, decision: TrustDecision, *, shown: str | None = None, with_approval: bool = False
+    ) -> TrustAnswer:
+        """Record the person's decision about the folder as it was shown to them (``shown``:
+        the digest of that view; a folder that changed since is not recorded); in force
+        from the next turn (at once when no turn runs)."""
+        answer = self.folder.decide(decision, shown=shown, with_approval=with_approval)
+        if answer.recorded and not self._running:
+            await self.folder.apply(answer.trust)
+        return answer
 
     # -- project instructions -------------------------------------------------
 

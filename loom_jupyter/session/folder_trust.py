@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from loom_jupyter.errors import LoomError
-from loom_jupyter.settings import Settings
-from loom_jupyter.trust import FolderTrust, TrustDecision, decide, folder_trust
+from loom_jupyter.trust import FolderTrust, TrustAnswer, TrustDecision, decide, folder_trust
+from loom_jupyter.trust import settings_for
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -41,9 +41,12 @@ class SessionTrust:
         self.current: FolderTrust | None = None  # the folder's trust as last checked
         self.told: str | None = None  # the untrusted folder's digest, once told
 
-    def decide(self, decision: TrustDecision) -> FolderTrust:
-        """Record the person's decision about the folder as it asks now (not applied yet)."""
-        return decide(self.notebook_path, decision)
+    def decide(
+        self, decision: TrustDecision, *, shown: str | None, with_approval: bool
+    ) -> TrustAnswer:
+        """Record the person's decision about the folder as it was shown (``shown``: that
+        view's digest; not applied yet)."""
+        return decide(self.notebook_path, decision, shown=shown, with_approval=with_approval)
 
     async def check(self) -> list[str]:
         """Read the folder's trust again (a decision, or an edit of what it asks for); apply
@@ -62,14 +65,15 @@ class SessionTrust:
         return now
 
     async def apply(self, trust: FolderTrust) -> None:
-        """The folder's trust-governed settings, instructions and servers, as ``trust`` says.
-        What the person set in this kernel (a magic) stays."""
+        """The folder's trust-governed settings, instructions and servers, as ``trust`` says
+        — from the bytes its request read, never read again. What the person set in this
+        kernel (a magic) stays."""
         self.current = trust
         self.instructions.trusted = trust.trusted
         try:
-            fresh = Settings.load(self.notebook_path.parent, trusted=trust.trusted)
+            fresh = settings_for(trust)
         except LoomError:
-            return  # a broken loom.yaml: the settings the session opened with stay
+            return  # the person's own loom.yaml broke: the settings the session opened with
         options = self.options
         sources = dict(options.settings.sources)
         for key in ("approval", "web_search", "web_fetch"):
@@ -82,4 +86,4 @@ class SessionTrust:
         policy = options.policy
         if policy.source != "magic":
             policy.mode, policy.source = fresh.approval, fresh.source_of("approval")
-        await self.servers.set_trusted(trust.trusted)
+        await self.servers.update(fresh, trusted=trust.trusted)

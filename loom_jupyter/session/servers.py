@@ -28,9 +28,11 @@ class SessionServers:
         self.servers: McpServers | None = None  # set by load: loom.yaml names some
         self.tools = tools
         self.window = window
+        self.cwd: Path | None = None
 
     def load(self, settings: Settings, *, cwd: Path, trusted: bool) -> None:
         """The servers loom.yaml names, not started (the ``mcp`` SDK loads only when some are)."""
+        self.cwd = cwd
         if settings.mcp_servers:
             from loom_jupyter.mcp.servers import McpServers
 
@@ -59,17 +61,28 @@ class SessionServers:
     def attach(self) -> None:
         """Append the tools of newly running servers (the tool list is part of the cached
         prefix: it stays unchanged while the servers do)."""
-        if self.servers is None or not self.servers.attach(self.tools):
+        if self.servers is not None and self.servers.attach(self.tools):
+            self._tools_changed()
+
+    async def update(self, settings: Settings, *, trusted: bool) -> None:
+        """The folder's trust (or what it asks for) changed: the project's servers become
+        those of ``settings`` — resolved from the bytes the trust was decided on — and may
+        (not) run. Tools of servers that went away leave the tool list."""
+        if self.servers is None:
+            if settings.mcp_servers and self.cwd is not None:
+                self.load(settings, cwd=self.cwd, trusted=trusted)
             return
+        gone = await self.servers.update(settings.mcp_servers, trusted=trusted)
+        if gone:
+            for name in gone:
+                self.tools.remove(name)
+            self._tools_changed()
+
+    def _tools_changed(self) -> None:
         window, system = self.window, self.window.system
         window.tools = self.tools.specs()
         window.system = ""  # set_system then re-sizes the prefix with the new tools and
         window.set_system(system)  # forgets the cache mark, as for a new system prompt
-
-    async def set_trusted(self, trusted: bool) -> None:
-        """The folder's trust changed: a project's servers may (not) run."""
-        if self.servers is not None:
-            await self.servers.set_trusted(trusted)
 
     async def close(self) -> None:
         """Stop every server."""

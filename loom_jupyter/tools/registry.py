@@ -53,6 +53,10 @@ class ToolRegistry:
             raise ValueError(f"a tool named {name!r} is already registered")
         self._tools[name] = tool
 
+    def remove(self, name: str) -> None:
+        """Forget the tool called ``name`` (a server the folder no longer names)."""
+        self._tools.pop(name, None)
+
     def get(self, name: str) -> AnyTool | None:
         """The tool called ``name``, or ``None``."""
         return self._tools.get(name)

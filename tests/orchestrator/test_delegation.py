@@ -483,10 +483,10 @@ async def test_sub_agents_ask_as_the_session_does(
     delegations: OpenDelegations, notebook: Path
 ) -> None:
     from loom_jupyter.models.scripted import ScriptedModel
-    from loom_jupyter.trust import decide
+    from loom_jupyter.trust import decide, read_request
 
     (notebook.parent / "AGENTS.md").write_text("Always use metric units.\n")
-    decide(notebook, "trust")  # instructions reach the model only from a trusted folder
+    decide(notebook, "trust", shown=read_request(notebook).digest)  # instructions reach the model only from a trusted folder
     router = Router(
         [plan({"id": "one", "description": "count rows"})],
         steps={"count rows": [text("120 rows")]},

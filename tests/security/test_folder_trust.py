@@ -24,7 +24,7 @@ from loom_jupyter.models.scripted import ScriptedModel, text, tool_call
 from loom_jupyter.session.conversation import CoworkSession
 from loom_jupyter.settings import Settings, user_config_path
 from loom_jupyter.tools.local_kernel import LocalKernel
-from loom_jupyter.trust import TrustStore, decide, folder_trust
+from loom_jupyter.trust import TrustStore, decide, folder_trust, read_request
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
@@ -100,6 +100,12 @@ async def opened(
         await archive.close()
 
 
+def _trust(notebook: Path, *, with_approval: bool = True) -> None:
+    """The person trusts the folder as it is shown to them now."""
+    shown = read_request(notebook).digest
+    assert decide(notebook, "trust", shown=shown, with_approval=with_approval).recorded
+
+
 async def _turn(session: CoworkSession, prompt: str) -> list[Any]:
     return [event async for event in session.send(prompt)]
 
@@ -170,7 +176,8 @@ async def test_trusting_the_folder_turns_its_extras_on_from_the_next_turn(
     await _turn(session, "hello")
     assert not (repo / "MCP_RAN").exists()
 
-    await session.trust_folder("trust")
+    shown = read_request(repo / "analysis.ipynb").digest
+    await session.trust_folder("trust", shown=shown, with_approval=True)
     events = await _turn(session, "again")
 
     assert (repo / "MCP_RAN").exists()
@@ -193,7 +200,7 @@ async def test_trusting_the_folder_turns_its_extras_on_from_the_next_turn(
 )
 async def test_a_changed_loom_yaml_asks_again(opened: Callable[..., Any], repo: Path) -> None:
     """Trust is for the folder as it asked: an edit turns its extras off until asked again."""
-    decide(repo / "analysis.ipynb", "trust")
+    _trust(repo / "analysis.ipynb")
     session, _ = await opened([text("one"), text("two")])
     await _turn(session, "hello")
     assert (session.policy.mode, session.policy.source) == ("auto", "project")
@@ -213,13 +220,13 @@ async def test_a_changed_loom_yaml_asks_again(opened: Callable[..., Any], repo: 
 
 
 async def test_revoking_turns_the_extras_off(opened: Callable[..., Any], repo: Path) -> None:
-    decide(repo / "analysis.ipynb", "trust")
+    _trust(repo / "analysis.ipynb")
     session, _ = await opened([text("one")])
     assert session.policy.mode == "auto"
 
     after = await session.trust_folder("revoke")
 
-    assert after.status == "untrusted"
+    assert after.trust.status == "untrusted"
     assert (session.policy.mode, session.policy.source) == ("ask", "default")
     [helper] = await session.mcp_status()
     assert helper.state == "needs trust"
@@ -237,7 +244,8 @@ async def test_what_the_person_typed_beats_the_folder(
     session, _ = await opened([])
     session.options.set_approval("read-only")
 
-    await session.trust_folder("trust")
+    shown = read_request(repo / "analysis.ipynb").digest
+    await session.trust_folder("trust", shown=shown, with_approval=True)
 
     assert (session.policy.mode, session.policy.source) == ("read-only", "magic")
 
@@ -322,7 +330,7 @@ def test_the_trust_store_is_the_persons_not_the_projects(repo: Path) -> None:
     (repo / "trust.json").write_text(json.dumps(planted))
     assert folder_trust(notebook).status == "untrusted"
 
-    decide(notebook, "trust")
+    _trust(notebook)
 
     store = TrustStore()
     assert store.path == user_config_path().parent / "trust.json"

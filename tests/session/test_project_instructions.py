@@ -19,7 +19,7 @@ from loom_jupyter.engine.prompts import SYSTEM_PROMPT
 from loom_jupyter.models.scripted import ScriptedModel, text
 from loom_jupyter.session import instructions as module
 from loom_jupyter.session.instructions import ProjectInstructions
-from loom_jupyter.trust import decide
+from loom_jupyter.trust import decide, read_request
 
 from .conftest import FakeApi, OpenSession, collect
 
@@ -44,7 +44,7 @@ def open_session(open_session: OpenSession, notebook: Path) -> OpenSession:
     folders send no instructions: tests/security/test_folder_trust.py)."""
 
     async def trusting(model: Any, **options: Any) -> Any:
-        decide(notebook, "trust")
+        decide(notebook, "trust", shown=read_request(notebook).digest)
         return await open_session(model, **options)
 
     return trusting  # type: ignore[return-value]
@@ -169,7 +169,7 @@ async def test_an_edit_is_picked_up_on_the_next_turn(
     await collect(session, "hello")
     _write(path, "Use pandas, never polars.")
     changed = await collect(session, "again")
-    decide(notebook, "trust")
+    decide(notebook, "trust", shown=read_request(notebook).digest)
     await collect(session, "trusted again")
     path.unlink()
     await collect(session, "and again")

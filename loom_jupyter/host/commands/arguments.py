@@ -165,6 +165,12 @@ class ApprovalArgs:
 class TrustArgs:
     yes: bool = arg("trust the folder as it is now", default=False, fronts=["magic", "cli"])
     revoke: bool = arg("forget the decision", default=False, fronts=["magic", "cli"])
+    with_approval: bool = arg(
+        "with --yes: also let the folder loosen approvals (its approval: auto, or a server's),"
+        " so Loom may run code and commands without asking you",
+        default=False,
+        fronts=["magic", "cli"],
+    )
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from loom_jupyter.host.upkeep.location import NotebookLocation
     from loom_jupyter.session.conversation import CoworkSession
     from loom_jupyter.settings import ApprovalMode, SettingSource
-    from loom_jupyter.trust import FolderTrust, TrustDecision
+    from loom_jupyter.trust import FolderTrust, TrustAnswer, TrustDecision
 
 __all__ = [
     "TrustHost",
@@ -56,18 +56,31 @@ def approval_view(host: TrustHost) -> ApprovalModeView:
 
 
 def trust_view(trust: FolderTrust) -> TrustView:
-    """The trust card's content."""
-    return TrustView(str(trust.request.root), trust.status, tuple(trust.request.lines()))
+    """The trust card's content: exactly what the folder asks for as read, and its digest."""
+    request = trust.request
+    return TrustView(
+        root=str(request.root),
+        status=trust.status,
+        asks=tuple(request.lines()),
+        digest=request.digest,
+        loosens=request.loosens,
+        with_approval=trust.with_approval,
+        note=trust.note,
+    )
 
 
-async def decide_trust(host: TrustHost, decision: TrustDecision) -> FolderTrust:
-    """Record the person's decision; tell every front the trust and the mode now."""
+async def decide_trust(
+    host: TrustHost, decision: TrustDecision, *, shown: str | None, with_approval: bool = False
+) -> TrustAnswer:
+    """Record the person's decision about the folder as ``shown`` (that view's digest);
+    tell every front the trust and the mode now. A folder that changed since it was shown
+    is not recorded: its card opens again on what it asks for now."""
     session = await host.session_async()
-    trust = await session.trust_folder(decision)
-    host.folder_trust = trust
-    host.floor.broadcast(TrustMsg(trust_view(trust)))
+    answer = await session.trust_folder(decision, shown=shown, with_approval=with_approval)
+    host.folder_trust = answer.trust
+    host.floor.broadcast(TrustMsg(trust_view(answer.trust), show=not answer.recorded))
     host.floor.broadcast(ApprovalModeMsg(approval_view(host)))
-    return trust
+    return answer
 
 
 async def show_trust(host: TrustHost) -> FolderTrust:

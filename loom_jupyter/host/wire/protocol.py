@@ -125,7 +125,7 @@ __all__ = [
     "version_notice",
 ]
 
-PROTOCOL_VERSION = "1.1"
+PROTOCOL_VERSION = "1.2"
 """The protocol's version, `major.minor`. Within a major version a page and a kernel of any
 minor versions chat: what a minor version adds is optional (:func:`since`) and each side
 ignores fields it does not know. A page of another major gets a notice and nothing else.
@@ -413,6 +413,13 @@ class TrustDecisionMsg:
     Every front then gets `trust` and `approval_mode`."""
 
     decision: Literal["trust", "deny"]
+    digest: str | None = since("1.2")
+    """The `digest` of the card the person answered: the kernel records the decision only
+    while the folder still hashes to it, else it opens the card again on what is there now
+    (a 1.1 page, which sends none, is always asked again)."""
+    with_approval: bool = since("1.2", False)
+    """The card's `[data-loom="trust-approval"]` box: the folder's looser approval applies
+    too. Unchecked, the folder is trusted and the person's approval mode stays."""
     type: Literal["trust_decision"] = "trust_decision"
 
 
@@ -686,6 +693,16 @@ class TrustView:
     """Everything it asks for, one item a line, nothing cut short: each MCP server's whole
     command line or URL and the approval it wants, approval and web settings, instruction
     files. Plain text."""
+    digest: str = since("1.2", "")
+    """The hash of exactly the files this view shows; a `trust_decision` sends it back."""
+    loosens: tuple[str, ...] = since("1.2", ())
+    """The lines of `asks` that would make Loom ask the person less (the folder's `approval`
+    or a server's, looser than the person's mode): asked apart, unchecked by default."""
+    with_approval: bool = since("1.2", False)
+    """Whether the person let the folder loosen approvals (when it is trusted)."""
+    note: str = since("1.2", "")
+    """Why the card is shown again: the folder changed since the card was shown, or Loom
+    checks folders differently since the person last trusted it. Plain text."""
 
 
 @dataclass(frozen=True)

@@ -1,62 +1,61 @@
 """``%cowork trust``: what the notebook's folder asks for, and the person's decision.
 
-Shown whole (every server's command line, URLs, the approval it wants, the instruction
-files) before asking; typing ``--yes`` is the consent. The decision is in force from
-the next turn of this kernel (DESIGN §12).
+The cell's side of the one trust conversation
+(:func:`~loom_jupyter.host.commands.trusting.converse`): shown whole (every server's
+command line, URLs, the approval it wants, the instruction files) before asking through
+stdin; loosening approvals is asked apart; typing ``--yes`` is the consent. The decision
+is bound to what was shown and is in force from the next turn of this kernel (DESIGN §12).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from loom_jupyter.host.commands.trusting import converse
 from loom_jupyter.jupyter.cell.approval import read_answer
 from loom_jupyter.jupyter.cell.output import show_text
 
 if TYPE_CHECKING:
-    import argparse
-
+    from loom_jupyter.host.commands.arguments import TrustArgs
+    from loom_jupyter.host.commands.spec import Front
     from loom_jupyter.jupyter.coworker.runtime import KernelCowork
-    from loom_jupyter.trust import FolderTrust, TrustDecision
+    from loom_jupyter.trust import FolderTrust, TrustAnswer, TrustDecision
 
 __all__ = ["trust"]
 
-_QUESTION = "Trust this folder? Its MCP servers may then run as you. [y/N] "
+
+def trust(cw: KernelCowork, args: TrustArgs) -> None:
+    """``%cowork trust [--yes [--with-approval] | --revoke]``."""
+    converse(args, CellTrust(cw))
 
 
-def trust(cw: KernelCowork, args: argparse.Namespace) -> None:
-    """``%cowork trust [--yes | --revoke]``."""
-    from loom_jupyter.trust import folder_trust
+@dataclass
+class CellTrust:
+    """The cell's side of the trust conversation."""
 
-    if args.revoke:
-        _decide(cw, "revoke")
-        return
-    now = folder_trust(cw.location.path)
-    show_text(now.report())
-    if now.status == "not-needed" or (now.status == "trusted" and not args.yes):
-        return
-    if args.yes:
-        _decide(cw, "trust")
-        return
-    answer = read_answer(_QUESTION)
-    if answer is None:
-        show_text("Nobody can answer here: run %cowork trust --yes to trust the folder.")
-    elif answer.strip().lower() in ("y", "yes"):
-        _decide(cw, "trust")
-    else:
-        _decide(cw, "deny")
+    cw: KernelCowork
+    front: Front = "magic"
 
+    def read(self) -> FolderTrust:
+        from loom_jupyter.trust import folder_trust
 
-def _decide(cw: KernelCowork, decision: TrustDecision) -> FolderTrust:
-    from loom_jupyter.host.services.trust import decide_trust
+        return folder_trust(self.cw.location.path)
 
-    after = cw.run(decide_trust(cw.host, decision))
-    show_text(_SAID[decision] + f" Approval: {' ('.join(cw.host.approval_mode())}).")
-    return after
+    def record(
+        self, decision: TrustDecision, *, shown: str | None, with_approval: bool
+    ) -> TrustAnswer:
+        from loom_jupyter.host.services.trust import decide_trust
 
+        host = self.cw.host
+        return self.cw.run(decide_trust(host, decision, shown=shown, with_approval=with_approval))
 
-_SAID: dict[TrustDecision, str] = {
-    "trust": "Trusted: the folder's MCP servers, settings and instruction files are used "
-    "from the next turn.",
-    "deny": "Not trusted: the folder's extras stay off (%cowork trust asks again).",
-    "revoke": "Trust revoked: the folder's extras are off from the next turn.",
-}
+    def show(self, text: str) -> None:
+        show_text(text)
+
+    def ask(self, question: str) -> str | None:
+        return read_answer(question)
+
+    def mode_line(self) -> str:
+        mode, source = self.cw.host.approval_mode()
+        return f"Approval: {mode} ({source})."

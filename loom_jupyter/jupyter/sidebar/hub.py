@@ -214,7 +214,7 @@ class SidebarHub:
         elif m.type == "trust_decision":
             from loom_jupyter.host.services.trust import decide_trust
 
-            await decide_trust(host, m.decision)
+            await decide_trust(host, m.decision, shown=m.digest, with_approval=m.with_approval)
         elif m.type == "set_key":
             await self._set_key(peer, m.key)
         elif m.type == "examples":
