@@ -283,7 +283,8 @@ def read_request(notebook_path: str | os.PathLike[str]) -> FolderRequest:
     folder = _folder_of(Path(notebook_path).expanduser().absolute())
     root = project_root(folder / "notebook.ipynb")
     config = _read_file(project_config(folder), root, CONFIG_MAX_BYTES)
-    found = (_read_file(p, root, INSTRUCTION_MAX_BYTES) for p in instruction_candidates(root, folder))
+    candidates = instruction_candidates(root, folder)
+    found = (_read_file(path, root, INSTRUCTION_MAX_BYTES) for path in candidates)
     instructions = tuple(f for f in found if f is not None)
     values, problem = _config_values(config)
     return FolderRequest(

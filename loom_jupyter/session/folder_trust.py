@@ -11,8 +11,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from loom_jupyter.errors import LoomError
-from loom_jupyter.trust import FolderTrust, TrustAnswer, TrustDecision, decide, folder_trust
-from loom_jupyter.trust import settings_for
+from loom_jupyter.trust import (
+    FolderTrust,
+    TrustAnswer,
+    TrustDecision,
+    decide,
+    folder_trust,
+    settings_for,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -486,7 +486,8 @@ async def test_sub_agents_ask_as_the_session_does(
     from loom_jupyter.trust import decide, read_request
 
     (notebook.parent / "AGENTS.md").write_text("Always use metric units.\n")
-    decide(notebook, "trust", shown=read_request(notebook).digest)  # instructions reach the model only from a trusted folder
+    # instructions reach the model only from a trusted folder
+    decide(notebook, "trust", shown=read_request(notebook).digest)
     router = Router(
         [plan({"id": "one", "description": "count rows"})],
         steps={"count rows": [text("120 rows")]},

@@ -31,7 +31,7 @@ CELLS = [
     "%cowork And the dtypes?",
     "%cowork approval",
     "%cowork trust",
-    "%cowork trust --yes",
+    "%cowork trust --yes --with-approval",
     "%cowork One more question",
     "%cowork approval",
 ]

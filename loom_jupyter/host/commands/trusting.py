@@ -75,9 +75,9 @@ def converse(args: TrustArgs, port: TrustPort) -> None:
             "--with-approval goes with --yes (without --yes you are asked about it apart)."
         )
     if args.revoke:
-        answer = port.record("revoke", shown=None, with_approval=False)
-        port.show(answer.trust.report())
-        _said(port, "revoke", answer.trust)
+        revoked = port.record("revoke", shown=None, with_approval=False)
+        port.show(revoked.trust.report())
+        _said(port, "revoke", revoked.trust)
         return
     now = port.read()
     for _ in range(_MAX_ROUNDS):
@@ -85,10 +85,10 @@ def converse(args: TrustArgs, port: TrustPort) -> None:
         if now.status == "not-needed" or (now.status == "trusted" and not args.yes):
             _settled(port, now)
             return
-        answer = _answer(args, port, now)
-        if answer is None:
+        answered = _answer(args, port, now)
+        if answered is None:
             return
-        decision, with_approval = answer
+        decision, with_approval = answered
         recorded = port.record(decision, shown=now.request.digest, with_approval=with_approval)
         if recorded.recorded:
             _said(port, decision, recorded.trust)
