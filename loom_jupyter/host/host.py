@@ -283,6 +283,13 @@ class Host:
             self._session.trust_told = self.trust_told
         return trust.summary()
 
+    def trust_read(self) -> FolderTrust:
+        """The folder's trust read now: a card shows what the folder holds when it opens,
+        not what it held when the notebook did (its answer is bound to that read)."""
+        from loom_jupyter.trust import folder_trust
+
+        return folder_trust(self.location.path)
+
     def trust_now(self) -> FolderTrust | None:
         """The folder's trust as the session last checked it (as found at open before)."""
         if self._session is not None and self._session.trust is not None:
@@ -478,7 +485,7 @@ class Host:
             tasks=tuple(floor.tasks.values()),
             options=_options(self._session),
             approval=approval_view(self),
-            trust=trust_view(trust) if (trust := self.trust_now()) is not None else None,
+            trust=trust_view(self.trust_read()),
             has_key=has_key(self),
             protocol=PROTOCOL_VERSION,
         )
