@@ -18,16 +18,22 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONFIG_FILE_NAME",
+    "CONFIG_MAX_BYTES",
     "INSTRUCTION_FILES",
+    "INSTRUCTION_MAX_BYTES",
     "instruction_candidates",
     "project_config",
     "project_root",
 ]
 
 CONFIG_FILE_NAME = "loom.yaml"
+CONFIG_MAX_BYTES = 64 * 1024
+"""A ``loom.yaml`` larger than this is refused by its size, before a byte of it is read."""
 
 INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md", ".loom/instructions.md")
 """Looked for in each folder, in this order."""
+INSTRUCTION_MAX_BYTES = 256 * 1024
+"""An instruction file larger than this is skipped by its size, before a byte of it is read."""
 
 
 def project_root(notebook_path: str | os.PathLike[str]) -> Path:

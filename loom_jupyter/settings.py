@@ -14,19 +14,26 @@ naming the file (or variable) and the key.
 from __future__ import annotations
 
 import dataclasses
+import datetime
+import functools
+import math
 import os
 import re
+import stat
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 
+from loom_jupyter.controls import visible
 from loom_jupyter.errors import LoomConfigError
-from loom_jupyter.folders import CONFIG_FILE_NAME, project_config
+from loom_jupyter.folders import CONFIG_FILE_NAME, CONFIG_MAX_BYTES, project_config
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
 __all__ = [
+    "CONFIG_MAX_BYTES",
+    "CONFIG_MAX_DEPTH",
     "DEFAULT_MODEL",
     "ApprovalMode",
     "EffortLevel",
@@ -36,6 +43,7 @@ __all__ = [
     "SettingSource",
     "Settings",
     "ThinkingMode",
+    "parse_config",
     "read_config_file",
     "stricter_approval",
     "user_config_path",
@@ -235,24 +243,152 @@ def _joined_servers(
 
 def read_config_file(path: Path) -> dict[str, Any]:
     """A ``loom.yaml``'s settings, checked and typed (:class:`LoomConfigError` names the
-    file and key of a problem)."""
-    return _read_yaml(path)
+    file and key of a problem).
+
+    The file is ``stat``-ed first: anything but a regular file, or a file larger than
+    :data:`~loom_jupyter.folders.CONFIG_MAX_BYTES`, is refused before a byte of it is read
+    (a FIFO is opened without blocking and refused by the ``fstat`` of what was opened).
+    Then at most that many bytes go to :func:`parse_config`.
+    """
+    where = str(path)
+    try:
+        _check_config_file(path.stat(), where)
+        fd = os.open(path, os.O_RDONLY | _O_NONBLOCK | _O_CLOEXEC)
+        with os.fdopen(fd, "rb") as handle:
+            _check_config_file(os.fstat(handle.fileno()), where)  # the file opened, checked
+            data = handle.read(CONFIG_MAX_BYTES + 1)
+    except OSError as exc:
+        raise LoomConfigError(f"{where}: cannot be read ({exc.strerror or exc})") from None
+    return parse_config(data, where)
+
+
+def parse_config(data: bytes, where: str) -> dict[str, Any]:
+    """The settings in a ``loom.yaml``'s bytes (UTF-8), checked and typed; ``where`` names
+    the file in messages.
+
+    A loom.yaml may come from a folder someone else wrote, and is read before the person
+    decides to trust it, so: at most :data:`~loom_jupyter.folders.CONFIG_MAX_BYTES` bytes,
+    no YAML anchors or aliases (an alias bomb expands a few hundred bytes into gigabytes),
+    lists and mappings nested at most :data:`CONFIG_MAX_DEPTH` deep, and a value of the
+    wrong type refused by its type's name, never printed whole. Whatever else goes wrong
+    while parsing or checking (even a ``RecursionError`` or ``MemoryError``) is one
+    :class:`LoomConfigError` naming ``where``.
+    """
+    return _guarded(where, _parse_config, data, where)
+
+
+def _guarded(where: str, read: Callable[..., _T], *args: Any) -> _T:
+    """``read(*args)``, any failure in it one :class:`LoomConfigError` naming ``where``."""
+    try:
+        return read(*args)
+    except LoomConfigError:
+        raise
+    except RecursionError:
+        raise LoomConfigError(f"{where}: nested too deeply to be read") from None
+    except MemoryError:
+        raise LoomConfigError(f"{where}: cannot be read: it needs too much memory") from None
+    except Exception as exc:  # anything else a hostile value provokes
+        raise LoomConfigError(
+            f"{where}: cannot be read as settings ({type(exc).__name__})"
+        ) from None
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
+    """The person's ``~/.config/loom/loom.yaml`` and the project's are read alike."""
+    return read_config_file(path)
+
+
+CONFIG_MAX_DEPTH = 32
+"""How deep lists and mappings may nest in a ``loom.yaml`` (a real one needs four)."""
+_QUOTED_CHARS = 60  # of a scalar quoted in a message
+_T = TypeVar("_T")
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+def _check_config_file(found: os.stat_result, where: str) -> None:
+    if not stat.S_ISREG(found.st_mode):
+        raise LoomConfigError(f"{where}: not a regular file, not read")
+    if found.st_size > CONFIG_MAX_BYTES:
+        raise LoomConfigError(_too_large(where, found.st_size))
+
+
+def _too_large(where: str, size: int) -> str:
+    return (
+        f"{where}: {size:,} bytes, larger than the {CONFIG_MAX_BYTES // 1024} KiB "
+        f"({CONFIG_MAX_BYTES:,} bytes) a loom.yaml may hold: not read"
+    )
+
+
+def _parse_config(data: bytes, where: str) -> dict[str, Any]:
+    if len(data) > CONFIG_MAX_BYTES:
+        raise LoomConfigError(_too_large(where, len(data)))
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise LoomConfigError(f"{where}: not UTF-8 text (byte {exc.start:,})") from None
+    document = _load_yaml(text, where, "loom.yaml")
+    if document is None:
+        return {}
+    if not isinstance(document, dict):
+        raise LoomConfigError(
+            f"{where}: expected a mapping of setting: value at the top level, got {_kind(document)}"
+        )
+    return {key: _coerce(key, value, where) for key, value in document.items()}
+
+
+def _load_yaml(text: str, where: str, what: str) -> Any:
+    """One YAML document, composed by :func:`_config_loader` (no aliases, bounded depth);
+    ``what`` names the kind of text in the refusal of anchors."""
     import yaml  # lazily: keeps `import loom_jupyter` light
 
+    loader = None
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise LoomConfigError(f"{path}: not valid YAML ({exc})") from exc
-    except OSError as exc:
-        raise LoomConfigError(f"{path}: cannot be read ({exc.strerror})") from exc
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise LoomConfigError(f"{path}: expected a mapping of setting: value at the top level")
-    return {key: _coerce(key, value, str(path)) for key, value in data.items()}
+        loader = _config_loader()(text)  # its reader refuses control characters already
+        return loader.get_single_data()
+    except _Refused as exc:
+        raise LoomConfigError(f"{where}: {exc.args[0].format(what=what)}") from None
+    except yaml.YAMLError as exc:
+        problem = visible(_clipped(str(exc), 400))
+        raise LoomConfigError(f"{where}: not valid YAML ({problem})") from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+
+
+class _Refused(Exception):  # not an error of the file's YAML: a refusal
+    """Raised while composing: an anchor, an alias, or nesting too deep."""
+
+
+@functools.cache
+def _config_loader() -> type:
+    """A ``yaml.SafeLoader`` that refuses anchors and aliases when it meets the first one,
+    and nesting deeper than :data:`CONFIG_MAX_DEPTH`, before it builds anything."""
+    import yaml
+
+    class ConfigLoader(yaml.SafeLoader):
+        depth = 0
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            event = self.peek_event()  # type: ignore[no-untyped-call]
+            line = event.start_mark.line + 1 if event.start_mark else 0
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+                raise _Refused(
+                    "YAML anchors and aliases (&name / *name) are not allowed in {what} "
+                    f"(line {line})"
+                )
+            if self.depth >= CONFIG_MAX_DEPTH:
+                raise _Refused(
+                    f"lists and mappings nest more than {CONFIG_MAX_DEPTH} levels deep "
+                    f"(line {line}): not read"
+                )
+            self.depth += 1
+            try:
+                return super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
+
+    return ConfigLoader
 
 
 def _read_env(env: Mapping[str, str]) -> dict[str, Any]:
@@ -260,15 +396,16 @@ def _read_env(env: Mapping[str, str]) -> dict[str, Any]:
     for name in _field_names():
         var = f"LOOM_{name.upper()}"
         if env.get(var):
-            values[name] = _coerce(name, env[var], var)
+            values[name] = _guarded(var, _coerce, name, env[var], var)
     return values
 
 
 def _coerce(key: Any, value: Any, source: str) -> Any:
-    """Check ``key`` exists and convert ``value`` to the field's type."""
+    """Check ``key`` exists and convert ``value`` to the field's type. A value of the wrong
+    type is refused by its type's name; only a short scalar is ever quoted."""
     if not isinstance(key, str) or key not in _field_names():
         known = ", ".join(sorted(_field_names()))
-        raise LoomConfigError(f"{source}: unknown setting {key!r} (known: {known})")
+        raise LoomConfigError(f"{source}: unknown setting {_shown(key)} (known: {known})")
     if key == "mcp_servers":
         return _mcp_servers(value, source)
     if key == "thinking":
@@ -276,53 +413,85 @@ def _coerce(key: Any, value: Any, source: str) -> Any:
     if key == "effort":
         return _effort(value, source)
     default = getattr(Settings(), key)
-    try:
-        if isinstance(default, bool):
+    if isinstance(default, bool):
+        try:
             return _to_bool(value)
-        number: float
-        if isinstance(default, int):
-            number = int(value)
-        elif isinstance(default, float):
-            number = float(value)
-        else:
-            return _check_literal(key, str(value), _literal_of(key), source)
-    except (TypeError, ValueError) as exc:
-        kind = type(default).__name__
-        raise LoomConfigError(f"{source}: {key} must be a {kind}, got {value!r}") from exc
-    if number <= 0:
-        raise LoomConfigError(f"{source}: {key} must be positive, got {value!r}")
+        except ValueError:
+            raise LoomConfigError(f"{source}: {key} must be a bool, got {_shown(value)}") from None
+    if isinstance(default, int | float):
+        return _number(key, value, type(default), source)
+    if value is None and default is None:  # archive_dir: left unset
+        return None
+    return _check_literal(key, _text(key, value, source), _literal_of(key), source)
+
+
+def _number(key: str, value: Any, kind: type[int] | type[float], source: str) -> int | float:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise LoomConfigError(f"{source}: {key} must be a {kind.__name__}, got {_kind(value)}")
+    try:
+        number = kind(value)
+    except (ValueError, OverflowError):  # 'many', a 5,000-digit number, .inf as an int
+        raise LoomConfigError(
+            f"{source}: {key} must be a {kind.__name__}, got {_shown(value)}"
+        ) from None
+    if not number > 0 or not math.isfinite(number):
+        raise LoomConfigError(f"{source}: {key} must be positive, got {_shown(value)}")
     return number
+
+
+def _text(key: str, value: Any, source: str) -> str:
+    """A string setting's value: a string, or a number written without quotes."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if isinstance(value, int) and value.bit_length() > 256:
+            raise LoomConfigError(f"{source}: {key} must be a string, got a very long number")
+        return str(value)
+    literal = _literal_of(key)
+    if literal is not None:
+        allowed = ", ".join(get_args(literal))
+        raise LoomConfigError(f"{source}: {key} must be one of {allowed}; got {_kind(value)}")
+    raise LoomConfigError(f"{source}: {key} must be a string, got {_kind(value)}")
 
 
 def _to_bool(value: Any) -> bool:
     if isinstance(value, bool):
         return value
-    text = str(value).strip().lower()
-    if text in {"1", "true", "yes", "on"}:
-        return True
-    if text in {"0", "false", "no", "off"}:
-        return False
-    raise ValueError(value)
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in {"1", "true", "yes", "on"}:
+            return True
+        if text in {"0", "false", "no", "off"}:
+            return False
+    raise ValueError("not a boolean")
 
 
 def _literal_of(key: str) -> Any:
     return {"approval": ApprovalMode, "provider": Provider, "journal_mode": JournalMode}.get(key)
 
 
-def _check_literal(key: str, value: str, literal: Any, source: str) -> str:
+def _check_literal(key: str, value: Any, literal: Any, source: str) -> str:
     if literal is None:
-        return value
+        return value  # type: ignore[no-any-return]  # a string, checked by the caller
     allowed = get_args(literal)
     if value not in allowed:
-        raise LoomConfigError(f"{source}: {key} must be one of {', '.join(allowed)}; got {value!r}")
-    return value
+        raise LoomConfigError(
+            f"{source}: {key} must be one of {', '.join(allowed)}; got {_shown(value)}"
+        )
+    return value  # type: ignore[no-any-return]  # one of the allowed strings
 
 
 def _thinking(value: Any, source: str) -> str:
     """``off`` or ``adaptive``; YAML's ``off``/``on`` (booleans) and ``on`` mean the same."""
     if isinstance(value, bool):
         return "adaptive" if value else "off"
-    text = str(value).strip().lower()
+    if not isinstance(value, str):
+        raise LoomConfigError(
+            f"{source}: thinking must be one of off, adaptive; got {_kind(value)}"
+        )
+    text = value.strip().lower()
     text = {"on": "adaptive", "true": "adaptive", "false": "off", "no": "off"}.get(text, text)
     return _check_literal("thinking", text, ThinkingMode, source)
 
@@ -331,10 +500,51 @@ def _effort(value: Any, source: str) -> str | None:
     """An effort level, or ``None`` (unset: ``default``, empty or YAML null)."""
     if value is None:
         return None
-    text = str(value).strip().lower()
+    if not isinstance(value, str):
+        levels = ", ".join(get_args(EffortLevel))
+        raise LoomConfigError(f"{source}: effort must be one of {levels}; got {_kind(value)}")
+    text = value.strip().lower()
     if text in ("", "default", "none", "null"):
         return None
     return _check_literal("effort", text, EffortLevel, source)
+
+
+def _kind(value: Any) -> str:
+    """What a value is, by its type's name: never its contents, which may be huge."""
+    if value is None:
+        return "nothing (null)"
+    for kinds, name in _KINDS:
+        if isinstance(value, kinds):
+            return name
+    return f"a value of type {type(value).__name__}"
+
+
+_KINDS: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    (bool, "a boolean"),
+    (int, "a whole number"),
+    (float, "a number"),
+    (str, "a string"),
+    ((list, tuple), "a list"),
+    (dict, "a mapping"),
+    ((set, frozenset), "a set"),
+    ((bytes, bytearray), "binary data"),
+    (datetime.datetime, "a date and time"),
+    (datetime.date, "a date"),
+)
+
+
+def _shown(value: Any) -> str:
+    """A short scalar quoted (at most :data:`_QUOTED_CHARS` characters, its controls made
+    visible); anything else named by its type (:func:`_kind`)."""
+    if isinstance(value, str):
+        return visible(repr(_clipped(value, _QUOTED_CHARS)))
+    if isinstance(value, bool | float) or (isinstance(value, int) and value.bit_length() < 200):
+        return repr(value)
+    return _kind(value)
+
+
+def _clipped(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 # -- mcp_servers (DESIGN §10) ---------------------------------------------------------------
@@ -378,36 +588,44 @@ class McpServerConfig:
 
 def _mcp_servers(value: Any, source: str) -> tuple[McpServerConfig, ...]:
     """``mcp_servers`` from loom.yaml (a mapping NAME: options), ``LOOM_MCP_SERVERS`` (the same
-    as YAML or JSON text) or already typed; errors name the file, the server and the key."""
+    as YAML or JSON text, read as safely as loom.yaml) or already typed; errors name the
+    file, the server and the key."""
     if isinstance(value, tuple) and all(isinstance(v, McpServerConfig) for v in value):
         return value
     if isinstance(value, str):
-        import yaml  # lazily, as in _read_yaml
-
-        try:
-            value = yaml.safe_load(value)
-        except yaml.YAMLError as exc:
-            raise LoomConfigError(f"{source}: mcp_servers is not valid YAML ({exc})") from exc
+        if len(value) > CONFIG_MAX_BYTES:
+            raise LoomConfigError(
+                f"{source}: mcp_servers holds {len(value):,} characters, more than "
+                f"{CONFIG_MAX_BYTES:,}: not read"
+            )
+        value = _load_yaml(value, f"{source}: mcp_servers", source)
     if value is None:
         return ()
     if not isinstance(value, dict):
-        raise LoomConfigError(f"{source}: mcp_servers must be a mapping of NAME: options")
+        raise LoomConfigError(
+            f"{source}: mcp_servers must be a mapping of NAME: options, got {_kind(value)}"
+        )
     return tuple(_mcp_server(name, options, source) for name, options in value.items())
 
 
 def _mcp_server(name: Any, options: Any, source: str) -> McpServerConfig:
-    where = f"{source}: mcp_servers.{name}"
-    if not isinstance(name, str) or not _MCP_NAME.fullmatch(name) or "__" in name:
+    named = isinstance(name, str) and _MCP_NAME.fullmatch(name)
+    where = f"{source}: mcp_servers.{name if named else _shown(name)}"
+    if not named or "__" in name:
         raise LoomConfigError(
             f"{where}: a server name is 1-40 letters, digits, - or _ (no double _), "
             f"since tools are named mcp__NAME__TOOL"
         )
     if not isinstance(options, dict):
-        raise LoomConfigError(f"{where}: expected a mapping (command/args/env or url/headers)")
-    unknown = sorted(str(k) for k in options if k not in _MCP_KEYS)
-    if unknown:
         raise LoomConfigError(
-            f"{where}: unknown key(s) {', '.join(unknown)} (known: {', '.join(_MCP_KEYS)})"
+            f"{where}: expected a mapping (command/args/env or url/headers), got {_kind(options)}"
+        )
+    unknown = sorted(_key_name(k) for k in options if k not in _MCP_KEYS)
+    if unknown:
+        more = f" and {len(unknown) - 10} more" if len(unknown) > 10 else ""
+        raise LoomConfigError(
+            f"{where}: unknown key(s) {', '.join(unknown[:10])}{more} "
+            f"(known: {', '.join(_MCP_KEYS)})"
         )
     command, url = options.get("command"), options.get("url")
     if (command is None) == (url is None):
@@ -425,14 +643,22 @@ def _mcp_server(name: Any, options: Any, source: str) -> McpServerConfig:
     if command is not None and "headers" in options:
         raise LoomConfigError(f"{where}: headers belong to an HTTP server (url)")
     args = options.get("args") or []
-    if not isinstance(args, list) or not all(isinstance(a, str | int | float) for a in args):
+    if not isinstance(args, list) or not all(_scalar(a) for a in args):
         raise LoomConfigError(f"{where}: args must be a list of strings")
-    approval = _check_literal("approval", str(options.get("approval", "ask")), ApprovalMode, where)
+    approval = options.get("approval", "ask")
+    if not isinstance(approval, str):
+        raise LoomConfigError(
+            f"{where}: approval must be one of ask, auto, read-only; got {_kind(approval)}"
+        )
+    _check_literal("approval", approval, ApprovalMode, where)
+    timeout = options.get("timeout", 120.0)
     try:
-        timeout = float(options.get("timeout", 120.0))
-    except (TypeError, ValueError) as exc:
-        raise LoomConfigError(f"{where}: timeout must be a number of seconds") from exc
-    if timeout <= 0:
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float | str):
+            raise TypeError
+        timeout = float(timeout)
+    except (TypeError, ValueError, OverflowError):
+        raise LoomConfigError(f"{where}: timeout must be a number of seconds") from None
+    if not timeout > 0 or not math.isfinite(timeout):
         raise LoomConfigError(f"{where}: timeout must be positive, got {timeout!r}")
     return McpServerConfig(
         name=name,
@@ -446,11 +672,22 @@ def _mcp_server(name: Any, options: Any, source: str) -> McpServerConfig:
     )
 
 
+def _scalar(value: Any) -> bool:
+    """A string or a number short enough to turn into text (an arg, an env value)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value.bit_length() < 4096
+    return isinstance(value, str | float | bool)
+
+
+def _key_name(key: Any) -> str:
+    return visible(_clipped(key, _QUOTED_CHARS)) if isinstance(key, str) else _kind(key)
+
+
 def _string_pairs(value: Any, where: str) -> tuple[tuple[str, str], ...]:
     if value is None:
         return ()
     if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
         raise LoomConfigError(f"{where}: expected a mapping of NAME: value")
-    if not all(isinstance(v, str | int | float | bool) for v in value.values()):
+    if not all(_scalar(v) for v in value.values()):
         raise LoomConfigError(f"{where}: values must be strings")
     return tuple((k, str(v)) for k, v in value.items())

@@ -11,7 +11,8 @@ text is rebuilt only then, byte for byte the same when nothing did, so the cache
 prefix (tools + system prompt) keeps hitting. The whole text is capped at
 ``instructions_max_chars`` characters: the model gets the first part and the person a
 notice, once. Files must be regular UTF-8 text files inside the project root (a
-symlink pointing elsewhere is not followed); others are skipped with a notice. In a
+symlink pointing elsewhere is not followed) and at most ``INSTRUCTION_MAX_BYTES`` (256 KiB,
+decided by ``stat`` before a byte is read); others are skipped with a notice. In a
 folder the person does not trust (:mod:`loom_jupyter.trust`) the files are listed as
 ``untrusted`` and nothing of them is sent.
 """
@@ -19,11 +20,17 @@ folder the person does not trust (:mod:`loom_jupyter.trust`) the files are liste
 from __future__ import annotations
 
 import codecs
+import os
 import stat
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from loom_jupyter.folders import INSTRUCTION_FILES, instruction_candidates, project_root
+from loom_jupyter.folders import (
+    INSTRUCTION_FILES,
+    INSTRUCTION_MAX_BYTES,
+    instruction_candidates,
+    project_root,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -230,9 +237,14 @@ def _read(path: Path, real_root: Path, limit: int) -> _Read:
     if not real.is_relative_to(real_root):
         return _Read(reason=f"it points outside the project root {real_root}, not followed")
     try:
-        if not stat.S_ISREG(real.stat().st_mode):
-            return _Read(reason="not a regular file")
-        with real.open("rb") as handle:
+        refused = _refused(real.stat())
+        if refused:
+            return _Read(reason=refused)
+        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO never blocks
+        with os.fdopen(fd, "rb") as handle:
+            refused = _refused(os.fstat(handle.fileno()))  # what was opened is what was checked
+            if refused:
+                return _Read(reason=refused)
             data = handle.read(limit + 1)
     except OSError as error:
         return _Read(reason=f"cannot be read: {error.strerror or error}")
@@ -245,6 +257,17 @@ def _read(path: Path, real_root: Path, limit: int) -> _Read:
     except UnicodeDecodeError:
         return _Read(reason="not UTF-8 text")
     return _Read(text.removeprefix("\ufeff"), whole)
+
+
+def _refused(found: os.stat_result) -> str:
+    """Why a file is not read, by its ``stat`` alone ("" to read it)."""
+    if not stat.S_ISREG(found.st_mode):
+        return "not a regular file"
+    if found.st_size > INSTRUCTION_MAX_BYTES:
+        return (
+            f"larger than {INSTRUCTION_MAX_BYTES // 1024} KiB ({found.st_size:,} bytes): not read"
+        )
+    return ""
 
 
 def _block(name: str, text: str, cut: bool) -> str:
