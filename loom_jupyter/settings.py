@@ -147,13 +147,18 @@ class Settings:
         notebook_dir: str | os.PathLike[str] | None = None,
         *,
         trusted: bool = False,
+        loosen: bool = False,
+        project: Mapping[str, Any] | None = None,
         env: Mapping[str, str] | None = None,
         user_config: Path | None = None,
         **overrides: Any,
     ) -> Settings:
         """Resolve settings for a notebook folder (see the module docstring). ``trusted``:
         whether the person trusts the folder (:func:`loom_jupyter.trust.load_settings`
-        decides it from the trust store); untrusted is the safe default."""
+        decides it from the trust store); untrusted is the safe default. ``loosen``: the
+        person also let it loosen approvals (its ``approval`` and its servers' looser than
+        theirs); without it their mode stays. ``project``: the folder's settings as trust
+        read them (else its ``loom.yaml`` is read here)."""
         unknown = sorted(set(overrides) - _field_names())
         if unknown:
             raise LoomConfigError(f"unknown setting(s): {', '.join(unknown)}")
@@ -164,9 +169,11 @@ class Settings:
         env_values = _read_env(os.environ if env is None else env)
         person.update({k: (v, "env") for k, v in env_values.items()})
         person.update({k: (v, "magic") for k, v in overrides.items() if v is not None})
-        project_file = project_config(notebook_dir) if notebook_dir is not None else None
-        project = _read_yaml(project_file) if project_file and project_file.is_file() else {}
-        values, sources = _merge(person, project, trusted=trusted)
+        if project is None:
+            project_file = project_config(notebook_dir) if notebook_dir is not None else None
+            found = project_file is not None and project_file.is_file()
+            project = read_config_file(project_file) if found and project_file else {}
+        values, sources = _merge(person, project, trusted=trusted, loosen=loosen)
         return cls(
             **values,
             explicit=frozenset(values),
@@ -192,11 +199,24 @@ def _field_names() -> set[str]:
     return {f.name for f in fields(Settings)} - {"explicit"}
 
 
+def person_approval(
+    env: Mapping[str, str] | None = None, user_config: Path | None = None
+) -> ApprovalMode:
+    """The person's own approval mode: their ``loom.yaml`` and ``LOOM_APPROVAL``, no folder."""
+    return Settings.load(None, env=env, user_config=user_config).approval
+
+
 def _merge(
-    person: dict[str, tuple[Any, SettingSource]], project: dict[str, Any], *, trusted: bool
+    person: dict[str, tuple[Any, SettingSource]],
+    project: Mapping[str, Any],
+    *,
+    trusted: bool,
+    loosen: bool,
 ) -> tuple[dict[str, Any], dict[str, SettingSource]]:
     """The person's values, with the project's filling in what they leave unset; security
-    keys loosen only in a trusted folder; project servers join the person's."""
+    keys loosen only in a trusted folder, and approval only with ``loosen``; project
+    servers join the person's, their approval no looser than the person's mode unless
+    ``loosen``."""
     values = {key: value for key, (value, _) in person.items()}
     sources = {key: source for key, (_, source) in person.items()}
     for key, value in project.items():
@@ -205,7 +225,8 @@ def _merge(
         unset = key not in person
         if key in TIGHTEN_ONLY:
             current = values.get(key, getattr(Settings(), key))
-            applies = _stricter(key, value, current) or (trusted and unset)
+            may_loosen = trusted and unset and (loosen or key != "approval")
+            applies = _stricter(key, value, current) or may_loosen
         elif key in TRUSTED_ONLY:
             applies = trusted and unset
         elif key in PERSON_ONLY:
@@ -214,7 +235,10 @@ def _merge(
             applies = unset
         if applies:
             values[key], sources[key] = value, "project"
-    servers = _joined_servers(values.get("mcp_servers", ()), project.get("mcp_servers", ()))
+    floor = None if loosen else values.get("approval", Settings().approval)
+    servers = _joined_servers(
+        values.get("mcp_servers", ()), project.get("mcp_servers", ()), floor=floor
+    )
     if servers:
         values["mcp_servers"] = servers
         sources.setdefault("mcp_servers", "project")
@@ -233,12 +257,24 @@ def stricter_approval(mode: str, than: str) -> bool:
 
 
 def _joined_servers(
-    own: tuple[McpServerConfig, ...], project: tuple[McpServerConfig, ...]
+    own: tuple[McpServerConfig, ...],
+    project: tuple[McpServerConfig, ...],
+    *,
+    floor: ApprovalMode | None,
 ) -> tuple[McpServerConfig, ...]:
-    """The person's servers, then the project's whose names the person does not use."""
+    """The person's servers, then the project's whose names the person does not use; a
+    project server's approval is raised to ``floor`` (the person's mode) where looser."""
     names = {s.name for s in own}
-    extra = tuple(dataclasses.replace(s, origin="project") for s in project if s.name not in names)
+    extra = tuple(
+        dataclasses.replace(s, origin="project", approval=_raised(s.approval, floor))
+        for s in project
+        if s.name not in names
+    )
     return (*own, *extra)
+
+
+def _raised(mode: ApprovalMode, floor: ApprovalMode | None) -> ApprovalMode:
+    return floor if floor is not None and stricter_approval(floor, mode) else mode
 
 
 def read_config_file(path: Path) -> dict[str, Any]:
