@@ -66,9 +66,7 @@ class McpServers:
         """The servers as configured, in order."""
         return tuple(c.config for c in self._connections.values())
 
-    async def update(
-        self, configs: Iterable[McpServerConfig], *, trusted: bool
-    ) -> tuple[str, ...]:
+    async def update(self, configs: Iterable[McpServerConfig], *, trusted: bool) -> tuple[str, ...]:
         """The folder's trust or its ``loom.yaml`` changed: the project's servers become
         exactly ``configs``' (built from the bytes the trust was decided on), a server
         whose configuration changed is stopped and replaced, never started as it was

@@ -14,8 +14,9 @@ if TYPE_CHECKING:
 
 
 def load(tmp_path: Path, text: str) -> Settings:
+    """The servers as a folder trusted with its approvals would have them."""
     (tmp_path / "loom.yaml").write_text(text, encoding="utf-8")
-    return Settings.load(tmp_path, env={})
+    return Settings.load(tmp_path, env={}, trusted=True, loosen=True)
 
 
 def test_servers_from_loom_yaml(tmp_path: Path) -> None:
@@ -44,6 +45,8 @@ mcp_servers:
     assert files.secrets() == ("abcdef123456",)  # short values are left alone
     assert (web.transport, web.approval, web.timeout) == ("http", "auto", 30.0)
     assert set(web.secrets()) == {"Bearer tok-987654", "tok-987654"}
+    _, kept = Settings.load(tmp_path, env={}, trusted=True).mcp_servers
+    assert kept.approval == "ask"  # without the person's word on loosening, their mode stays
 
 
 @pytest.mark.parametrize(
