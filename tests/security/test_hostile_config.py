@@ -317,6 +317,12 @@ def _instructions(folder: Path) -> Any:
     return ProjectInstructions(folder / "nb.ipynb", max_chars=20_000).current()
 
 
+@pytest.mark.attack(
+    attack="A sparse 8 GB instruction file costs 22 s of hashing on every trust check",
+    stopped_by="Instruction files over 256 KiB are skipped by their size, read from the open "
+    "file before any byte",
+    ref="R7",
+)
 def test_a_sparse_eight_gigabyte_agents_md_is_skipped_with_its_size(tmp_path: Path) -> None:
     subprocess.run(["truncate", "-s", str(EIGHT_GB), str(tmp_path / "AGENTS.md")], check=True)
     (tmp_path / "CLAUDE.md").write_text("Use pandas.\n")

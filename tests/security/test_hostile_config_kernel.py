@@ -110,6 +110,14 @@ def run(kc: BlockingKernelClient, code: str) -> tuple[str, str]:
     raise TimeoutError(f"no answer to {code!r} in {TIMEOUT:.0f} s")
 
 
+@pytest.mark.attack(
+    attack="A cloned folder's 385-byte YAML alias bomb or 600 nested brackets in loom.yaml "
+    "freezes the kernel for minutes (gigabytes) or makes `%load_ext`, `%cowork status` and "
+    "`%cowork trust` fail with a bare RecursionError, on every start",
+    stopped_by="loom.yaml is at most 64 KiB, anchors and aliases are refused, nesting is "
+    "bounded, wrong types are named by type and any failure is one error naming the file",
+    ref="R7",
+)
 @pytest.mark.parametrize(
     ("content", "problem"),
     [
