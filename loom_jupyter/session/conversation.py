@@ -185,7 +185,7 @@ class CoworkSession:
             owner=owner or str(this_process_owner()),
         )
         session.trust = trust or folder_trust(path)
-        session._instructions.trusted = session.trust.trusted
+        session._instructions.bind(session.trust)
         session.servers.load(settings, cwd=path.parent, trusted=session.trust.trusted)
         if resume:
             latest = await archive.latest_active_session()  # the archive is this notebook's alone

@@ -75,7 +75,7 @@ class SessionTrust:
         — from the bytes its request read, never read again. What the person set in this
         kernel (a magic) stays."""
         self.current = trust
-        self.instructions.trusted = trust.trusted
+        self.instructions.bind(trust)
         try:
             fresh = settings_for(trust)
         except LoomError:

@@ -35,6 +35,8 @@ from loom_jupyter.folders import (
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from loom_jupyter.trust import FolderTrust
+
 __all__ = [
     "INSTRUCTION_FILES",
     "InstructionFile",
@@ -134,19 +136,30 @@ class ProjectInstructions:
     def __init__(self, notebook_path: Path, *, max_chars: int) -> None:
         self.notebook_path = notebook_path
         self.max_chars = max(int(max_chars), 0)
-        self._signature: tuple[Path, bool, tuple[tuple[Path, _Signature], ...]] | None = None
+        self._signature: tuple[object, ...] | None = None
         self._loaded: Instructions | None = None
         self._reads: dict[Path, tuple[_Signature, _Read]] = {}
         self._told: frozenset[str] = frozenset()
         self._pending: list[str] = []
         self.trusted = True  # False: list the files, send none (an untrusted folder)
+        self._shown: tuple[str, dict[Path, bytes | None]] | None = None  # see bind()
+
+    def bind(self, trust: FolderTrust) -> None:
+        """Follow the folder's trust: send nothing of an untrusted folder's files, and of a
+        trusted one exactly the bytes its trust was decided on (a file edited since is sent
+        as it was when trusted until the next check; never a later read)."""
+        self.trusted = trust.trusted
+        request = trust.request
+        shown = {f.path: f.data for f in request.instructions}
+        if self._shown is None or self._shown[0] != request.digest:
+            self._shown, self._reads = (request.digest, shown), {}
 
     def current(self) -> Instructions:
         """The instructions now: ``stat`` only, files read again only when they changed."""
         root = instructions_root(self.notebook_path)
         candidates = instruction_candidates(root, self.notebook_path.parent)
         stats = tuple((path, _stat(path)) for path in candidates)
-        signature = (root, self.trusted, stats)
+        signature = (root, self.trusted, self._shown and self._shown[0], stats)
         if self._loaded is not None and signature == self._signature:
             return self._loaded
         loaded = self._load(root, stats)
@@ -178,7 +191,7 @@ class ProjectInstructions:
                 files.append(InstructionFile(path, name, "untrusted", reason=_UNTRUSTED))
                 continue
             cached = self._reads.get(path)
-            read = cached[1] if cached and cached[0] == sig else _read(path, real_root, self._limit)
+            read = cached[1] if cached and cached[0] == sig else self._read(path, real_root)
             reads[path] = (sig, read)
             if read.reason:
                 files.append(InstructionFile(path, name, "skipped", reason=read.reason))
@@ -203,6 +216,16 @@ class ProjectInstructions:
         self._reads = reads
         text = (_HEADING + "".join(pieces)) if pieces else ""
         return Instructions(root, tuple(files), text, self.max_chars)
+
+    def _read(self, path: Path, real_root: Path) -> _Read:
+        """The file's text: checked on disk, its bytes those the trust was decided on."""
+        read = _read(path, real_root, self._limit)
+        if read.reason or self._shown is None:
+            return read
+        data = self._shown[1].get(path)
+        if data is None:
+            return _Read(reason="it appeared or changed after the folder's trust was checked")
+        return _decoded(data, self._limit)
 
     @property
     def _limit(self) -> int:
@@ -248,6 +271,11 @@ def _read(path: Path, real_root: Path, limit: int) -> _Read:
             data = handle.read(limit + 1)
     except OSError as error:
         return _Read(reason=f"cannot be read: {error.strerror or error}")
+    return _decoded(data, limit)
+
+
+def _decoded(data: bytes, limit: int) -> _Read:
+    """At most ``limit`` bytes of ``data`` as UTF-8 text (cut at a character boundary)."""
     whole = len(data) <= limit
     data = data[:limit]
     if b"\x00" in data:
