@@ -17,7 +17,7 @@ from loom_jupyter.cli.render import report_text
 from loom_jupyter.host.commands.context import ArchiveContext
 from loom_jupyter.host.commands.registry import command, execute
 from loom_jupyter.host.commands.spec import from_namespace
-from loom_jupyter.settings import Settings
+from loom_jupyter.trust import load_settings
 
 if TYPE_CHECKING:
     import argparse
@@ -32,12 +32,13 @@ async def run_command(args: argparse.Namespace) -> str:
     parsed = from_namespace(spec.args, args)
     folder = find_folder(args.notebook) if spec.name == "search" else None
     if folder is not None:
-        context = ArchiveContext(folder, Settings.load(folder), folder=True)
+        context = ArchiveContext(folder, load_settings(folder)[0], folder=True)
         return report_text(await execute(spec, context, parsed))
     path = find_archive(args.notebook)
     # loom.yaml settings are looked up from the notebook's folder (the archive may be in
-    # its .loom/ or under archive_dir).
-    settings = Settings.load(notebook_folder(args.notebook, path))
+    # its .loom/ or under archive_dir), as its trust reads it: a broken or hostile
+    # project loom.yaml never stops a command.
+    settings, _ = load_settings(notebook_folder(args.notebook, path))
     if spec.runs_without_archive:  # the archive may not open: it is not opened here
         return report_text(await execute(spec, ArchiveContext(path, settings), parsed))
     opening = Archive.open(

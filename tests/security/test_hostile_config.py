@@ -10,6 +10,7 @@ the file, and an oversized instruction file is skipped by its ``stat``.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -356,3 +357,33 @@ def test_a_fifo_instruction_file_does_not_block(tmp_path: Path) -> None:
         pytest.fail("reading a FIFO AGENTS.md blocked")
     (agents,) = result[0].files
     assert (agents.status, agents.reason) == ("skipped", "not a regular file")
+
+
+@pytest.mark.parametrize("data", [alias_bomb(), nested(600)], ids=["alias bomb", "deep nesting"])
+def test_the_cli_works_on_a_hostile_folder(
+    tmp_path: Path, data: bytes, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`loom-jupyter sessions`, `trust` and `trust --revoke` answer; the report names the file."""
+    from loom_jupyter.cli import main
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "loom.yaml").write_bytes(data)
+    notebook = tmp_path / "nb.ipynb"
+    notebook.write_text("{}")
+    asyncio.run(_make_archive(notebook))
+
+    codes = [main(["sessions", str(notebook)]), main(["trust", str(tmp_path)])]
+    codes.append(main(["trust", str(tmp_path), "--revoke"]))
+
+    out = capsys.readouterr()
+    assert codes == [0, 0, 0]
+    assert "loom.yaml cannot be used" in out.out
+    assert "Traceback" not in out.out + out.err
+    assert "RecursionError" not in out.out + out.err
+
+
+async def _make_archive(notebook: Path) -> None:
+    from loom_jupyter.archive import Archive, archive_path_for
+
+    archive = await Archive.open(archive_path_for(notebook))
+    await archive.close()

@@ -16,11 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from loom_jupyter.errors import LoomError
 from loom_jupyter.host.upkeep import repair
-from loom_jupyter.importguard import loom_imports
 from loom_jupyter.jupyter.cell.output import show_text
 from loom_jupyter.jupyter.coworker.registry import current, open_coworker
 from loom_jupyter.session.recover_view import render_report
-from loom_jupyter.settings import Settings
+from loom_jupyter.trust import load_settings
 
 if TYPE_CHECKING:
     import argparse
@@ -34,17 +33,12 @@ __all__ = ["recover"]
 
 def recover(shell: Any, args: argparse.Namespace) -> None:
     """``%cowork recover [--move-aside]`` (main thread; none of it is the person's code)."""
-    with loom_imports():
-        _recover(shell, args)
-
-
-def _recover(shell: Any, args: argparse.Namespace) -> None:
     from loom_jupyter.host.upkeep.location import resolve_notebook
 
     cowork: KernelCowork | None = current(shell)
     location = cowork.location if cowork is not None else resolve_notebook(shell.user_ns)
     path = location.archive_path()
-    settings = Settings.load(location.directory)
+    settings, _ = load_settings(location.directory)  # a hostile loom.yaml never stops it
     health = repair.archive_health(location, settings)
     if health == "missing":
         show_text(f"This notebook has no archive yet ({path}): nothing to recover.")
