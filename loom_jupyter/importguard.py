@@ -2,7 +2,7 @@
 notebook's folder (DESIGN §12).
 
 Jupyter starts a kernel in the notebook's folder, and IPython puts ``''`` (that folder)
-on ``sys.path`` ahead of site-packages: a cloned repository that ships ``yaml/`` or
+on ``sys.path`` ahead of site-packages: a cloned repository that ships ``keyring.py`` or
 ``anthropic/`` beside its notebooks would have its copy run the first time Loom
 imports the name. ``%load_ext loom_jupyter`` (:mod:`loom_jupyter.jupyter.extension`)
 therefore installs :class:`InstalledOnly` in ``sys.meta_path``, just before
@@ -13,12 +13,23 @@ folders :func:`install` was given); a module found only in the folder is refused
 a :class:`ModuleNotFoundError` that says so. A module found nowhere is left to the
 other finders, as before. Submodules follow their package's ``__path__``.
 
-Loom's code is what runs on a thread named ``loom-*`` (the engine loop,
-``host/runtime/loop_thread.py``, and the recovery loop) or inside :func:`loom_imports`
-(Loom code that imports on the kernel's main thread or a comm's thread). Everything
-else — the person's cells, and the code the agent runs in their namespace, which runs
-on the main thread — imports exactly as before: a ``helper.py`` beside the notebook
-still imports in a cell.
+Whose import it is, is read from the import's call stack, on whatever thread it runs
+(the kernel's main thread, a comm's, the engine loop's, ``asyncio.to_thread``'s). From
+the code that imports outward, the first frame that decides wins:
+
+- a frame of a ``loom_jupyter`` module: Loom's;
+- a frame of the person's code: not Loom's — ``__main__`` (cells, the code the agent runs
+  in their namespace, a ``__repr__`` defined in a cell), a module whose top-level package
+  was loaded from the notebook's folder (a ``helper.py`` beside the notebook), code
+  without a module name or of a module not loaded;
+- any other frame (the standard library, installed packages, importlib's machinery)
+  decides nothing: ``keyring`` importing its backends, or ``anthropic`` importing
+  ``httpx``, while Loom's code called them, is Loom's import;
+- no frame decided (ipykernel's and IPython's own imports): not Loom's.
+
+So the person's imports are unchanged: a ``helper.py`` beside the notebook still imports
+in a cell and in ``run_python``. What kind each top-level module is, is remembered
+(forgotten when a folder is added or the current folder changes).
 
 Standard library only, and nothing that is not loaded already in a kernel: this is
 imported by ``%load_ext``.
@@ -26,55 +37,32 @@ imported by ``%load_ext``.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
-from contextlib import contextmanager
 from importlib.machinery import PathFinder
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    import os
-    from collections.abc import Iterable, Iterator, Sequence
+    from collections.abc import Iterable, Sequence
     from importlib.machinery import ModuleSpec
-    from types import ModuleType
+    from types import FrameType, ModuleType
 
 __all__ = [
-    "LOOM_THREAD_PREFIX",
     "InstalledOnly",
     "folder_entries",
     "install",
     "is_loom_import",
-    "loom_imports",
     "uninstall",
 ]
 
-LOOM_THREAD_PREFIX = "loom-"
-"""A thread whose name starts with this runs Loom's code only (``LoopThread`` names its
-threads ``loom-loop`` and ``loom-recover``); its imports are always Loom's."""
-
-_local = threading.local()
 _lock = threading.Lock()
 
-
-@contextmanager
-def loom_imports() -> Iterator[None]:
-    """Imports made by this thread inside the block are Loom's: installed copies only.
-
-    For Loom code that imports on a thread it shares with the person (the kernel's main
-    thread, a comm's thread). Never wrap code that runs the person's code."""
-    _local.depth = getattr(_local, "depth", 0) + 1
-    try:
-        yield
-    finally:
-        _local.depth -= 1
-
-
-def is_loom_import() -> bool:
-    """Whether an import made now, on this thread, is Loom's."""
-    if getattr(_local, "depth", 0) > 0:
-        return True
-    return threading.current_thread().name.startswith(LOOM_THREAD_PREFIX)
+_LOOM, _PERSON = True, False
+"""A frame's verdict; ``None``: it decides nothing (keep walking outward)."""
+_NOT_DECIDING = frozenset({"importlib._bootstrap", "importlib._bootstrap_external", __name__})
+"""The import machinery's own frames (and this module's): never the importer."""
 
 
 def folder_entries(entries: Sequence[str], folders: Iterable[Path]) -> set[str]:
@@ -95,16 +83,19 @@ class InstalledOnly:
 
     def __init__(self) -> None:
         self.folders: frozenset[Path] = frozenset()
+        self._kinds: dict[str, tuple[ModuleType, bool | None]] = {}
+        self._kinds_cwd: str | None = None
 
     def add_folders(self, folders: Iterable[str | os.PathLike[str]]) -> None:
         """Treat these folders (notebook folders) as the folder too, from now on."""
         self.folders = self.folders | {Path(f).resolve() for f in folders}
+        self._kinds = {}
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
     ) -> ModuleSpec | None:
         """The installed module for Loom's top-level imports; ``None`` for everyone else."""
-        if path is not None or "." in fullname or not is_loom_import():
+        if path is not None or "." in fullname or not self.by_loom(sys._getframe(1)):
             return None
         entries = list(sys.path)
         dropped = folder_entries(entries, self.folders)
@@ -127,6 +118,58 @@ class InstalledOnly:
             name=fullname,
         )
 
+    def by_loom(self, frame: FrameType | None) -> bool:
+        """Whether an import made by ``frame`` is Loom's: the first frame outward that
+        decides (see the module's docstring)."""
+        kinds = self._current_kinds()
+        while frame is not None:
+            name = frame.f_globals.get("__name__")
+            if name not in _NOT_DECIDING:
+                kind = self._kind(name, kinds)
+                if kind is not None:
+                    return kind
+            frame = frame.f_back
+        return False
+
+    def _current_kinds(self) -> dict[str, tuple[ModuleType, bool | None]]:
+        try:
+            cwd: str | None = os.getcwd()  # noqa: PTH109  # on every import: 5x cheaper
+        except OSError:  # removed
+            cwd = None
+        if cwd != self._kinds_cwd:  # the folder decides what is the person's
+            self._kinds, self._kinds_cwd = {}, cwd
+        return self._kinds
+
+    def _kind(self, name: object, kinds: dict[str, tuple[ModuleType, bool | None]]) -> bool | None:
+        if not isinstance(name, str):
+            return _PERSON  # code without a module name (exec'd in a bare namespace)
+        top = name.partition(".")[0]
+        if top == "loom_jupyter":
+            return _LOOM
+        module = sys.modules.get(top)
+        if top == "__main__" or module is None:
+            return _PERSON  # cells and the person's namespace; code of no loaded module
+        known = kinds.get(top)
+        if known is not None and known[0] is module:
+            return known[1]
+        kind = _PERSON if self._module_in_folder(module) else None
+        kinds[top] = (module, kind)
+        return kind
+
+    def _module_in_folder(self, module: ModuleType) -> bool:
+        """Whether a top-level module (or package) was loaded from the notebook's folder."""
+        spec = getattr(module, "__spec__", None)
+        origin = getattr(spec, "origin", None) or getattr(module, "__file__", None)
+        portions = getattr(spec, "submodule_search_locations", None)
+        if portions is None:
+            portions = getattr(module, "__path__", None)
+        if isinstance(origin, str) and Path(origin).is_absolute():  # a file, not 'frozen'
+            holder = Path(origin).parent
+            holders = [holder.parent if portions is not None else holder]  # pkg/__init__.py
+        else:  # a namespace package's portions, or nothing: built-in, frozen, made up
+            holders = [Path(p).parent for p in portions or () if Path(p).is_absolute()]
+        return bool(folder_entries([str(h) for h in holders], self.folders))
+
     def _later_finders(self, fullname: str, target: ModuleType | None) -> ModuleSpec | None:
         """A spec from the finders after ``PathFinder`` (an editable install's, say), unless
         it comes from the folder."""
@@ -148,7 +191,8 @@ class InstalledOnly:
         return not holders or bool(folder_entries([str(h) for h in holders], self.folders))
 
     def invalidate_caches(self) -> None:
-        """Nothing cached here (``PathFinder`` keeps the directory caches)."""
+        """Forget what kind each module is (``PathFinder`` keeps the directory caches)."""
+        self._kinds = {}
 
 
 def _frozen_namespace(spec: ModuleSpec) -> ModuleSpec:
@@ -163,6 +207,13 @@ def _installed() -> InstalledOnly | None:
     found = (f for f in sys.meta_path if getattr(f, "_loom_installed_only", False))
     finder = next(found, None)
     return finder if isinstance(finder, InstalledOnly) else None
+
+
+def is_loom_import() -> bool:
+    """Whether an import made here, by the caller, would be Loom's (the installed finder's
+    folders, else only the current folder's)."""
+    finder = _installed() or InstalledOnly()
+    return finder.by_loom(sys._getframe(1))
 
 
 def install(folders: Iterable[str | os.PathLike[str]] = ()) -> InstalledOnly:

@@ -13,8 +13,8 @@ through an ``atexit`` hook — ipykernel runs ``atexit`` handlers on a
 notebook resumes at once instead of waiting for the lease to go stale.
 
 Before anything else, loading installs :mod:`loom_jupyter.importguard`: Loom's own
-imports (this one's, and every later one on Loom's threads) come from where packages
-are installed, never from the notebook's folder; ``%unload_ext`` removes it.
+imports (this one's, and every later one made by Loom's code, on any thread) come from
+where packages are installed, never from the notebook's folder; ``%unload_ext`` removes it.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from loom_jupyter.errors import LoomError
-from loom_jupyter.importguard import install, loom_imports, uninstall
+from loom_jupyter.importguard import install, uninstall
 
 if TYPE_CHECKING:
     from loom_jupyter.jupyter.coworker.runtime import KernelCowork
@@ -34,13 +34,12 @@ __all__ = ["load", "unload"]
 def load(shell: Any) -> None:
     """Register ``%cowork`` and resume the notebook's latest session."""
     guard = install(_kernel_folder())
-    with loom_imports():
-        from loom_jupyter.host.upkeep.location import resolve_notebook
+    from loom_jupyter.host.upkeep.location import resolve_notebook
 
-        # Where the server starts kernels elsewhere, the notebook's folder is not the
-        # current one: its files are never Loom's code either.
-        guard.add_folders([resolve_notebook(getattr(shell, "user_ns", {})).directory])
-        _load(shell)
+    # Where the server starts kernels elsewhere, the notebook's folder is not the
+    # current one: its files are never Loom's code either.
+    guard.add_folders([resolve_notebook(getattr(shell, "user_ns", {})).directory])
+    _load(shell)
 
 
 def _kernel_folder() -> list[Path]:
@@ -77,8 +76,7 @@ def _register_magics(shell: Any, cowork_for: Any) -> None:
     from loom_jupyter.jupyter.magics.delegate import DelegateMagics
 
     def coworker(path: str | None) -> KernelCowork:
-        with loom_imports():  # opening one imports on the main thread
-            found: KernelCowork = cowork_for(shell, path)
+        found: KernelCowork = cowork_for(shell, path)
         return found
 
     shell.register_magics(CoworkMagics(shell, coworker))
@@ -131,6 +129,5 @@ def unload(shell: Any) -> None:
         shell.input_transformers_cleanup.remove(keep_question_marks)
     cowork = forget(shell)
     if cowork is not None:
-        with loom_imports():
-            cowork.close()
+        cowork.close()
     uninstall()

@@ -26,8 +26,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
-from loom_jupyter.importguard import loom_imports
-
 if TYPE_CHECKING:
     from pydantic import GetCoreSchemaHandler, TypeAdapter
     from pydantic_core import CoreSchema
@@ -135,8 +133,7 @@ def derive_schema(cls: type[object]) -> JsonObject:
     """``cls``'s JSON schema as pydantic derives it, made compact for the model: no titles,
     nested inputs inlined, and a field that may be left out (default ``None``) shown as its
     type alone (``null`` is read as leaving it out)."""
-    with loom_imports():
-        from pydantic.json_schema import GenerateJsonSchema
+    from pydantic.json_schema import GenerateJsonSchema
 
     class NoTitles(GenerateJsonSchema):
         def field_title_should_be_set(self, schema: object) -> bool:
@@ -198,8 +195,8 @@ def _adapter(cls: type[T]) -> TypeAdapter[T]:
     """pydantic's validator of ``cls``, built on first use (pydantic loads ~50 ms)."""
     found = _adapters.get(cls)
     if found is None:
-        with loom_imports():
-            from pydantic import TypeAdapter
+        from pydantic import TypeAdapter
+
         found = _adapters[cls] = TypeAdapter(cls)
     return cast("TypeAdapter[T]", found)
 
@@ -219,8 +216,8 @@ def parse_input(cls: type[T], raw: object) -> T:
         text = json.dumps(args, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise InvalidInput([f"input must be JSON ({exc})"]) from None
-    with loom_imports():
-        from pydantic import ValidationError
+    from pydantic import ValidationError
+
     try:
         return _adapter(cls).validate_json(text, strict=True)
     except ValidationError as exc:

@@ -25,7 +25,6 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from loom_jupyter.errors import LoomError
-from loom_jupyter.importguard import loom_imports
 from loom_jupyter.jupyter.sidebar import TARGET
 
 if TYPE_CHECKING:
@@ -117,8 +116,7 @@ class Waiting:
         data = (msg.get("content") or {}).get("data")
         hello = data if isinstance(data, dict) and data.get("type", "hello") == "hello" else {}
         try:
-            with loom_imports():
-                cowork = self._placed(hello)
+            cowork = self._placed(hello)
         except LoomError as exc:
             self._notice(comm, msg, f"loom: {exc}")
             return

@@ -20,7 +20,6 @@ from typing_extensions import assert_never
 from loom_jupyter.errors import LoomError
 from loom_jupyter.host.host import Host, KernelPorts
 from loom_jupyter.host.runtime.stream import HostMessage, TurnEvent
-from loom_jupyter.importguard import loom_imports
 from loom_jupyter.jupyter.kernel.mainthread import MainThreadQueue
 from loom_jupyter.jupyter.sidebar import TARGET
 
@@ -95,8 +94,7 @@ class KernelCowork:
     @property
     def floor(self) -> TurnFloor:
         """The host's turn floor (turns, queue, approvals, the stream)."""
-        with loom_imports():  # made on first use: perhaps here, on the kernel's main thread
-            return self.host.floor
+        return self.host.floor
 
     @property
     def views(self) -> Views:

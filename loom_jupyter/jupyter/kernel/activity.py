@@ -16,8 +16,6 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from loom_jupyter.importguard import loom_imports
-
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
@@ -104,8 +102,8 @@ class CellActivity:
 
     def _started(self, info: Any) -> None:
         own = _is_own(getattr(info, "raw_cell", "") or "")
-        with loom_imports():  # on the first cell, unless the session's opening has (not at load)
-            from loom_jupyter.tools.describe import snapshot
+        from loom_jupyter.tools.describe import snapshot  # on the first cell (not at load)
+
         self._before = None if own else snapshot(self._shell.user_ns)
         self._started_at = time.perf_counter()
 
@@ -118,9 +116,9 @@ class CellActivity:
         code = getattr(info, "raw_cell", "") or ""
         if getattr(info, "store_history", False):  # a silent run takes no count of its own
             _seen(self._shell, getattr(result, "execution_count", None))
-        with loom_imports():
-            from loom_jupyter.lineage import execution_record
-            from loom_jupyter.tools.describe import changed_variables
+        from loom_jupyter.lineage import execution_record
+        from loom_jupyter.tools.describe import changed_variables
+
         run = CellRun(
             execution_count=getattr(result, "execution_count", None),
             code=_trimmed(code),
@@ -159,7 +157,7 @@ def earlier_cells(shell: Any) -> list[ExecutionRecord]:
         code = history[count] or ""
         if not code.strip() or _is_own(code) or any(mark in code for mark in _LOADERS):
             continue
-        from loom_jupyter.lineage import execution_record  # %load_ext's: in loom_imports()
+        from loom_jupyter.lineage import execution_record
 
         records.append(
             execution_record(

@@ -167,5 +167,5 @@ class MainThreadQueue:
         if loop is not None and loop.is_running() and not loop.is_closed():
             loop.call_soon_threadsafe(self.drain)
         else:
-            # Not named loom-*: the person's code runs here (loom_jupyter.importguard).
+            # The person's code runs here: its imports are theirs (loom_jupyter.importguard).
             threading.Thread(target=self.drain, name="main-fallback", daemon=True).start()

@@ -23,7 +23,6 @@ from IPython.core.magic_arguments import MagicArgumentParser
 
 from loom_jupyter.host.commands.registry import commands_for
 from loom_jupyter.host.commands.spec import Spec, add_arguments
-from loom_jupyter.importguard import loom_imports
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -44,8 +43,7 @@ class CellHandler:
 
     def resolve(self) -> Callable[[Any, Any], None]:
         """The handler function."""
-        with loom_imports():  # the main thread: what the handler's module imports is Loom's
-            found = importlib.import_module(f"loom_jupyter.jupyter.magics.{self.module}")
+        found = importlib.import_module(f"loom_jupyter.jupyter.magics.{self.module}")
         function: Callable[[Any, Any], None] = getattr(found, self.name)
         return function
 

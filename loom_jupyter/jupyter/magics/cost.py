@@ -8,7 +8,6 @@ import importlib.util
 import io
 from typing import TYPE_CHECKING
 
-from loom_jupyter.importguard import loom_imports
 from loom_jupyter.jupyter.cell.output import show_table, show_text
 from loom_jupyter.models.pricing import unpriced_call as _unpriced
 
@@ -51,17 +50,15 @@ def show_plot(calls: Sequence[ModelCallRecord]) -> None:
 
 
 def _has_matplotlib() -> bool:
-    with loom_imports():
-        try:
-            return importlib.util.find_spec("matplotlib") is not None
-        except ModuleNotFoundError:  # only the notebook's folder has one: never Loom's
-            return False
+    try:
+        return importlib.util.find_spec("matplotlib") is not None
+    except ModuleNotFoundError:  # only the notebook's folder has one: never Loom's
+        return False
 
 
 def cost_plot_png(calls: Sequence[ModelCallRecord]) -> str:
     """A small two-axis bar/line plot, base64 PNG. Uses a bare Figure: pyplot state is untouched."""
-    with loom_imports():  # the main thread: the installed matplotlib, never the folder's
-        from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # the installed one, never the folder's (importguard)
 
     figure = Figure(figsize=(5, 2.2), dpi=80)
     axes = figure.add_subplot()

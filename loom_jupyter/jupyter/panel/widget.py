@@ -12,7 +12,6 @@ import dataclasses
 import html
 from typing import TYPE_CHECKING, Any
 
-from loom_jupyter.importguard import loom_imports
 from loom_jupyter.jupyter.panel.render import panel_html, panel_text
 
 if TYPE_CHECKING:
@@ -62,8 +61,7 @@ class Panel:
         display(self._box())
 
     def _box(self) -> Any:
-        with loom_imports():  # the main thread: installed ipywidgets, never the folder's
-            import ipywidgets as widgets
+        import ipywidgets as widgets  # the installed one, never the folder's (importguard)
 
         if self._widgets is None:
             head = widgets.HTML()

@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from loom_jupyter.host.wire.protocol import ProtocolError, parse_inbound
-from loom_jupyter.importguard import loom_imports
 from loom_jupyter.jupyter.sidebar import TARGET
 
 if TYPE_CHECKING:
@@ -125,8 +124,7 @@ class CommLink:
         peer.parent = msg
         data = (msg.get("content") or {}).get("data")
         try:
-            with loom_imports():  # the first message loads pydantic, on a kernel thread
-                message = parse_inbound(data)
+            message = parse_inbound(data)  # the first loads pydantic (installed: importguard)
         except ProtocolError as exc:
             asked = data.get("request_id") if isinstance(data, dict) else None
             request_id = asked if isinstance(asked, str) and len(asked) <= 200 else ""
