@@ -10,15 +10,7 @@ import { Widget } from '@lumino/widgets';
 import { LinkState, LoomConnection, Request, serverRoot } from './connection';
 import { NotebookDocument, editProposal } from './document';
 import { RenderContext } from './markdown';
-import {
-  Decision,
-  FrontMessage,
-  Hello,
-  KernelMessage,
-  Queued,
-  SearchHitItem,
-  TrustDecision
-} from './protocol';
+import { Decision, FrontMessage, Hello, KernelMessage, Queued, SearchHitItem } from './protocol';
 import { Change, ChatStore } from './store';
 import { KeyCard } from './views/apikey';
 import { parseSlash } from './views/completion';
@@ -30,7 +22,7 @@ import { ProvenanceTips } from './views/provenance';
 import { SessionBar } from './views/sessions';
 import { Footer, ShownState, StatusLine } from './views/status';
 import { TaskList } from './views/tasks';
-import { TrustCard } from './views/trust';
+import { TrustAnswer, TrustCard } from './views/trust';
 
 export type ChatOptions = {
   notebook: NotebookPanel;
@@ -89,7 +81,7 @@ export class ChatView extends Widget {
     });
     this._status = new StatusLine(() => void this._connection.load());
     this._trust = new TrustCard(
-      decision => this._decideTrust(decision),
+      answer => this._decideTrust(answer),
       () => this._store.closeTrust()
     );
     this._key = new KeyCard(key => this._send({ type: 'set_key', key }));
@@ -240,9 +232,10 @@ export class ChatView extends Widget {
     this._send({ type: 'approve', request_id: requestId, decision });
   }
 
-  /** The trust card's answer; the kernel tells every front the folder's trust after it. */
-  private _decideTrust(decision: TrustDecision): boolean {
-    const sent = this._send({ type: 'trust_decision', decision });
+  /** The trust card's answer (with the digest of the view it answers); the kernel tells
+   * every front the folder's trust after it. */
+  private _decideTrust(answer: TrustAnswer): boolean {
+    const sent = this._send({ type: 'trust_decision', ...answer });
     if (!sent) {
       this._store.notice('warning', 'Trusting a folder needs Loom running in this kernel.');
     }

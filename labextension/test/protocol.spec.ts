@@ -101,15 +101,15 @@ describe('version skew', () => {
     has_key: true
   };
 
-  it('says this page speaks 1.1: the major and the minor the hello sends', () => {
-    expect(PROTOCOL_VERSION).toBe('1.1');
-    expect([PROTOCOL_MAJOR, PROTOCOL_MINOR]).toEqual([1, 1]);
+  it('says this page speaks 1.2: the major and the minor the hello sends', () => {
+    expect(PROTOCOL_VERSION).toBe('1.2');
+    expect([PROTOCOL_MAJOR, PROTOCOL_MINOR]).toEqual([1, 2]);
   });
 
   it('reads a welcome from a kernel a minor version older, and one newer', () => {
     expect(parseKernelMessage(welcome10)).toBe(welcome10);
-    const welcome12 = { ...welcome10, reply_to: '', protocol: '1.2', commands: [], halo: 1 };
-    expect(parseKernelMessage(welcome12)).toBe(welcome12);
+    const welcome13 = { ...welcome10, reply_to: '', protocol: '1.3', commands: [], halo: 1 };
+    expect(parseKernelMessage(welcome13)).toBe(welcome13);
   });
 
   it('turns a message it cannot read into a notice naming both versions', () => {
@@ -122,7 +122,7 @@ describe('version skew', () => {
     expect(reader.kernelVersion).toBe('1.0');
     const after = reader.read({ ...broken, delta: 6 });
     expect('notice' in after && after.notice).toMatch(
-      /^This page \(Loom protocol 1\.1\) could not read a message from the kernel \(Loom protocol 1\.0\): "text": \/delta must be string/
+      /^This page \(Loom protocol 1\.2\) could not read a message from the kernel \(Loom protocol 1\.0\): "text": \/delta must be string/
     );
     expect(reader.read({ ...broken, delta: 7 })).toEqual({ notice: null }); // told once
     const store = new ChatStore();
@@ -131,7 +131,7 @@ describe('version skew', () => {
       expect.objectContaining({
         kind: 'notice',
         level: 'warning',
-        message: expect.stringMatching(/1\.1.*1\.0/)
+        message: expect.stringMatching(/1\.2.*1\.0/)
       })
     ]);
     expect(warn).toHaveBeenCalledTimes(3); // and each one in the console
@@ -142,7 +142,7 @@ describe('version skew', () => {
     const reader = new KernelReader();
     jest.spyOn(console, 'warn').mockImplementation(() => undefined);
     const read = reader.read({ ...welcome10, protocol: '1.3', busy: 'no' });
-    expect('notice' in read && read.notice).toMatch(/protocol 1\.1.*protocol 1\.3.*\/busy/);
+    expect('notice' in read && read.notice).toMatch(/protocol 1\.2.*protocol 1\.3.*\/busy/);
     reader.reset();
     expect(reader.kernelVersion).toBeNull();
     jest.restoreAllMocks();

@@ -221,11 +221,15 @@ def test_every_field_of_a_minor_version_is_optional_in_the_schema_and_has_a_defa
     assert added["Welcome"] == {"protocol": "1.1", "commands": "1.1"}
     assert added["Envelope"] == {"reply_to": "1.1"}
     assert added["Hello"]["minor"] == "1.1"
+    assert added["TrustView"] == dict.fromkeys(
+        ("digest", "loosens", "with_approval", "note"), "1.2"
+    )
+    assert added["TrustDecisionMsg"] == {"digest": "1.2", "with_approval": "1.2"}
     for cls_name, fields in added.items():
         body = current["$defs"][cls_name]
         assert not set(fields) & set(body["required"]), cls_name
-        assert all("(Protocol 1.1; may be absent.)" in body["properties"][f]["description"]
-                   for f in fields)  # fmt: skip
+        assert all(f"(Protocol {version}; may be absent.)" in body["properties"][f]["description"]
+                   for f, version in fields.items())  # fmt: skip
 
 
 def test_a_since_field_needs_a_default_and_a_version_of_this_major(
@@ -245,5 +249,7 @@ def test_a_since_field_needs_a_default_and_a_version_of_this_major(
     ):
         contract.added()
     monkeypatch.setattr(contract, "_dataclasses", lambda: [TooNew])
-    with pytest.raises(ValueError, match=r"TooNew\.flag: since 9\.9 in protocol 1\.1"):
+    with pytest.raises(
+        ValueError, match=rf"TooNew\.flag: since 9\.9 in protocol {p.PROTOCOL_VERSION}"
+    ):
         contract.added()

@@ -259,14 +259,14 @@ def test_the_page_reads_a_welcome_from_a_kernel_one_minor_version_newer(
     front_out: Path,
 ) -> None:
     welcome = next(m for m in OUTBOUND if isinstance(m, p.Welcome))
-    newer = wire(welcome) | {"protocol": "1.2", "a_field_of_1_2": {"anything": [1, 2]}}
+    newer = wire(welcome) | {"protocol": "1.3", "a_field_of_1_3": {"anything": [1, 2]}}
     newer["session"] = newer["session"] | {"pinned": True}  # inside values too
     newer["history"] = [item | {"starred": False} for item in newer["history"]]
     newer["state"] = newer["state"] | {"since_ms": 12}
     text = wire(p.TextMsg(4, "Here")) | {"reply_to": None, "style": "bold"}
     samples = [{"direction": "kernel", "message": m} for m in (newer, text)]
     assert ts_verdicts(front_out, samples) == [None, None]
-    assert p.decode(newer)[1] == dataclasses.replace(welcome, protocol="1.2")
+    assert p.decode(newer)[1] == dataclasses.replace(welcome, protocol="1.3")
 
 
 def test_the_kernel_reads_a_page_one_minor_version_older_or_newer() -> None:
@@ -277,17 +277,18 @@ def test_the_kernel_reads_a_page_one_minor_version_older_or_newer() -> None:
     assert p.parse_inbound(newer) == p.Search("churn", "r7")
     assert p.reply_to(p.parse_inbound(newer)) == "r7"
     assert p.reply_to(p.Approve("r1", "deny")) == ""  # an approval's id answers nothing
-    hello = p.parse_inbound({"type": "hello", "protocol": 1, "minor": 2, "gadget": True})
+    hello = p.parse_inbound({"type": "hello", "protocol": 1, "minor": 3, "gadget": True})
     assert isinstance(hello, p.Hello)
-    assert (hello.understood, hello.version) == (True, "1.2")
+    assert (hello.understood, hello.version) == (True, "1.3")
     legacy = p.parse_inbound({"type": "hello", "protocol": 1})  # the integer of a 1.0 page
     assert isinstance(legacy, p.Hello)
     assert (legacy.understood, legacy.version) == (True, "1.0")
     other = p.parse_inbound({"type": "hello", "protocol": 2, "minor": 0})
     assert isinstance(other, p.Hello)
     assert not other.understood
-    assert "protocol 2.0, newer than the kernel's loom_jupyter (protocol 1.1)" in (
-        p.version_notice(other.version)
+    assert (
+        f"protocol 2.0, newer than the kernel's loom_jupyter (protocol {p.PROTOCOL_VERSION})"
+        in (p.version_notice(other.version))
     )
 
 

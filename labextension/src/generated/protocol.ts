@@ -284,6 +284,24 @@ export interface TrustView {
    * files. Plain text.
    */
   asks: string[];
+  /**
+   * The hash of exactly the files this view shows; a `trust_decision` sends it back. (Protocol 1.2; may be absent.)
+   */
+  digest?: string;
+  /**
+   * The lines of `asks` that would make Loom ask the person less (the folder's `approval`
+   * or a server's, looser than the person's mode): asked apart, unchecked by default. (Protocol 1.2; may be absent.)
+   */
+  loosens?: string[];
+  /**
+   * Whether the person let the folder loosen approvals (when it is trusted). (Protocol 1.2; may be absent.)
+   */
+  with_approval?: boolean;
+  /**
+   * Why the card is shown again: the folder changed since the card was shown, or Loom
+   * checks folders differently since the person last trusted it. Plain text. (Protocol 1.2; may be absent.)
+   */
+  note?: string;
 }
 /**
  * A sidebar slash command: how it is typed and what it does. The kernel's `/help` and
@@ -1114,6 +1132,17 @@ export interface WhereFrom {
  */
 export interface TrustDecisionMsg {
   decision: 'trust' | 'deny';
+  /**
+   * The `digest` of the card the person answered: the kernel records the decision only
+   * while the folder still hashes to it, else it opens the card again on what is there now
+   * (a 1.1 page, which sends none, is always asked again). (Protocol 1.2; may be absent.)
+   */
+  digest?: string | null;
+  /**
+   * The card's `[data-loom="trust-approval"]` box: the folder's looser approval applies
+   * too. Unchecked, the folder is trusted and the person's approval mode stays. (Protocol 1.2; may be absent.)
+   */
+  with_approval?: boolean;
   type: 'trust_decision';
 }
 /**
@@ -1170,4 +1199,4 @@ export interface OutsideCall {
 /**
  * The protocol's version, `major.minor`: a page sends its major in `hello.protocol` and its minor in `hello.minor`; a kernel tells its own in `welcome.protocol`.
  */
-export const PROTOCOL_VERSION = '1.1';
+export const PROTOCOL_VERSION = '1.2';
