@@ -17,6 +17,8 @@ Nothing here prints, logs or repeats a key: errors name where, never what.
 
 from __future__ import annotations
 
+import sys
+
 import contextlib
 import os
 import threading
@@ -244,14 +246,21 @@ def _home_short(path: Path) -> str:
 def _keyring() -> Any | None:
     """The ``keyring`` backend in force, when the package is installed and that backend
     stores something (its ``fail`` and ``null`` backends, priority <= 0, do not)."""
+    from loom_jupyter.importguard import from_folder
+
     try:
         import keyring  # type: ignore[import-not-found,unused-ignore]
     except Exception:  # not installed, or broken: the file serves
+        return None
+    if from_folder(keyring):  # a cell imported the folder's copy first: never hand it the key
         return None
     try:
         backend = keyring.get_keyring()
         priority = float(getattr(backend, "priority", 0))
     except Exception:
+        return None
+    backend_module = sys.modules.get(type(backend).__module__)
+    if backend_module is None or from_folder(backend_module):
         return None
     module = type(backend).__module__
     if priority <= 0 or module.endswith((".fail", ".null")):

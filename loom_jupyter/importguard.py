@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 __all__ = [
     "InstalledOnly",
     "folder_entries",
+    "from_folder",
     "install",
     "is_loom_import",
     "uninstall",
@@ -214,6 +215,14 @@ def is_loom_import() -> bool:
     folders, else only the current folder's)."""
     finder = _installed() or InstalledOnly()
     return finder.by_loom(sys._getframe(1))
+
+
+def from_folder(module: ModuleType) -> bool:
+    """Whether ``module`` (already imported, by anyone) was loaded from the notebook's
+    folder: Loom never hands such a module anything (a person's cell may have imported a
+    cloned repository's ``keyring.py`` before Loom asked for the installed one)."""
+    top = sys.modules.get(module.__name__.partition(".")[0], module)
+    return (_installed() or InstalledOnly())._module_in_folder(top)
 
 
 def install(folders: Iterable[str | os.PathLike[str]] = ()) -> InstalledOnly:

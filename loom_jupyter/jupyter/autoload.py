@@ -45,7 +45,7 @@ def _loom_autoload() -> None:
     from importlib.machinery import PathFinder
     from pathlib import Path
 
-    from IPython import get_ipython
+    from IPython.core.getipython import get_ipython
 
     folders = set()
     for folder in (Path(), Path(os.environ.get("JPY_SESSION_NAME", "")).parent):

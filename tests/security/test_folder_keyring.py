@@ -131,6 +131,14 @@ def _ran(wire: Wire, marks: Path) -> list[str]:
     return seen
 
 
+@pytest.mark.attack(
+    attack="A cloned folder's `keyring.py` (module or package) runs on the README's first "
+    "`%cowork` question with no key exported, and is handed the key on `%cowork login` and "
+    "the sidebar's key field (an executor thread)",
+    stopped_by="Whose import it is comes from the call stack on every thread: Loom's code, "
+    "and what it calls, imports only from where packages are installed",
+    ref="R1",
+)
 def test_a_folders_keyring_never_runs_nor_gets_the_key(planted: tuple[Wire, Path, Path]) -> None:
     wire, folder, marks = planted
     assert run_cell(wire, "%load_ext loom_jupyter")
@@ -154,3 +162,26 @@ def test_a_folders_keyring_never_runs_nor_gets_the_key(planted: tuple[Wire, Path
 
     assert all(not seen for seen in ran.values()), f"the folder's keyring ran: {ran}"
     assert told[-1]["has_key"], told  # saved all the same: in the file only the person reads
+
+
+@pytest.mark.attack(
+    attack="A person's cell imports the cloned folder's `keyring` first (Python's own rule: "
+    "the folder comes first); Loom then reuses that module from `sys.modules` and hands it "
+    "the key on `%cowork login`",
+    stopped_by="Loom never uses a `keyring` (or a backend) loaded from the notebook's folder, "
+    "whoever imported it: the key goes to the file only the person reads",
+    ref="R1",
+)
+def test_a_keyring_a_cell_imported_from_the_folder_never_gets_the_key(
+    planted: tuple[Wire, Path, Path],
+) -> None:
+    wire, _folder, marks = planted
+    assert run_cell(wire, "%load_ext loom_jupyter")
+    run_cell(wire, "import keyring")  # the person's own import: the folder's copy runs
+    assert (marks / "ran").exists()
+
+    saved = run_cell(wire, "%cowork login", answers=(KEY,))
+
+    assert "loom: key saved in" in saved, saved
+    assert "anthropic-api-key" in saved, saved  # the file, not the planted "keyring"
+    assert not (marks / "stolen").exists()

@@ -554,9 +554,9 @@ def test_the_sidebars_autoload_loads_the_installed_loom(first: Driven) -> None:
         "sidebar, the panel)"
     ),
     stopped_by=(
-        "`%load_ext` installs an import finder: Loom's threads, and Loom's code on the "
-        "kernel's own threads, import top-level modules only from where they are installed; "
-        "the person's imports (cells, `run_python`) are unchanged"
+        "`%load_ext` installs an import finder: an import made while Loom's code is on the "
+        "call stack (any thread; what Loom calls too) finds top-level modules only where "
+        "they are installed; the person's imports (cells, `run_python`) are unchanged"
     ),
     ref="F2",
 )
