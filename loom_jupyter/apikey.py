@@ -17,10 +17,9 @@ Nothing here prints, logs or repeats a key: errors name where, never what.
 
 from __future__ import annotations
 
-import sys
-
 import contextlib
 import os
+import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
