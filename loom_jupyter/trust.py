@@ -227,11 +227,6 @@ class FolderTrust:
         """Whether the folder's looser approvals apply (trusted with them, or none asked)."""
         return self.trusted and (self.with_approval or not self.request.loosens)
 
-    @property
-    def open_question(self) -> bool:
-        """Whether the person has not answered the folder as it asks now."""
-        return self.status in ("untrusted", "changed")
-
     def report(self) -> str:
         """The whole picture, plain text: the folder, the decision, what it asks for."""
         request = self.request
