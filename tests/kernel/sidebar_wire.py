@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from jupyter_client.manager import start_new_kernel
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
     from pathlib import Path
 
     from jupyter_client.blocking.client import BlockingKernelClient
@@ -95,6 +95,48 @@ class Wire:
     def run(self, code: str) -> dict[str, Any]:
         """Run a cell to its end."""
         return self.reply_of(self.execute(code))
+
+    def typed(
+        self, code: str, answer: Callable[[str], str] | Sequence[str] = ()
+    ) -> tuple[str, list[str]]:
+        """Run a cell to its end (iopub idle) with stdin, answering each prompt it asks —
+        from ``answer(prompt)``, or the next of ``answer``'s words; its printed text (streams
+        and plain-text displays) and the prompts it asked, in order."""
+        words = list(answer) if not callable(answer) else []
+        reply: Callable[[str], str] = answer if callable(answer) else lambda _: words.pop(0)
+        msg_id = str(self.kc.execute(code, allow_stdin=True))
+        prompts: list[str] = []
+
+        def done() -> bool:
+            try:
+                request = self.kc.get_stdin_msg(timeout=0.02)
+            except queue.Empty:
+                return self._idle(msg_id)
+            prompts.append(request["content"]["prompt"])
+            self.kc.input(reply(prompts[-1]))
+            return False
+
+        self.wait(done, f"the end of {code!r}")
+        assert self.reply_of(msg_id)["status"] == "ok", code
+        return self._printed(msg_id), prompts
+
+    def _idle(self, msg_id: str) -> bool:
+        return any(
+            channel == "iopub"
+            and msg["msg_type"] == "status"
+            and msg["content"]["execution_state"] == "idle"
+            and msg["parent_header"].get("msg_id") == msg_id
+            for channel, msg in self.log
+        )
+
+    def _printed(self, msg_id: str) -> str:
+        return "".join(
+            msg["content"].get("text", "") + msg["content"].get("data", {}).get("text/plain", "")
+            for channel, msg in self.log
+            if channel == "iopub"
+            and msg["msg_type"] in ("stream", "display_data", "execute_result")
+            and msg["parent_header"].get("msg_id") == msg_id
+        )
 
     def value(self, expression: str) -> str:
         """The repr of an expression in the kernel."""

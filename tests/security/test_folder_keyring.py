@@ -14,7 +14,6 @@ write whatever key it is given to a file: neither may appear.
 from __future__ import annotations
 
 import os
-import queue
 from typing import TYPE_CHECKING
 
 import pytest
@@ -52,43 +51,9 @@ def get_keyring():
 """
 
 
-def _stdout(wire: Wire, msg_id: str) -> str:
-    return "".join(
-        msg["content"]["text"]
-        for channel, msg in wire.log
-        if channel == "iopub"
-        and msg["msg_type"] == "stream"
-        and msg["parent_header"].get("msg_id") == msg_id
-    )
-
-
-def _idle(wire: Wire, msg_id: str) -> bool:
-    return any(
-        channel == "iopub"
-        and msg["msg_type"] == "status"
-        and msg["content"]["execution_state"] == "idle"
-        and msg["parent_header"].get("msg_id") == msg_id
-        for channel, msg in wire.log
-    )
-
-
 def run_cell(wire: Wire, code: str, answers: tuple[str, ...] = ()) -> str:
-    """Run a cell to its end (iopub idle), typing ``answers`` into its prompts; its stdout."""
-    left = list(answers)
-    msg_id = str(wire.kc.execute(code, allow_stdin=bool(answers)))
-
-    def done() -> bool:
-        while left:
-            try:
-                wire.kc.get_stdin_msg(timeout=0.02)
-            except queue.Empty:
-                break
-            wire.kc.input(left.pop(0))
-        return _idle(wire, msg_id)
-
-    wire.wait(done, f"the end of {code!r}")
-    assert wire.reply_of(msg_id)["status"] == "ok", code
-    return _stdout(wire, msg_id)
+    """Run a cell to its end, typing ``answers`` into its prompts; what it printed."""
+    return wire.typed(code, answers)[0]
 
 
 def kernel_in(folder: Path, home: Path) -> Wire:

@@ -28,7 +28,6 @@ import dataclasses
 import functools
 import json
 import os
-import queue
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -209,40 +208,9 @@ def respond(body: dict[str, Any]) -> Any:
 # -- driving a kernel ------------------------------------------------------------------
 
 
-def _idle(wire: Wire, msg_id: str) -> bool:
-    return any(
-        channel == "iopub"
-        and msg["msg_type"] == "status"
-        and msg["content"]["execution_state"] == "idle"
-        and msg["parent_header"].get("msg_id") == msg_id
-        for channel, msg in wire.log
-    )
-
-
 def run_cell(wire: Wire, code: str, answers: tuple[str, ...] = ()) -> str:
-    """Run a cell to its end, typing ``answers`` into its prompts; its stdout."""
-    left = list(answers)
-    msg_id = str(wire.kc.execute(code, allow_stdin=bool(answers)))
-
-    def done() -> bool:
-        while left:
-            try:
-                wire.kc.get_stdin_msg(timeout=0.02)
-            except queue.Empty:
-                break
-            wire.kc.input(left.pop(0))
-        return _idle(wire, msg_id)
-
-    wire.wait(done, f"the end of {code!r}")
-    reply = wire.reply_of(msg_id)
-    assert reply["status"] == "ok", (code, reply)
-    return "".join(
-        msg["content"]["text"]
-        for channel, msg in wire.log
-        if channel == "iopub"
-        and msg["msg_type"] == "stream"
-        and msg["parent_header"].get("msg_id") == msg_id
-    )
+    """Run a cell to its end, typing ``answers`` into its prompts; what it printed."""
+    return wire.typed(code, answers)[0]
 
 
 def names(wire: Wire) -> list[str]:

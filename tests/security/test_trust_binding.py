@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -30,25 +28,16 @@ from loom_jupyter.trust import (
     settings_for,
 )
 
+from . import planted
+
 if TYPE_CHECKING:
     from collections.abc import Callable
-
-TOOLBOX = Path(__file__).resolve().parents[1] / "mcp" / "servers" / "toolbox.py"
+    from pathlib import Path
 
 
 def server_yaml(marker: Path, approval: str = "ask") -> str:
-    """A real MCP server (the toolbox) that first leaves ``marker``: proof it started."""
-    script = (
-        f"import pathlib, runpy, sys; pathlib.Path({str(marker)!r}).write_text('ran'); "
-        f"sys.argv = [{str(TOOLBOX)!r}, 'stdio']; runpy.run_path({str(TOOLBOX)!r}, "
-        "run_name='__main__')"
-    )
-    return (
-        "mcp_servers:\n  docs:\n"
-        f"    command: {json.dumps(sys.executable)}\n"
-        f"    args: [-c, {json.dumps(script)}]\n"
-        f"    approval: {approval}\n"
-    )
+    """The folder's one server, ``docs``, leaving ``marker`` when it starts."""
+    return planted.server_yaml(marker, name="docs", approval=approval)
 
 
 @pytest.fixture

@@ -12,13 +12,12 @@ from __future__ import annotations
 import json
 import os
 import pty
-import queue
 import select
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 from kernel.sidebar_wire import Wire, hello, start_wire
@@ -59,32 +58,6 @@ def kernel(fake: FakeAnthropic, tmp_path: Path) -> Iterator[Wire]:
     wire.shutdown()
 
 
-def _cell(wire: Wire, code: str, answer: Any) -> tuple[list[str], str]:
-    """Run ``code`` with stdin; ``answer(prompt, n)`` gives each reply. The prompts and the
-    text the cell printed."""
-    msg_id = wire.kc.execute(code, allow_stdin=True)
-    prompts: list[str] = []
-    deadline = time.monotonic() + WAIT
-    while time.monotonic() < deadline:
-        try:
-            request = wire.kc.get_stdin_msg(timeout=0.05)
-        except queue.Empty:
-            wire.pump()
-            if wire._reply(msg_id) is not None:
-                break
-            continue
-        prompts.append(request["content"]["prompt"])
-        wire.kc.input(answer(prompts[-1], len(prompts)))
-    else:
-        raise TimeoutError(code)
-    out = "".join(
-        msg["content"].get("text", "") + msg["content"].get("data", {}).get("text/plain", "")
-        for channel, msg in wire.log
-        if channel == "iopub" and msg["parent_header"].get("msg_id") == msg_id
-    )
-    return prompts, out
-
-
 @pytest.mark.attack(
     attack="`%cowork trust`: the folder's loom.yaml is swapped while the `[y/N]` prompt waits; "
     "the person's yes trusts the new file unseen and its command runs in the next kernel",
@@ -95,13 +68,16 @@ def _cell(wire: Wire, code: str, answer: Any) -> tuple[list[str], str]:
 def test_the_cell_asks_again_when_the_folder_changed(kernel: Wire) -> None:
     repo = kernel_folder(kernel)
 
-    def answer(prompt: str, n: int) -> str:
-        if n == 1:
+    said: list[str] = []
+
+    def answer(prompt: str) -> str:
+        said.append(prompt)
+        if len(said) == 1:
             (repo / "loom.yaml").write_text(SWAPPED)  # while the person reads the prompt
             return "y"
         return "n"  # they read the new request, and say no
 
-    prompts, out = _cell(kernel, "%cowork trust", answer)
+    out, prompts = kernel.typed("%cowork trust", answer)
 
     assert len(prompts) == 2
     assert CHANGED_NOTE.split(",")[0] in " ".join(out.split())
@@ -115,7 +91,7 @@ def test_the_cell_asks_apart_about_loosening_approvals(kernel: Wire) -> None:
     repo = kernel_folder(kernel)
     (repo / "loom.yaml").write_text("approval: auto\n" + BENIGN)
 
-    prompts, out = _cell(kernel, "%cowork trust", lambda prompt, n: "y" if n == 1 else "n")
+    out, prompts = kernel.typed("%cowork trust", ["y", "n"])
 
     assert len(prompts) == 2
     assert LOOSEN_QUESTION in prompts[1]
