@@ -87,6 +87,11 @@ class McpTool:
         """This server's ``approval`` in loom.yaml."""
         return self.connection.config.approval
 
+    def guard_rail(self, args: Mapping[str, Any], ctx: ToolContext | None) -> str | None:
+        """None: the call runs in its server's process, under the server's own ``approval``
+        (loom.yaml); what that process touches is beyond what Loom can read here."""
+        return None
+
     def approval_request(self, args: Mapping[str, Any], ctx: ToolContext | None) -> ApprovalRequest:
         """What the person is asked: the server, the tool and the arguments."""
         connection = self.connection

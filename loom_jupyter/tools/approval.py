@@ -4,7 +4,9 @@ Modes (pinned): ``ask`` (read tools run, write tools ask the person through an
 :data:`Approver` the front supplies), ``auto`` (everything runs) and
 ``read-only`` (write tools are refused). "Always" answers are remembered for
 the rest of the session, each for a scope (:class:`~loom_jupyter.tools.guard.AlwaysScope`:
-a shell command's first word, a folder of files, one MCP tool, else the tool), listed by
+a shell command's program and subcommand, or the exact command line for one that can run
+other programs, :mod:`loom_jupyter.tools.shell_scope`; a folder of files; one MCP tool;
+else the tool), listed by
 :meth:`ApprovalPolicy.always_labels` and forgotten by :meth:`ApprovalPolicy.reset`. A
 write to one of Loom's guard rails (:mod:`loom_jupyter.tools.guard`) asks every time,
 whatever the mode or an earlier "Always". A denial is not an exception for the loop: it
@@ -46,9 +48,12 @@ __all__ = [
     "ApprovalRequest",
     "Approver",
     "AsyncApprovalDescriber",
+    "CodeGuardedTool",
     "GuardedTool",
+    "RailUnknown",
     "ScopedTool",
     "ServerApproval",
+    "declares_rail",
 ]
 
 ApprovalAnswer = Literal["yes", "no", "always"]
@@ -119,6 +124,26 @@ class GuardedTool(Protocol[In_contra]):
 
 
 @runtime_checkable
+class CodeGuardedTool(Protocol[In_contra]):
+    """A write tool whose code is found only when it is called (a cell's source as the
+    notebook holds it, the archived steps a rebuild replays): its rail reads that code."""
+
+    async def code_rail(self, args: In_contra, ctx: ToolContext) -> str | None:
+        """Which guard rail the code this call runs names, or ``None``."""
+        ...
+
+
+def declares_rail(tool: AnyTool) -> bool:
+    """Whether ``tool`` says what its calls may touch (every write tool must: rails by
+    construction, :meth:`~loom_jupyter.tools.registry.ToolRegistry.add`)."""
+    return isinstance(tool, GuardedTool | CodeGuardedTool)
+
+
+class RailUnknown(Exception):
+    """A rail could not tell what a call touches: the call is refused (fail closed)."""
+
+
+@runtime_checkable
 class ScopedTool(Protocol[In_contra]):
     """A tool whose "Always" covers less than every call of it."""
 
@@ -172,6 +197,7 @@ class ApprovalPolicy:
         self.source: SettingSource = source  # where the mode in force came from (DESIGN §12)
         self.approver = approver
         self._always: dict[str, str] = {name: f"every {name} call" for name in always_allowed}
+        self._prefixes: set[str] = set()  # the keys of prefix scopes (folders of files)
         self._asking: asyncio.Lock | None = None
 
     @classmethod
@@ -211,6 +237,7 @@ class ApprovalPolicy:
     def reset(self) -> None:
         """Forget every "always" answer."""
         self._always.clear()
+        self._prefixes.clear()
 
     def scope(self, tool: AnyTool, call: ToolUseBlock, ctx: ToolContext | None) -> AlwaysScope:
         """What an "Always" for ``call`` would allow: the tool's own scope, else the tool."""
@@ -222,11 +249,15 @@ class ApprovalPolicy:
                 return AlwaysScope(f"{name}!{call.id}", "this call only")
         return AlwaysScope(name, f"every {name} call")
 
-    def _covered(self, key: str) -> bool:
-        """Whether an earlier "Always" covers ``key`` (a key ending in ``/`` or a space is a
-        prefix: a folder and what is below it, a command's first word)."""
-        return key in self._always or any(
-            key.startswith(k) for k in self._always if k.endswith(("/", " "))
+    def _covered(self, scope: AlwaysScope) -> bool:
+        """Whether an earlier "Always" covers ``scope``: the same key, or a key below an
+        earlier prefix scope (a folder: its files and subfolders). Keys are compared whole,
+        never as a plain string prefix: ``shell:git status`` does not cover
+        ``shell:git statusx``, and an exact command that happens to end in ``/`` covers no
+        longer one."""
+        key = scope.key
+        return key in self._always or (
+            scope.prefix and any(key.startswith(k) for k in self._prefixes)
         )
 
     async def check(
@@ -237,7 +268,10 @@ class ApprovalPolicy:
         ``ctx`` lets file tools show a diff against the file on disk.
         """
         name = tool.spec.name
-        rail = _rail(tool, call, ctx)
+        try:
+            rail = await _rail(tool, call, ctx)
+        except RailUnknown as unknown:
+            return ApprovalDecision(False, f"{name} was not run: {unknown}")
         if rail is not None:
             return await self._guarded(tool, call, ctx, rail)
         server = tool.server_approval if isinstance(tool, ServerApproval) else None
@@ -251,7 +285,7 @@ class ApprovalPolicy:
         if self.mode == "read-only":
             return ApprovalDecision(False, _read_only_reason(name))
         scope = self.scope(tool, call, ctx)
-        if self._covered(scope.key) or name in self._always:
+        if self._covered(scope) or name in self._always:
             return ApprovalDecision(True, answer="always")
         request = replace(await self._described(tool, call, ctx), always=scope.label)
         return await self._ask(request, scope)
@@ -273,12 +307,16 @@ class ApprovalPolicy:
         """Whether :meth:`check` would ask the approver about ``tool`` (this ``call``) now."""
         if tool.access != "write" or self.approver is None:
             return False
-        if call is not None and _rail(tool, call, ctx) is not None:
-            return self.mode != "read-only"
+        if call is not None:  # a rail read at call time (a cell's code) is not known here
+            try:
+                if _sync_rail(tool, call, ctx) is not None:
+                    return self.mode != "read-only"
+            except RailUnknown:
+                return False  # refused, not asked
         server = tool.server_approval if isinstance(tool, ServerApproval) else "ask"
         if server != "ask" or self.mode != "ask" or tool.spec.name in self._always:
             return False
-        return call is None or not self._covered(self.scope(tool, call, ctx).key)
+        return call is None or not self._covered(self.scope(tool, call, ctx))
 
     def describe(
         self, tool: AnyTool, call: ToolUseBlock, ctx: ToolContext | None = None
@@ -347,6 +385,8 @@ class ApprovalPolicy:
         if answer == "always":
             assert scope is not None
             self._always[scope.key] = scope.label
+            if scope.prefix:
+                self._prefixes.add(scope.key)
             return ApprovalDecision(True, asked=True, answer="always")
         if answer == "yes":
             return ApprovalDecision(True, asked=True, answer="yes")
@@ -369,14 +409,32 @@ NOTEBOOK_CHANGES = frozenset({"edit_cell", "insert_cell", "delete_cell", "move_c
 """Tools whose refusal the person sees as a rejected change of their notebook."""
 
 
-def _rail(tool: AnyTool, call: ToolUseBlock, ctx: ToolContext | None) -> str | None:
-    """The guard rail a write call reaches, if any (a tool that cannot tell: none)."""
+async def _rail(tool: AnyTool, call: ToolUseBlock, ctx: ToolContext | None) -> str | None:
+    """The guard rail a write call reaches, if any; :class:`RailUnknown` when the tool
+    cannot tell (the call is then refused, never run unchecked)."""
+    found = _sync_rail(tool, call, ctx)
+    if found is not None or tool.access != "write" or not isinstance(tool, CodeGuardedTool):
+        return found
+    if ctx is None:
+        raise RailUnknown("Loom cannot read the code it would run here.")
+    try:
+        return await tool.code_rail(call_args(tool, call.input), ctx)
+    except Exception as error:
+        raise RailUnknown(_why(error)) from error
+
+
+def _sync_rail(tool: AnyTool, call: ToolUseBlock, ctx: ToolContext | None) -> str | None:
     if tool.access != "write" or not isinstance(tool, GuardedTool):
         return None
     try:
         return tool.guard_rail(call_args(tool, call.input), ctx)
-    except Exception:  # a path outside the jail and such: the tool itself refuses it
-        return None
+    except Exception as error:  # a path outside the jail, an odd input: refused with why
+        raise RailUnknown(_why(error)) from error
+
+
+def _why(error: Exception) -> str:
+    detail = str(error).strip() or type(error).__name__
+    return f"Loom could not tell what it would touch ({detail})."
 
 
 def _server_read_only_reason(name: str) -> str:

@@ -20,6 +20,7 @@ from loom_jupyter.errors import ToolError
 from loom_jupyter.messages import TextBlock, ToolSpec
 from loom_jupyter.tools.approval import ApprovalRequest
 from loom_jupyter.tools.base import ToolAccess, ToolContext, ToolOutput, TypedTool
+from loom_jupyter.tools.guard import code_rail
 from loom_jupyter.tools.schema import Limit, ToolInput, input_schema
 
 if TYPE_CHECKING:
@@ -156,6 +157,11 @@ class EditCell(TypedTool[EditCellInput]):
         input_schema=input_schema(EditCellInput),
     )
 
+    def guard_rail(self, args: EditCellInput, ctx: ToolContext | None) -> str | None:
+        """None: it replaces a cell's source in the live notebook (a diff the person sees);
+        it writes no file and runs no code."""
+        return None
+
     def approval_request(self, args: EditCellInput, ctx: ToolContext | None) -> ApprovalRequest:
         """The change as a diff against the source the agent last read."""
         cell_id, source = args.cell_id, args.source
@@ -192,6 +198,11 @@ class DeleteCell(TypedTool[CellInput]):
         input_schema=input_schema(CellInput),
     )
 
+    def guard_rail(self, args: CellInput, ctx: ToolContext | None) -> str | None:
+        """None: it deletes a cell of the live notebook (a diff the person sees); it writes no
+        file and runs no code."""
+        return None
+
     def approval_request(self, args: CellInput, ctx: ToolContext | None) -> ApprovalRequest:
         """Shows what the cell held when the agent read it."""
         cell_id = args.cell_id
@@ -224,6 +235,11 @@ class MoveCell(TypedTool[MoveCellInput]):
         ),
         input_schema=input_schema(MoveCellInput),
     )
+
+    def guard_rail(self, args: MoveCellInput, ctx: ToolContext | None) -> str | None:
+        """None: it moves a cell of the live notebook (a diff the person sees); it writes no
+        file and runs no code."""
+        return None
 
     async def run(self, args: MoveCellInput, ctx: ToolContext) -> ToolOutput:
         """Send the move; report the new position."""
@@ -264,6 +280,12 @@ class RunCell(TypedTool[CellInput]):
         cell = _cell(await _apply(ctx, CellChange("read", include_outputs=False)), cell_id)
         lines = cell.source.count("\n") + 1
         return ApprovalRequest("run_cell", f"run cell {cell_id} ({lines} lines)", cell.source)
+
+    async def code_rail(self, args: CellInput, ctx: ToolContext) -> str | None:
+        """The rail the cell's source names, as the notebook holds it now (the same text a
+        ``run_python`` of it would be checked for)."""
+        cell = _cell(await _apply(ctx, CellChange("read", include_outputs=False)), args.cell_id)
+        return code_rail(cell.source) if cell.cell_type == "code" else None
 
     async def run(self, args: CellInput, ctx: ToolContext) -> ToolOutput:
         """Read the cell's source from the live notebook, run it, write its outputs there."""
@@ -337,6 +359,10 @@ class InsertCell(TypedTool[InsertCellInput]):
         ),
         input_schema=input_schema(InsertCellInput),
     )
+
+    def guard_rail(self, args: InsertCellInput, ctx: ToolContext | None) -> str | None:
+        """A code cell it runs: the rail its source names; else none (a cell, not a file)."""
+        return code_rail(args.source) if args.run and args.cell_type == "code" else None
 
     def approval_request(self, args: InsertCellInput, ctx: ToolContext | None) -> ApprovalRequest:
         """Shows the cell's source."""

@@ -18,7 +18,7 @@ from pathlib import Path
 from loom_jupyter.folders import CONFIG_FILE_NAME, INSTRUCTION_FILES
 from loom_jupyter.settings import user_config_path
 
-__all__ = ["AlwaysScope", "mentioned_rail", "protected_path"]
+__all__ = ["AlwaysScope", "code_rail", "mentioned_rail", "protected_path"]
 
 _INSTRUCTION_NAMES = frozenset(Path(name).name for name in INSTRUCTION_FILES) - {"instructions.md"}
 _MENTION = re.compile(
@@ -30,11 +30,13 @@ _MENTION = re.compile(
 
 @dataclass(frozen=True)
 class AlwaysScope:
-    """What an "Always" answer allows from then on: ``key`` (a prefix when it ends in ``/``
-    or a space) and the words the person reads on the button and in ``%cowork approval``."""
+    """What an "Always" answer allows from then on: ``key`` and the words the person reads
+    on the button and in ``%cowork approval``. A later call is covered when its own scope's
+    key is the same, or, for a ``prefix`` scope (a folder of files), begins with it."""
 
     key: str
     label: str
+    prefix: bool = False
 
 
 def protected_path(real: Path) -> str | None:
@@ -60,3 +62,15 @@ def mentioned_rail(text: str) -> str | None:
     """The guard rail a command or code names (``loom.yaml``, ``.git/`` ...), or ``None``."""
     found = _MENTION.search(text)
     return found.group().strip(" '\"=(") if found else None
+
+
+def code_rail(code: str) -> str | None:
+    """The guard rail Python ``code`` reaches for: one it names, when the code also writes,
+    runs processes or builds code (a first question; the text can hide a name)."""
+    from loom_jupyter.effects import CONSENT_EFFECTS
+    from loom_jupyter.lineage import analyze
+
+    named = mentioned_rail(code)
+    if named is None or not CONSENT_EFFECTS.intersection(analyze(code).effects):
+        return None
+    return f"{named} (the code names it)"

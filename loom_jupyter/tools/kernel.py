@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, ClassVar
 
-from loom_jupyter.effects import CONSENT_EFFECTS
 from loom_jupyter.messages import ToolSpec
 from loom_jupyter.tools.approval import ApprovalRequest
 from loom_jupyter.tools.base import (
@@ -23,7 +22,7 @@ from loom_jupyter.tools.base import (
     TypedTool,
 )
 from loom_jupyter.tools.describe import variables_table
-from loom_jupyter.tools.guard import mentioned_rail
+from loom_jupyter.tools.guard import code_rail
 from loom_jupyter.tools.schema import Limit, ToolInput, input_schema
 
 if TYPE_CHECKING:
@@ -102,13 +101,7 @@ class RunPython(TypedTool[RunPythonInput]):
 
     def guard_rail(self, args: RunPythonInput, ctx: ToolContext | None) -> str | None:
         """A guard rail code that writes, runs processes or builds code names, if any."""
-        from loom_jupyter.lineage import analyze
-
-        code = args.code
-        named = mentioned_rail(code)
-        if named is None or not CONSENT_EFFECTS.intersection(analyze(code).effects):
-            return None
-        return f"{named} (the code names it)"
+        return code_rail(args.code)
 
     async def run(self, args: RunPythonInput, ctx: ToolContext) -> ToolOutput:
         """Run the code; an exception in it is an ``is_error`` result with its traceback."""

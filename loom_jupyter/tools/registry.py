@@ -47,10 +47,16 @@ class ToolRegistry:
             self.add(tool)
 
     def add(self, tool: AnyTool) -> None:
-        """Register ``tool``; a second tool with the same name is a ``ValueError``."""
+        """Register ``tool``; a second tool with the same name is a ``ValueError``, and so is
+        a write tool that does not say what its calls may touch (rails by construction:
+        ``guard_rail`` or ``code_rail``, :mod:`loom_jupyter.tools.approval`)."""
+        from loom_jupyter.tools.approval import declares_rail
+
         name = tool.spec.name
         if name in self._tools:
             raise ValueError(f"a tool named {name!r} is already registered")
+        if tool.access == "write" and not declares_rail(tool):
+            raise TypeError(f"the write tool {name!r} declares no guard rail (guard_rail)")
         self._tools[name] = tool
 
     def remove(self, name: str) -> None:

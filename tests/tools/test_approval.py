@@ -38,6 +38,16 @@ def tool(name: str) -> Tool:
 
 
 RUN = ToolUseBlock("c1", "run_python", {"code": "x = 1\nprint(x)"})
+CALLS = {
+    "run_python": RUN,
+    "write_file": ToolUseBlock("c2", "write_file", {"path": "out.txt", "content": "x"}),
+    "edit_file": ToolUseBlock(
+        "c3", "edit_file", {"path": "out.txt", "old_string": "a", "new_string": "b"}
+    ),
+    "shell": ToolUseBlock("c4", "shell", {"command": "ls"}),
+    "insert_cell": ToolUseBlock("c5", "insert_cell", {"source": "1 + 1"}),
+}
+"""A valid call of each write tool (the registry checks inputs before approval does)."""
 
 
 async def test_read_tools_never_ask() -> None:
@@ -120,7 +130,7 @@ async def test_an_unexpected_answer_denies() -> None:
 
 async def test_auto_allows_write_tools_without_asking() -> None:
     person = Person()
-    decision = await ApprovalPolicy("auto", approver=person).check(tool("shell"), RUN)
+    decision = await ApprovalPolicy("auto", approver=person).check(tool("shell"), CALLS["shell"])
     assert decision.allowed
     assert person.seen == []
 
@@ -128,8 +138,8 @@ async def test_auto_allows_write_tools_without_asking() -> None:
 async def test_read_only_denies_write_tools_naming_the_switch() -> None:
     person = Person()
     policy = ApprovalPolicy("read-only", approver=person)
-    for name in ("run_python", "write_file", "edit_file", "shell", "insert_cell"):
-        decision = await policy.check(tool(name), RUN)
+    for name, call in CALLS.items():
+        decision = await policy.check(tool(name), call)
         assert not decision.allowed
         assert "read-only" in decision.reason
         assert "%cowork approval ask" in decision.reason
@@ -184,9 +194,23 @@ async def test_a_request_that_cannot_be_described_falls_back_to_the_raw_input(
     ctx: ToolContext,
 ) -> None:
     person = Person("no")
+    call = ToolUseBlock(
+        "w", "edit_file", {"path": "missing.txt", "old_string": "a", "new_string": "b"}
+    )
+    await ApprovalPolicy("ask", approver=person).check(tool("edit_file"), call, ctx)
+    assert '"path": "missing.txt"' in person.seen[0].detail  # no file to diff: the raw input
+
+
+async def test_a_path_outside_the_folder_is_refused_before_anyone_is_asked(
+    ctx: ToolContext,
+) -> None:
+    """The rail cannot place it: the call is refused with why (fail closed), never asked."""
+    person = Person("yes")
     call = ToolUseBlock("w", "write_file", {"path": "../../etc/x", "content": "x"})
-    await ApprovalPolicy("ask", approver=person).check(tool("write_file"), call, ctx)
-    assert '"path": "../../etc/x"' in person.seen[0].detail
+    decision = await ApprovalPolicy("ask", approver=person).check(tool("write_file"), call, ctx)
+    assert not decision.allowed
+    assert "could not tell what it would touch" in decision.reason
+    assert person.seen == []
 
 
 def test_will_ask_matches_what_check_does() -> None:
