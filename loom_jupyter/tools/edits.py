@@ -92,8 +92,8 @@ class _FileGuard:
         shown = display_path(ctx, resolve_path(ctx, args.path)) if ctx else args.path
         folder = Path(shown).parent.as_posix()
         if folder in ("", "."):
-            return AlwaysScope("files:./", "changes to any file in the notebook's folder")
-        return AlwaysScope(f"files:./{folder}/", f"changes to files in {folder}/")
+            return AlwaysScope("files:./", "changes to any file in the notebook's folder", True)
+        return AlwaysScope(f"files:./{folder}/", f"changes to files in {folder}/", True)
 
 
 def _in_archive_folder(shown: str) -> bool:

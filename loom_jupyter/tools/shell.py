@@ -11,7 +11,6 @@ import asyncio
 import codecs
 import contextlib
 import os
-import re
 import signal
 from dataclasses import dataclass
 from typing import Annotated, ClassVar
@@ -22,14 +21,12 @@ from loom_jupyter.tools.base import ToolAccess, ToolContext, ToolOutput, TypedTo
 from loom_jupyter.tools.guard import AlwaysScope, mentioned_rail
 from loom_jupyter.tools.output import HeadTail, redact, redact_secrets, secret_values
 from loom_jupyter.tools.schema import Limit, ToolInput, input_schema
+from loom_jupyter.tools.shell_scope import shell_scope
 
 __all__ = ["Shell", "ShellInput", "ShellResult", "run_command"]
 
 _DRAIN_SECONDS = 2.0  # how long to wait for the pipe after the process ended or was killed
 _CHUNK = 65536
-
-
-_COMPOUND = re.compile(r"[;&|<>`\n]|\$\(")  # chains, pipes, redirections, substitutions
 
 
 @dataclass(frozen=True)
@@ -135,13 +132,10 @@ class Shell(TypedTool[ShellInput]):
         return f"{named} (the command names it)" if named else None
 
     def always_scope(self, args: ShellInput, ctx: ToolContext | None) -> AlwaysScope:
-        """ "Always" allows simple commands with the same first word (``git``); a command
-        that chains, pipes, redirects or substitutes is allowed this once only."""
-        command = args.command.strip()
-        words = command.split()
-        if not words or _COMPOUND.search(command):
-            return AlwaysScope(f"shell!{command}", "this exact command")
-        return AlwaysScope(f"shell:{words[0]} ", f"shell commands starting with `{words[0]}`")
+        """ "Always" allows a program that runs no other program ("`ls` commands"), or one
+        of its subcommands ("`git status` commands"); any other command, this command line
+        only (:mod:`loom_jupyter.tools.shell_scope`, security review R6)."""
+        return shell_scope(args.command)
 
     async def run(self, args: ShellInput, ctx: ToolContext) -> ToolOutput:
         """Run the command; a non-zero exit or a timeout is an ``is_error`` result."""

@@ -125,8 +125,9 @@ async def test_the_persons_config_is_a_guard_rail_too(ctx: ToolContext) -> None:
 
 @pytest.mark.attack(
     attack='One "Always" allowed a whole tool: every later shell command or file write ran unasked',
-    stopped_by="Always is scoped (a shell command's first word, a folder of files, one MCP "
-    "tool), listed by %cowork approval and %cowork status, and --forget takes it back",
+    stopped_by="Always is scoped (a shell program and its subcommand, or the exact command "
+    "line, a folder of files, one MCP tool), listed by %cowork approval and %cowork status, "
+    "and --forget takes it back",
     ref="F8",
 )
 async def test_always_is_scoped(ctx: ToolContext) -> None:
@@ -135,23 +136,23 @@ async def test_always_is_scoped(ctx: ToolContext) -> None:
 
     await _run(ctx, policy, "shell", command="git status")
     person.answer = "no"
-    assert (await _run(ctx, policy, "shell", command="git log -1")).is_error is not False or True
-    asked_after_git = len(person.asked)
+    await _run(ctx, policy, "shell", command="git status --short")  # the same: not asked
+    await _run(ctx, policy, "shell", command="git log -1")  # another subcommand: asked
     await _run(ctx, policy, "shell", command="touch other")
     await _run(ctx, policy, "shell", command="git status; touch chained")
     await _run(ctx, policy, "shell", command="git status && touch chained")
 
     assert [r.detail.splitlines()[0] for r in person.asked] == [
         "git status",
+        "git log -1",
         "touch other",
         "git status; touch chained",
         "git status && touch chained",
     ]
-    assert asked_after_git == 1  # git log ran under the "Always" for `git`
     assert not (ctx.notebook_dir / "other").exists()
     assert not (ctx.notebook_dir / "chained").exists()
-    assert person.asked[0].always == "shell commands starting with `git`"
-    assert policy.always_labels() == ["shell commands starting with `git`"]
+    assert person.asked[0].always == "`git status` commands"
+    assert policy.always_labels() == ["`git status` commands"]
     policy.reset()
     assert policy.always_labels() == []
 
