@@ -13,13 +13,18 @@ the next event, and the next request is built only after that (``request_for``
 reads the window the conversation has just extended), so nothing is ever
 ahead of the archive. A tool's failure, an unknown tool or malformed input is
 an ``is_error`` result and the loop goes on.
+
+The model's text leaves the loop redacted, as it streams and in the finished message
+(``tools/stream_redact.py``, security review R9), so every front, the ``partial`` row and
+the archive get the same clean text. Thinking is redacted as it streams; the finished
+message keeps it verbatim, since it goes back to the API signed.
 """
 
 from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
@@ -45,6 +50,7 @@ from loom_jupyter.messages import (
 )
 from loom_jupyter.models import base as model_events
 from loom_jupyter.tools.base import ToolOutput
+from loom_jupyter.tools.stream_redact import StreamRedactor, answer_secrets, redact_blocks
 
 if TYPE_CHECKING:
     from loom_jupyter.messages import Usage
@@ -180,8 +186,13 @@ class AgentLoop:
     # -- the model ----------------------------------------------------------
 
     async def _call_model(self, request: ModelRequest) -> AsyncIterator[AgentEvent]:
-        """Stream one request. Retrying is the model layer's job; its notices are relayed."""
-        streamed: list[str] = []
+        """Stream one request. Retrying is the model layer's job; its notices are relayed.
+
+        The answer and the thinking reach fronts and the archive redacted (security review
+        R9): one :class:`StreamRedactor` each holds back a tail that may begin a secret, and
+        is flushed where a block ends (another block starts, or the message is done)."""
+        secrets = answer_secrets(self.settings)
+        shown = _Shown(secrets)
         drafting: dict[str, str] = {}  # tool call id -> name, while its input streams
         started = time.monotonic()
         try:
@@ -190,19 +201,22 @@ class AgentLoop:
                 async for event in stream:
                     match event:
                         case model_events.TextChunk():
-                            streamed.append(event.text)
-                            yield TextDelta(event.text)
+                            for delta in shown.text(event.text):
+                                yield delta
                         case model_events.ThinkingChunk():
-                            yield ThinkingDelta(event.text, event.redacted)
+                            for delta in shown.thought(event.text, redacted=event.redacted):
+                                yield delta
                         case model_events.RetryNotice():
                             yield Notice(_retry_line(event), "warning")
                         case model_events.MessageDone():
-                            sources = sources_markdown(event.content)
-                            if sources:  # cited web pages, as a compact list after the text
-                                yield TextDelta(sources)
-                            yield _done(event, request, _ms(started))
+                            # cited web pages, as a compact list after the text
+                            for delta in shown.end(sources_markdown(event.content)):
+                                yield delta
+                            yield _done(event, request, _ms(started), secrets)
                             return
                         case model_events.ToolUseStarted():
+                            for delta in shown.end():
+                                yield delta
                             drafting[event.id] = event.name
                         case model_events.ToolInputDelta():
                             name = drafting.get(event.id, "")
@@ -217,14 +231,18 @@ class AgentLoop:
                 "The model's answer stream ended without finishing; send the message again."
             )
         except ModelError as error:
-            yield ModelCallFailed(error, "".join(streamed), request.model, _ms(started))
+            for delta in shown.end():
+                yield delta
+            yield ModelCallFailed(error, shown.answer, request.model, _ms(started))
             yield LoopFailed(error)
         except Exception as exc:  # a model client's bug must end the turn cleanly, not escape
             failure = ModelAPIError(
                 f"The model client failed unexpectedly ({type(exc).__name__}: {exc}). "
                 "The conversation so far is archived; send the message again."
             )
-            yield ModelCallFailed(failure, "".join(streamed), request.model, _ms(started))
+            for delta in shown.end():
+                yield delta
+            yield ModelCallFailed(failure, shown.answer, request.model, _ms(started))
             yield LoopFailed(failure)
 
     # -- tools ----------------------------------------------------------------
@@ -250,6 +268,44 @@ class AgentLoop:
         yield ToolCallDone(call, output)
 
 
+class _Shown:
+    """What fronts and the archive get of one model call's text and thinking: redacted as it
+    streams, and the answer shown so far (a failed call's partial answer)."""
+
+    def __init__(self, secrets: tuple[str, ...]) -> None:
+        self._answer, self._thinking = StreamRedactor(secrets), StreamRedactor(secrets)
+        self._pieces: list[str] = []
+
+    @property
+    def answer(self) -> str:
+        return "".join(self._pieces)
+
+    def text(self, piece: str) -> Iterator[TextDelta | ThinkingDelta]:
+        yield from self._thought_ended()
+        yield from self._said(self._answer.feed(piece))
+
+    def thought(self, piece: str, *, redacted: bool) -> Iterator[TextDelta | ThinkingDelta]:
+        yield from self._said(self._answer.flush())
+        shown = self._thinking.feed(piece)
+        if shown or redacted:
+            yield ThinkingDelta(shown, redacted)
+
+    def end(self, tail: str = "") -> Iterator[TextDelta | ThinkingDelta]:
+        """A block ended (a tool call or the message's end); ``tail`` follows the text."""
+        yield from self._thought_ended()
+        yield from self._said(self._answer.feed(tail) + self._answer.flush())
+
+    def _thought_ended(self) -> Iterator[ThinkingDelta]:
+        rest = self._thinking.flush()
+        if rest:
+            yield ThinkingDelta(rest)
+
+    def _said(self, shown: str) -> Iterator[TextDelta]:
+        if shown:
+            self._pieces.append(shown)
+            yield TextDelta(shown)
+
+
 def summarize_input(call: ToolUseBlock, limit: int = 100) -> str:
     """One line describing a call's input, for people (``code: df.head()``...)."""
     parts = []
@@ -266,10 +322,11 @@ _NOT_RUN = (
 )
 
 
-def _done(event: model_events.MessageDone, request: ModelRequest, ms: float) -> ModelCallDone:
-    return ModelCallDone(
-        event.content, event.stop_reason, event.usage, event.model or request.model, ms
-    )
+def _done(
+    event: model_events.MessageDone, request: ModelRequest, ms: float, secrets: tuple[str, ...]
+) -> ModelCallDone:
+    blocks = redact_blocks(event.content, secrets)  # as it was shown
+    return ModelCallDone(blocks, event.stop_reason, event.usage, event.model or request.model, ms)
 
 
 _END_REASONS: dict[StopReason, TurnEndReason] = {

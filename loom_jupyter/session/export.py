@@ -8,15 +8,16 @@ import os
 from typing import TYPE_CHECKING, Any, Literal
 
 from loom_jupyter.errors import LoomError
-from loom_jupyter.messages import ToolUseBlock, block_to_api
+from loom_jupyter.messages import ThinkingBlock, ToolUseBlock, block_to_api
 from loom_jupyter.models.pricing import session_cost
+from loom_jupyter.tools.output import redact, secret_values
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from pathlib import Path
 
     from loom_jupyter.archive import SessionInfo
-    from loom_jupyter.messages import Turn
+    from loom_jupyter.messages import ContentBlock, Turn
 
 __all__ = ["ExportFormat", "clock", "export_session", "write_export"]
 
@@ -52,18 +53,28 @@ def write_export(path: Path, text: str, *, force: bool = False) -> Path:
 
 
 def _json(info: SessionInfo, turns: Sequence[Turn]) -> str:
+    secrets = secret_values()
     payload = {
         "session": dataclasses.asdict(info),
-        "turns": [_turn_dict(turn) for turn in turns],
+        "turns": [_turn_dict(turn, secrets) for turn in turns],
     }
     return json.dumps(payload, ensure_ascii=False, indent=2) + "\n"
 
 
-def _turn_dict(turn: Turn) -> dict[str, object]:
+def _turn_dict(turn: Turn, secrets: Sequence[str]) -> dict[str, object]:
     data = dataclasses.asdict(turn)
     data.pop("id", None)
-    data["blocks"] = [block_to_api(block) for block in turn.blocks]
+    data["blocks"] = [_block_dict(block, secrets) for block in turn.blocks]
     data["tool_input"] = None if turn.tool_input is None else dict(turn.tool_input)
+    return data
+
+
+def _block_dict(block: ContentBlock, secrets: Sequence[str]) -> dict[str, Any]:
+    """A block in API form; thinking redacted like the answer was as it streamed (the
+    archive keeps it verbatim: its signature covers the exact text, security review R9)."""
+    data = block_to_api(block)
+    if isinstance(block, ThinkingBlock):
+        data["thinking"] = redact(block.thinking, secrets)
     return data
 
 

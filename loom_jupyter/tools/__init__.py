@@ -9,7 +9,7 @@ Modules by domain (import the one you need; nothing is re-exported here so
 - ``approval``: the per-session ApprovalPolicy (``ask`` / ``auto`` / ``read-only``).
 - ``schema``: typed inputs (a frozen dataclass per tool, its JSON schema derived by
   pydantic, the committed snapshot ``input_schemas.json``, the checks' wording);
-  ``output`` (caps, redaction).
+  ``output`` (caps, redaction); ``stream_redact``: the model's answer redacted as it streams.
 - ``recall`` + ``recall_input`` + ``recall_render`` + ``recall_tasks``:
   ``conversation_recall`` over the archive.
 - ``files`` + ``edits`` + ``paths``: file tools inside the notebook folder's jail.

@@ -44,6 +44,7 @@ _SECRET_NAME = re.compile(
 _NOT_SECRET_NAMES = frozenset({"PWD", "OLDPWD"})  # the shell's folders, not passwords
 _MIN_SECRET_LEN = 6  # shorter values are too likely to be ordinary words
 # Key formats worth catching even when no environment variable holds them (a pasted key).
+# A new shape needs its growing form in stream_redact._SHAPE_GROWING too (answers, R9).
 _KEY_SHAPES = re.compile(
     r"sk-ant-[A-Za-z0-9_-]{8,}"  # Anthropic
     r"|sk-(?:proj-)?[A-Za-z0-9_-]{32,}"  # OpenAI

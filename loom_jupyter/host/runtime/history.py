@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from loom_jupyter.host.wire.protocol import HistoryItem, SessionRow, SessionSummary, ToolItem
 from loom_jupyter.messages import RedactedThinkingBlock, ThinkingBlock
+from loom_jupyter.tools.output import redact_secrets
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -63,6 +64,8 @@ def history_item(turn: Turn, outside: str = "") -> HistoryItem | ToolItem | None
         return HistoryItem(turn.role, turn.turn_number, turn.content)
     if turn.role == "assistant":
         thinking = "\n\n".join(b.thinking for b in turn.blocks if isinstance(b, ThinkingBlock))
+        if thinking:  # shown redacted as it streamed; archived verbatim (signed, R9)
+            thinking = redact_secrets(thinking)
         redacted = any(isinstance(b, RedactedThinkingBlock) for b in turn.blocks)
         if turn.content.strip() or thinking.strip() or redacted:
             return HistoryItem("assistant", turn.turn_number, turn.content, thinking, redacted)
