@@ -16,9 +16,10 @@ import sys
 import tempfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,14 +50,40 @@ SERVER_STOP_TIMEOUT_S = 15.0
 # but still fetches a few MB of JavaScript on a busy 2-core machine.
 PAGE_TIMEOUT_MS = 30_000
 CLOSE_RETRY_S = 5.0
-# JupyterLab opens a launcher when the main area empties, so count notebooks only.
 FILE_BROWSER_IN = """(folder) => {
     const browser = Array.from(window.jupyterapp.shell.widgets('left'))
         .find((widget) => widget.id === 'filebrowser');
     return browser === undefined || browser.model.path === (folder === '.' ? '' : folder);
 }"""
-OPEN_NOTEBOOKS = """() => Array.from(window.jupyterapp.shell.widgets('main'))
-    .filter((widget) => widget.hasClass('jp-NotebookPanel')).length"""
+# Every main-area tab but the launcher JupyterLab opens when the main area empties.
+LAUNCHER = "(widget) => widget.id.startsWith('launcher-')"
+OPEN_TABS = f"""() => Array.from(window.jupyterapp.shell.widgets('main'))
+    .filter((widget) => !({LAUNCHER})(widget)).length"""
+# Whether the page runs JupyterLab (not Notebook 7, not a blank or half-loaded page).
+LAB_RUNNING = "() => window.jupyterapp?.name === 'JupyterLab'"
+OPEN_IN_APP = """async (app, path) => {
+    await app.restored;
+    await app.commands.execute('docmanager:open', {path});
+}"""
+# The launcher JupyterLab puts in an emptied main area: a page booted on a notebook has none.
+CLOSE_LAUNCHERS = f"""(app) => {{
+    for (const widget of Array.from(app.shell.widgets('main'))) {{
+        if (({LAUNCHER})(widget)) {{ widget.close(); }}
+    }}
+}}"""
+# What one test leaves in a shared page besides its tabs: the right panel open (a booted
+# page shows it closed), the file browser in its folder, observers and globals it put on
+# ``window`` (test scripts register observers in ``window.__loomObservers``), focus.
+RESET_SHELL = """async (app) => {
+    app.shell.collapseRight();
+    await app.commands.execute('filebrowser:go-to-path', {path: '/', dontShowBrowser: true});
+    for (const observer of window.__loomObservers ?? []) { observer.disconnect(); }
+    for (const name of Object.keys(window)) {
+        if (name.startsWith('__loom')) { delete window[name]; }
+    }
+    document.activeElement?.blur?.();
+    return document.querySelector('.jp-Dialog') === null;
+}"""
 # The news toast covers the bottom of the sidebars and update checks reach out
 # to the network: turn both off for the test server.
 SETTINGS_OVERRIDES = {
@@ -99,19 +126,53 @@ class LabServer:
         return self.root_dir.parent / "xdg-config"
 
 
-@dataclass(frozen=True)
+@dataclass
 class LabPage:
-    """A JupyterLab page in its own browser context."""
+    """A JupyterLab page in a browser context; one page may serve many tests in turn.
+
+    :meth:`open` opens a notebook in the JupyterLab the page already runs, as the file
+    browser would; only a page that runs none yet loads one (:meth:`boot`). A test that
+    needs the page itself loaded again calls :meth:`boot` or :meth:`reload`.
+    """
 
     page: Page
     server: LabServer
+    # The folder a /tree/ URL the page last loaded will send the file browser to, until
+    # it has gone there (see rename()).
+    _tree_folder: str | None = field(default=None, init=False, repr=False)
 
     def open(self, notebook: str) -> Locator:
-        """Open ``notebook`` under a new workspace; return its notebook panel."""
+        """Open ``notebook`` and return its notebook panel once it is the current tab.
+
+        In a page that already runs JupyterLab this is ``docmanager:open`` (and the
+        launcher an emptied main area shows is closed, as on a freshly loaded page);
+        otherwise the page loads JupyterLab on it under a new workspace (:meth:`boot`).
+        """
+        if not self.page.evaluate(LAB_RUNNING):
+            return self.boot(notebook)
+        self.app_eval(OPEN_IN_APP, notebook)
+        panel = self._panel(notebook)
+        self.app_eval(CLOSE_LAUNCHERS)
+        return panel
+
+    def boot(self, notebook: str) -> Locator:
+        """Load JupyterLab afresh on ``notebook`` under a new workspace (a page load);
+        return its notebook panel once the app is restored."""
         self.page.goto(self.server.workspace_url(notebook))
+        self._restored()
+        return self._panel(notebook)
+
+    def reload(self) -> None:
+        """Reload the page (the same workspace; the URL names the current notebook) and
+        wait until the app is restored."""
+        self.page.reload()
+        self._restored()
+
+    def _restored(self) -> None:
         self.page.wait_for_function("() => window.jupyterapp !== undefined")
         self.page.evaluate("async () => { await window.jupyterapp.restored; }")
-        return self._panel(notebook)
+        tree = self.page.url.split("?")[0].partition("/tree/")[2]
+        self._tree_folder = Path(urllib.parse.unquote(tree)).parent.as_posix() if tree else None
 
     def open_more(self, notebook: str) -> Locator:
         """Open another notebook in this page (it becomes the active one)."""
@@ -144,7 +205,7 @@ class LabPage:
         discard = self.page.locator(".jp-Dialog").get_by_role("button", name="Discard").first
         deadline = time.monotonic() + PAGE_TIMEOUT_MS / 1000
         next_close = 0.0
-        while self.page.evaluate(OPEN_NOTEBOOKS) > 0:
+        while self.page.evaluate(OPEN_TABS) > 0:
             now = time.monotonic()
             if now > deadline:
                 dialogs = self.page.locator(".jp-Dialog").all_inner_texts()
@@ -163,10 +224,11 @@ class LabPage:
         folders: Jupyter Server answers 404 for a whole listing when one of its files
         disappears while it is listed, so a refresh of the renamed file's folder that
         overlaps the rename shows a "Directory not found" dialog over the page. The /tree/
-        URL :meth:`open` loads sends the browser to the notebook's folder about a second
-        after the app is restored: that move is waited for first, so it cannot come after.
+        URL :meth:`boot` and :meth:`reload` load sends the browser to the notebook's folder
+        about a second after the app is restored: that move is waited for first, so it
+        cannot come after (a notebook opened in the running app moves it nowhere).
         """
-        self.page.wait_for_function(FILE_BROWSER_IN, arg=Path(source).parent.as_posix())
+        self._settle_file_browser()
         self.app_eval(
             """async (app, [source, target]) => {
                 const root = {path: '/', dontShowBrowser: true};
@@ -175,6 +237,28 @@ class LabPage:
             }""",
             [source, target],
         )
+
+    def reset(self) -> bool:
+        """Make a JupyterLab page that served a test look booted for the next one: every
+        tab closed (unsaved changes discarded), the right panel closed, the file browser
+        at the root, test observers and ``window.__loom*`` globals gone, nothing focused,
+        the mouse in the corner. False when the page runs no JupyterLab (Notebook 7, a
+        page that did not load) or a dialog stays open: then it is not reusable.
+        Kernels are the caller's to shut down (the page keeps none open after this)."""
+        if not self.page.evaluate(LAB_RUNNING):
+            return False
+        self._settle_file_browser()
+        self.close_all()
+        self.page.mouse.move(0, 0)
+        clean: bool = self.app_eval(RESET_SHELL)
+        return clean
+
+    def _settle_file_browser(self) -> None:
+        """Wait until the file browser has made the move the last loaded /tree/ URL asks
+        for (about a second after the app is restored), so it cannot come later."""
+        if self._tree_folder is not None:
+            self.page.wait_for_function(FILE_BROWSER_IN, arg=self._tree_folder)
+            self._tree_folder = None
 
     def app_eval(self, function: str, arg: Any = None) -> Any:
         """Evaluate ``function(app, arg)`` in the page with ``window.jupyterapp``."""

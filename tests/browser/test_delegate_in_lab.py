@@ -81,9 +81,7 @@ def test_a_delegation_shows_in_the_sidebar_and_survives_a_reload(
     passed = task.locator('[data-loom="subtask"][data-status="passed"]')
     expect(passed).to_have_count(2, timeout=ANSWER_TIMEOUT_MS)
 
-    lab.page.reload()
-    lab.page.wait_for_function("() => window.jupyterapp !== undefined")
-    lab.page.evaluate("async () => { await window.jupyterapp.restored; }")
+    lab.reload()
     panel = sidebar(lab)
     wait_state(panel, "idle")
     again = panel.locator('[data-loom="task"]')

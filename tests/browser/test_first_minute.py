@@ -172,17 +172,19 @@ OPENED_SETTING = """async (app) => {
 
 
 def test_the_panel_opens_by_itself_once_after_install(
-    lab: LabPage, notebook_dir: Path, lab_server: LabServer
+    fresh_lab: LabPage, notebook_dir: Path, lab_server: LabServer
 ) -> None:
+    # A page of its own: the first run after install is a browser's first JupyterLab page.
+    lab = fresh_lab
     path = new_notebook(lab, notebook_dir, "first.ipynb", [""])
     _put_setting(lab_server, {"opened": False})  # as just installed
     try:
-        lab.open(path)
+        lab.boot(path)
         expect(lab.page.locator(f"#{SIDEBAR_ID}")).to_be_visible()  # nobody clicked its tab
         lab.page.wait_for_function(
             f"async () => ({OPENED_SETTING})(window.jupyterapp).then((v) => v === true)"
         )
-        lab.open(path)  # a new workspace: the panel stays closed from now on
+        lab.boot(path)  # a new page and workspace: the panel stays closed from now on
         wait_kernel_idle(lab)  # long after the settings were read
         expect(lab.page.locator(f"#{SIDEBAR_ID}")).to_be_hidden()
     finally:

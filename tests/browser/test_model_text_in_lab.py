@@ -210,7 +210,7 @@ def test_html_in_a_cell_answer_runs_nothing_live_or_reopened(
 
     _save(lab)
     _check_saved(path)
-    lab.open(_served(lab, path))  # the page again, a new workspace: the notebook reopened
+    lab.boot(_served(lab, path))  # the page again, a new workspace: the notebook reopened
     lab.page.wait_for_function(ALL_TRUSTED)  # signed on save: JupyterLab trusts its outputs
     _expect_safe_answer(lab, lab.page.locator(".jp-NotebookPanel:visible"))
     lab.close_all()
@@ -224,8 +224,9 @@ def test_html_in_a_cell_answer_runs_nothing_live_or_reopened(
     ref="F3",
 )
 def test_html_in_a_cell_answer_runs_nothing_in_notebook7(
-    lab: LabPage, notebook_dir: Path, fake: FakeAnthropic
+    fresh_lab: LabPage, notebook_dir: Path, fake: FakeAnthropic
 ) -> None:
+    lab = fresh_lab  # a page of its own: Notebook 7 is another app than the shared JupyterLab
     fake.add(HOSTILE)
     path = write_notebook(
         notebook_dir, "xss7.ipynb", [env_cell(fake.base_url), "%cowork Give me a status report"]

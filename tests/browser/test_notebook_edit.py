@@ -271,8 +271,9 @@ def test_a_300_cell_notebook_reads_and_edits(
 
 
 def test_notebook7_accept_reject_and_auto_in_the_cell(
-    lab: LabPage, notebook_dir: Path, fake: FakeAnthropic
+    fresh_lab: LabPage, notebook_dir: Path, fake: FakeAnthropic
 ) -> None:
+    lab = fresh_lab  # a page of its own: Notebook 7 is another app than the shared JupyterLab
     path = notebook(lab, notebook_dir, fake, "w = 1", "v = 1", mode=ASK)
     panel = open_notebook7(lab, path)
     run_all(lab)

@@ -70,7 +70,7 @@ def test_a_sidebar_opened_after_the_person_re_ran_a_cell_offers_only_what_is_gon
     lab.app_eval(RUN_CELL, 1)  # the person re-runs the prices cell
     lab.page.wait_for_function(COUNT, arg=[1, before], timeout=ANSWER_TIMEOUT_MS)
 
-    lab.open(served)  # a new page: its sidebar opens now, after the cell ran
+    lab.boot(served)  # a new page: its sidebar opens now, after the cell ran
     panel = sidebar(lab)
     wait_state(panel, "idle")
     offer = panel.locator(NOTICE, has_text="gone with the previous kernel")

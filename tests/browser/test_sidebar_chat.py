@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from playwright.sync_api import Locator
+    from playwright.sync_api import Error, Locator
 
 pytestmark = pytest.mark.browser
 
@@ -62,10 +62,12 @@ HOSTILE = (
 WATCH_STREAM = """() => {
     window.__loomLengths = new Set();
     const root = document.querySelector('[data-loom="sidebar"]');
-    new MutationObserver(() => {
+    const observer = new MutationObserver(() => {
         const node = root.querySelector('[data-role="assistant"][data-streaming="true"]');
         if (node) { window.__loomLengths.add(node.textContent.length); }
-    }).observe(root, { subtree: true, childList: true, characterData: true, attributes: true });
+    });
+    observer.observe(root, {subtree: true, childList: true, characterData: true, attributes: true});
+    (window.__loomObservers ??= []).push(observer);  // the shared page's reset ends it
 }"""
 RELEASE_CELL = (
     "import os, time\n"
@@ -174,7 +176,7 @@ STREAMED_CODE = "streamed_total = 0\n" + "".join(
 WATCH_TOOL_DRAFT = """() => {
     window.__loomDraftSeen = false;
     const root = document.querySelector('[data-loom="sidebar"]');
-    new MutationObserver(() => {
+    const observer = new MutationObserver(() => {
         const card = root.querySelector('[data-loom="tool-card"][data-tool="run_python"]');
         const input = card?.querySelector('[data-loom="tool-input"]');
         if (card?.dataset.state === 'streaming'
@@ -182,7 +184,9 @@ WATCH_TOOL_DRAFT = """() => {
             && !root.querySelector('[data-loom="approve"]')) {
             window.__loomDraftSeen = true;
         }
-    }).observe(root, { subtree: true, childList: true, characterData: true, attributes: true });
+    });
+    observer.observe(root, {subtree: true, childList: true, characterData: true, attributes: true});
+    (window.__loomObservers ??= []).push(observer);  // the shared page's reset ends it
 }"""
 
 
@@ -282,9 +286,7 @@ def test_reload_shows_the_history(lab: LabPage, notebook_dir: Path, fake: FakeAn
     send(panel, "Remember this")
     wait_answer(panel, "Remembered answer.")
 
-    lab.page.reload()
-    lab.page.wait_for_function("() => window.jupyterapp !== undefined")
-    lab.page.evaluate("async () => { await window.jupyterapp.restored; }")
+    lab.reload()
     panel = sidebar(lab)
     wait_state(panel, "idle")
 
@@ -339,14 +341,20 @@ def test_code_block_copy_button_raises_nothing(
     fake.add("Try this:\n\n```python\nanswer = 6 * 7\n```\n\nCOPY-END")
     panel = chat(lab, notebook_dir, fake)
     errors: list[str] = []
-    lab.page.on("pageerror", lambda error: errors.append(str(error)))
 
-    send(panel, "Give me code to copy")
-    message = wait_answer(panel, "COPY-END")
-    copy = message.locator('[data-loom="copy-code"]')
-    expect(copy).to_have_count(1)
-    copy.click()
-    wait_state(panel, "idle")
+    def record(error: Error) -> None:
+        errors.append(str(error))
+
+    lab.page.on("pageerror", record)
+    try:
+        send(panel, "Give me code to copy")
+        message = wait_answer(panel, "COPY-END")
+        copy = message.locator('[data-loom="copy-code"]')
+        expect(copy).to_have_count(1)
+        copy.click()
+        wait_state(panel, "idle")
+    finally:
+        lab.page.remove_listener("pageerror", record)  # the page serves the next test
     assert errors == []
 
 
@@ -410,8 +418,11 @@ def run_cell(lab: LabPage, index: int) -> None:
 
 
 def test_load_button_when_auto_load_is_off(
-    lab: LabPage, notebook_dir: Path, fake: FakeAnthropic
+    fresh_lab: LabPage, notebook_dir: Path, fake: FakeAnthropic
 ) -> None:
+    # A page of its own: the page reads autoLoad (from the file below) when it loads, and
+    # keeps it; a shared page would have read it before, or keep it off after.
+    lab = fresh_lab
     settings = (
         lab.server.root_dir.parent
         / "user-settings"

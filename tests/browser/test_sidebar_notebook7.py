@@ -26,7 +26,8 @@ ANSWER = "Hello from **Notebook 7**. " + " ".join(f"n{n}" for n in range(60)) + 
 
 
 @pytest.mark.browser
-def test_notebook7_send_and_stream(lab: LabPage, notebook_dir: Path) -> None:
+def test_notebook7_send_and_stream(fresh_lab: LabPage, notebook_dir: Path) -> None:
+    lab = fresh_lab  # a page of its own: Notebook 7 is another app than the shared JupyterLab
     script = [{"content": [{"type": "text", "text": ANSWER}], "delay": 0.02}]
     with FakeAnthropic(script=script) as fake:
         path = write_notebook(notebook_dir, "nb7.ipynb", [env_cell(fake.base_url)])

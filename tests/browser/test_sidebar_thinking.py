@@ -43,16 +43,18 @@ THOUGHT = "First I compare <b>a</b> & b, then I answer. THOUGHT-END"
 WATCH_THINKING = """() => {
     window.__loomThinking = [];
     const root = document.querySelector('[data-loom="sidebar"]');
-    new MutationObserver((records) => {
+    const observer = new MutationObserver((records) => {
         for (const r of records) {
             if (r.target.dataset?.loom === 'thinking' && r.attributeName === 'data-state') {
                 window.__loomThinking.push(`${r.oldValue}->${r.target.dataset.state}`);
             }
         }
-    }).observe(root, {
+    });
+    observer.observe(root, {
         subtree: true, attributes: true, attributeOldValue: true,
         attributeFilter: ['data-state'],
     });
+    (window.__loomObservers ??= []).push(observer);  // the shared page's reset ends it
 }"""
 
 
@@ -139,9 +141,7 @@ def test_thinking_streams_collapsed_and_the_controls_set_the_options(
     expect(effort).to_have_value("default")
 
     # A reloaded page shows the archived thinking, collapsed, before its answer.
-    lab.page.reload()
-    lab.page.wait_for_function("() => window.jupyterapp !== undefined")
-    lab.page.evaluate("async () => { await window.jupyterapp.restored; }")
+    lab.reload()
     panel = sidebar(lab)
     wait_state(panel, "idle")
     expect(panel.locator(ASSISTANT)).to_have_text(["The answer is b. ANSWER-END"])

@@ -200,8 +200,9 @@ def test_slash_trust_reopens_the_card_and_deny_keeps_the_folder_off(
 
 
 def test_notebook7_shows_the_card_and_runs_nothing(
-    lab: LabPage, notebook_dir: Path, fake: FakeAnthropic
+    fresh_lab: LabPage, notebook_dir: Path, fake: FakeAnthropic
 ) -> None:
+    lab = fresh_lab  # a page of its own: Notebook 7 is another app than the shared JupyterLab
     nothing_configured(lab, notebook_dir)
     fake.add("Notebook 7 answer. NB7-TRUST-END")
     served = cloned_project(lab, notebook_dir, fake, "nb7-cloned.ipynb")
