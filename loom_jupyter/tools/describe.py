@@ -4,12 +4,16 @@ Used by :class:`~loom_jupyter.tools.local_kernel.LocalKernel` and by the live
 IPython bridge alike. pandas and numpy are never imported here: values are
 recognised by their type's module, and their own methods do the work.
 Every helper is defensive: a value whose ``repr`` or ``describe`` raises is
-still described (by type), never an exception.
+still described (by type), never an exception. A value whose code never returns is
+the caller's to bound: :mod:`loom_jupyter.tools.namespace_reader` runs these helpers on
+a worker thread with a deadline, and each helper says which of the value's own methods
+it is calling (:func:`track`), so a stopped description can name it.
 """
 
 from __future__ import annotations
 
 import reprlib
+import threading
 import types
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,6 +22,9 @@ from typing import Any
 from loom_jupyter.tools.base import VariableEffect, VariableInfo
 
 __all__ = [
+    "DETAIL_CHARS",
+    "REPR_CHARS",
+    "Progress",
     "Snapshot",
     "changed_variables",
     "describe_value",
@@ -28,6 +35,7 @@ __all__ = [
     "shape_of",
     "short_repr",
     "snapshot",
+    "track",
     "type_name",
     "user_variables",
     "variable_info",
@@ -37,7 +45,34 @@ __all__ = [
 # Names IPython (and the interactive shell) put into the user namespace.
 _SHELL_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
 _HIDDEN_TYPES = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)
-_DETAIL_CHARS = 6000
+DETAIL_CHARS = 6000
+"""A description is cut here (its text, header included)."""
+REPR_CHARS = 2000
+"""A plain value's ``repr`` in a description is cut here."""
+
+
+class Progress:
+    """Which of a value's own methods describing it is calling now; written by the thread
+    that describes, read by the thread that waits for it."""
+
+    __slots__ = ("step",)
+
+    def __init__(self) -> None:
+        self.step = "its repr"
+
+
+_tracked = threading.local()
+
+
+def track(progress: Progress | None) -> None:
+    """Report this thread's describing steps into ``progress`` (``None``: stop)."""
+    _tracked.progress = progress
+
+
+def _doing(step: str) -> None:
+    progress: Progress | None = getattr(_tracked, "progress", None)
+    if progress is not None:
+        progress.step = step
 
 
 def _module_of(value: Any) -> str:
@@ -63,7 +98,8 @@ def is_user_variable(name: str, value: Any) -> bool:
     """Whether ``name`` is a variable the person made (not private, a module, function or class)."""
     if name.startswith("_") or name in _SHELL_NAMES:
         return False
-    return not isinstance(value, _HIDDEN_TYPES)
+    # By the real type: isinstance() would ask the value's own ``__class__``, which may hang.
+    return not issubclass(type(value), _HIDDEN_TYPES)
 
 
 def type_name(value: Any) -> str:
@@ -73,10 +109,12 @@ def type_name(value: Any) -> str:
 
 def shape_of(value: Any) -> str | None:
     """``(rows, cols)`` for values with a ``shape``, ``len N`` for sized containers, else None."""
+    _doing("its `shape`")
     shape = getattr(value, "shape", None)
     if isinstance(shape, tuple):
         return "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
     if isinstance(value, str | bytes | list | tuple | dict | set | frozenset):
+        _doing("its `len()`")
         try:
             return f"len {len(value)}"
         except TypeError:
@@ -94,12 +132,15 @@ def short_repr(value: Any, limit: int = 80) -> str:
     """A one-line preview of ``value`` at most ``limit`` characters long."""
     try:
         if is_dataframe(value):
+            _doing("its `columns`")
             columns = ", ".join(str(c) for c in list(value.columns)[:8])
             more = ", ..." if len(value.columns) > 8 else ""
             text = f"columns: {columns}{more}"
         elif is_series(value) or is_ndarray(value):
+            _doing("its `dtype`")
             text = f"dtype {value.dtype}"
         else:
+            _doing("its repr")
             text = _REPR.repr(value)
     except Exception:  # a broken __repr__ must not break the listing
         text = f"<{type_name(value)} object>"
@@ -128,22 +169,48 @@ def variables_table(infos: list[VariableInfo]) -> str:
     return "\n".join(rows)
 
 
-def describe_value(name: str, value: Any) -> str:
-    """A detailed description: DataFrame head/dtypes/describe, array stats, container previews."""
-    header = f"{name}: {type_name(value)}" + (f" {shape_of(value)}" if shape_of(value) else "")
+def describe_value(
+    name: str, value: Any, *, max_chars: int = DETAIL_CHARS, repr_chars: int = REPR_CHARS
+) -> str:
+    """A detailed description: DataFrame head/dtypes/describe, array stats, container previews.
+
+    At most ``max_chars`` characters (a plain value's repr at most ``repr_chars``); a cut
+    says how long the whole was."""
+    shape = shape_of(value)
+    header = f"{name}: {type_name(value)}" + (f" {shape}" if shape else "")
     try:
         if is_dataframe(value):
+            _doing("its DataFrame summary (dtypes, head, describe())")
             body = _describe_frame(value)
         elif is_series(value):
+            _doing("its Series summary (head, describe())")
             body = _describe_series(value)
         elif is_ndarray(value):
+            _doing("its array statistics")
             body = _describe_array(value)
         else:
-            body = _describe_other(value)
+            body = _describe_other(value, repr_chars)
     except Exception as exc:  # e.g. describe() of an exotic dtype; keep what we know
-        body = f"(could not describe further: {type(exc).__name__}: {exc})"
+        body = f"(could not describe further: {type(exc).__name__}: {_cut(str(exc), 300)})"
     text = f"{header}\n{body}"
-    return text if len(text) <= _DETAIL_CHARS else text[:_DETAIL_CHARS] + "\n[... cut]"
+    if len(text) <= max_chars:
+        return text
+    return (
+        _clean_start(text, max_chars)
+        + f"\n[description cut: {len(text):,} characters, the first {max_chars:,} shown]"
+    )
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else _clean_start(text, limit) + " ..."
+
+
+def _clean_start(text: str, limit: int) -> str:
+    """The first ``limit`` characters of ``text``, secrets redacted first with a margin past
+    the cut, so none is left cut in half (the tool registry redacts the rest, whole)."""
+    from loom_jupyter.tools.output import HeadTail, redact_secrets
+
+    return redact_secrets(text[: limit + HeadTail.MARGIN])[:limit]
 
 
 def _describe_frame(frame: Any) -> str:
@@ -175,15 +242,22 @@ def _describe_array(array: Any) -> str:
     return "\n".join(parts)
 
 
-def _describe_other(value: Any) -> str:
+def _describe_other(value: Any, repr_chars: int) -> str:
     if isinstance(value, Mapping):
-        keys = ", ".join(repr(k) for k in list(value)[:20])
+        _doing("its keys")
+        keys = ", ".join(_cut(repr(k), 200) for k in list(value)[:20])
         return f"keys: {keys}" + (" ..." if len(value) > 20 else "")
+    _doing("its repr")
     try:
         text = repr(value)
     except Exception as exc:
         return f"(repr failed: {type(exc).__name__})"
-    return text if len(text) <= 2000 else text[:2000] + " ..."
+    if len(text) <= repr_chars:
+        return text
+    return (
+        _clean_start(text, repr_chars)
+        + f" ...\n[repr cut: {len(text):,} characters, the first {repr_chars:,} shown]"
+    )
 
 
 _MISSING = object()
@@ -205,10 +279,14 @@ def snapshot(namespace: Mapping[str, Any]) -> Snapshot:
     return Snapshot({k: v for k, v in namespace.items() if is_user_variable(k, v)})
 
 
-def changed_variables(before: Snapshot, namespace: Mapping[str, Any]) -> tuple[VariableEffect, ...]:
-    """User variables created or rebound to another object (or type) since ``before``."""
+def changed_variables(
+    before: Snapshot, namespace: Mapping[str, Any], *, shapes: bool = True
+) -> tuple[VariableEffect, ...]:
+    """User variables created or rebound to another object (or type) since ``before``;
+    without ``shapes`` no value's own code runs (names and types only)."""
     effects: list[VariableEffect] = []
     for name, value in namespace.items():
         if is_user_variable(name, value) and before.entries.get(name, _MISSING) is not value:
-            effects.append(VariableEffect(name, type_name(value), shape_of(value)))
+            shape = shape_of(value) if shapes else None
+            effects.append(VariableEffect(name, type_name(value), shape))
     return tuple(effects)

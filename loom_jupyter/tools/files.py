@@ -3,38 +3,52 @@
 All paths go through the jail in :mod:`loom_jupyter.tools.paths`. The writing
 tools (``write_file``, ``edit_file``) live in :mod:`loom_jupyter.tools.edits`
 and are re-exported here.
+
+Reads are bounded (security review R10): a line range is found by scanning the file in
+chunks, at most :data:`SCAN_BYTES` per call, keeping only the lines asked for, each cut
+at :data:`LONG_LINE_CHARS` characters; the result says which lines were cut and how long
+they are, and when the scan stopped before the range ended. All file work runs on a
+worker thread, never on the engine loop.
 """
 
 from __future__ import annotations
 
 import asyncio
+import codecs
 import fnmatch
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, ClassVar
+from typing import TYPE_CHECKING, Annotated, BinaryIO, ClassVar
 
 from loom_jupyter.errors import ToolError
 from loom_jupyter.messages import ToolSpec
 from loom_jupyter.tools.base import FileEffect, ToolAccess, ToolContext, ToolOutput, TypedTool
 from loom_jupyter.tools.edits import EditFile, WriteFile
+from loom_jupyter.tools.output import HeadTail, redact, secret_values
 from loom_jupyter.tools.paths import (
+    decode_text,
     display_path,
     is_skipped_dir,
-    iter_lines,
     read_searchable,
     read_text,
+    require_file,
     resolve_path,
+    sniff_binary,
 )
 from loom_jupyter.tools.regex_worker import RegexJob, search_in_child
 from loom_jupyter.tools.schema import Limit, ToolInput, input_schema
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
 __all__ = [
+    "LONG_LINE_CHARS",
+    "SCAN_BYTES",
+    "CutLine",
     "EditFile",
+    "LineScan",
     "ListFiles",
     "ListFilesInput",
     "ReadFile",
@@ -42,9 +56,16 @@ __all__ = [
     "SearchFiles",
     "SearchFilesInput",
     "WriteFile",
+    "scan_lines",
 ]
 
 _MAX_LINE = 300  # characters shown of one matching line in search results
+SCAN_BYTES = 16 * 1024 * 1024
+"""A line range reads at most this many bytes of the file per call."""
+LONG_LINE_CHARS = 5000
+"""A longer line is shown cut to this many characters (secrets redacted before the cut)."""
+_CHUNK = 1024 * 1024
+_CUT_MARGIN = HeadTail.MARGIN
 _MAX_PATTERN = 2000  # a longer pattern takes the regex compiler seconds (holding the GIL)
 LineNumber = Annotated[int, Limit(ge=1)]
 
@@ -80,32 +101,233 @@ class ReadFile(TypedTool[ReadFileInput]):
         start, end = args.start_line, args.end_line
         if start is not None and end is not None and end < start:
             raise ToolError(f"end_line ({end}) is before start_line ({start}).")
+        settings = ctx.settings
+        budget = settings.tool_output_max_chars - 400
+        clean = _redactor(ctx)
         if start is None and end is None:
-            lines = read_text(real, shown, max_bytes=ctx.settings.max_file_bytes).splitlines()
-            numbered = list(enumerate(lines, 1))
-            total: int | None = len(lines)
+            text = await asyncio.to_thread(
+                _read_whole, real, shown, settings.max_file_bytes, budget, clean
+            )
         else:
-            numbered = _line_range(real, shown, start or 1, end)
-            total = None
-        text = _render_lines(shown, numbered, total, ctx.settings.tool_output_max_chars - 400)
+            scan = await asyncio.to_thread(
+                scan_lines,
+                real,
+                shown,
+                start or 1,
+                end,
+                keep_chars=budget,
+                clean=clean,
+            )
+            text = _render_scan(shown, scan, start or 1, budget)
         effect = FileEffect(shown, "read")
         return ToolOutput.text(text, summary=f"read {shown}").with_effects(effect)
 
 
-def _line_range(real: Path, shown: str, start: int, end: int | None) -> list[tuple[int, str]]:
-    picked: list[tuple[int, str]] = []
-    for number, line in enumerate(iter_lines(real, shown), 1):
-        if end is not None and number > end:
-            break
-        if number >= start:
-            picked.append((number, line))
-    if not picked:
+@dataclass(frozen=True)
+class CutLine:
+    """A line shown cut: its number, its length, and how much of it is shown."""
+
+    number: int
+    size: int
+    """Its bytes (without the newline), as far as they were read."""
+    whole: bool
+    """False when the scan stopped inside it: it is longer than ``size``."""
+    shown: int
+    """Characters shown."""
+
+    def note(self) -> str:
+        """The line's note in the result."""
+        length = f"{self.size:,} bytes long" if self.whole else f"over {self.size:,} bytes long"
+        return (
+            f"[line {self.number} is {length}; only its first {self.shown:,} characters are shown]"
+        )
+
+
+@dataclass
+class LineScan:
+    """The lines of a range, as read within the budget."""
+
+    lines: list[tuple[int, str]] = field(default_factory=list)
+    """(number, text) of each line, a long one cut."""
+    cut: list[CutLine] = field(default_factory=list)
+    stopped: str | None = None
+    """Why the scan stopped before the range ended, if it did."""
+    scanned: int = 0
+    """Bytes read."""
+
+
+def _open_binary(real: Path) -> BinaryIO:
+    return real.open("rb")
+
+
+def _redactor(ctx: ToolContext) -> Callable[[str], str]:
+    """The registry's redaction (its secrets), for text this tool cuts before the registry
+    sees it."""
+    servers = ctx.settings.mcp_servers
+    found = {*secret_values(), *(secret for server in servers for secret in server.secrets())}
+    secrets = sorted(found, key=len, reverse=True)
+    return lambda text: redact(text, secrets)
+
+
+def _cut(text: str, limit: int, clean: Callable[[str], str]) -> str:
+    """``text`` cut at ``limit`` characters. Secrets are redacted first, with a margin past
+    the cut, so none is left cut in half (the registry redacts the text after, whole)."""
+    return clean(text[: limit + _CUT_MARGIN])[:limit]
+
+
+def _identity(text: str) -> str:
+    return text
+
+
+def _read_whole(
+    real: Path, shown: str, max_bytes: int, budget: int, clean: Callable[[str], str]
+) -> str:
+    lines = read_text(real, shown, max_bytes=max_bytes).splitlines()
+    numbered: list[tuple[int, str]] = []
+    cut: list[CutLine] = []
+    for number, line in enumerate(lines, 1):
+        if len(line) > LONG_LINE_CHARS:
+            size = len(line.encode("utf-8"))
+            line = _cut(line, LONG_LINE_CHARS, clean)
+            cut.append(CutLine(number, size, True, len(line)))
+        numbered.append((number, line))
+    return _render_lines(shown, numbered, len(lines), budget, cut, None)
+
+
+def _render_scan(shown: str, scan: LineScan, start: int, budget: int) -> str:
+    if not scan.lines:  # the scan stopped before the range
+        return f"{shown}: line {start} was not reached.\n[{scan.stopped}]"
+    return _render_lines(shown, scan.lines, None, budget, scan.cut, scan.stopped)
+
+
+def scan_lines(
+    real: Path,
+    shown: str,
+    start: int,
+    end: int | None,
+    *,
+    keep_chars: int,
+    long_line: int = LONG_LINE_CHARS,
+    scan_bytes: int = SCAN_BYTES,
+    clean: Callable[[str], str] = _identity,
+) -> LineScan:
+    """Lines ``start``..``end`` (1-based, inclusive; ``None``: to the end) of a text file,
+    reading at most ``scan_bytes`` bytes in chunks and keeping lines until their numbered
+    rows fill ``keep_chars`` (the output limit), each cut at ``long_line`` characters:
+    memory and time stay bounded whatever the file holds, a 400 MB file with no newline
+    included. ``clean`` (a redactor) runs over a long line's start before it is cut."""
+    file_size = require_file(real, shown)
+    scan = LineScan()
+    line_bytes = (long_line + _CUT_MARGIN) * 4 + 4  # UTF-8 for the kept characters, at most
+    number, size, kept = 1, 0, 0
+    head = bytearray()
+    with _open_binary(real) as handle:
+        while True:
+            chunk = handle.read(min(_CHUNK, scan_bytes - scan.scanned))
+            if scan.scanned == 0 and sniff_binary(chunk):
+                raise ToolError(
+                    f"{shown} is a binary file (it contains NUL bytes); file tools read text only."
+                )
+            if not chunk:
+                break
+            scan.scanned += len(chunk)
+            pos = 0
+            if number < start:  # skip the lines before the range, whole chunks at a time
+                newlines = chunk.count(b"\n")
+                if number + newlines < start:
+                    number += newlines
+                    pos = len(chunk)
+                else:
+                    pos = _after_newline(chunk, start - number)
+                    number = start
+            while pos < len(chunk):
+                newline = chunk.find(b"\n", pos)
+                stop = newline if newline >= 0 else len(chunk)
+                if number >= start:
+                    if len(head) < line_bytes:
+                        head += chunk[pos : min(stop, pos + line_bytes - len(head))]
+                    size += stop - pos
+                if newline < 0:
+                    break
+                if number >= start:
+                    kept += _keep_line(scan, shown, number, head, size, long_line, clean, True)
+                number, size, pos = number + 1, 0, newline + 1
+                head.clear()
+                if end is not None and number > end:
+                    return scan
+                if kept > keep_chars:
+                    scan.stopped = (
+                        f"output stops to fit the tool output limit; continue with "
+                        f"start_line={number}"
+                    )
+                    return scan
+            if scan.scanned >= scan_bytes:
+                break
+        at_end = not chunk or scan.scanned >= file_size
+    if size and number >= start:  # the last line (no newline at its end), or a part of it
+        _keep_line(scan, shown, number, head, size, long_line, clean, at_end)
+    if not at_end:
+        where = f"inside line {number}" if size and number >= start else f"at line {number}"
+        scan.stopped = (
+            f"the scan stopped after reading {scan.scanned:,} bytes, {where}, the most one call "
+            "reads; the rest of the range was not read. Read further with run_python or shell"
+        )
+    elif not scan.lines:
         raise ToolError(f"{shown} has fewer than {start} lines.")
-    return picked
+    return scan
+
+
+def _after_newline(chunk: bytes, count: int) -> int:
+    """The position just after the ``count``-th newline of ``chunk`` (which has as many)."""
+    low, high = 0, len(chunk) - 1
+    while low < high:  # the first position up to which ``count`` newlines are found
+        middle = (low + high) // 2
+        if chunk.count(b"\n", 0, middle + 1) >= count:
+            high = middle
+        else:
+            low = middle + 1
+    return low + 1
+
+
+def _keep_line(
+    scan: LineScan,
+    shown: str,
+    number: int,
+    head: bytearray,
+    size: int,
+    long_line: int,
+    clean: Callable[[str], str],
+    whole: bool,
+) -> int:
+    """Add one line (decoded, cut at ``long_line`` characters) to ``scan``; the size of its
+    numbered row."""
+    if whole and len(head) == size:
+        text = decode_text(bytes(head), shown).rstrip("\r\n")
+    else:  # the start of a longer line: drop a character cut in two at the end
+        text = _decode_start(bytes(head), shown)
+    if len(text) > long_line or not whole or len(head) < size:
+        text = _cut(text, long_line, clean)
+        scan.cut.append(CutLine(number, size, whole, len(text)))
+    scan.lines.append((number, text))
+    return len(text) + 8
+
+
+def _decode_start(data: bytes, shown: str) -> str:
+    if b"\x00" in data:
+        decode_text(data, shown)  # raises: binary
+    try:
+        return codecs.getincrementaldecoder("utf-8")().decode(data, final=False)
+    except UnicodeDecodeError:
+        return decode_text(data, shown)  # raises with the offset, like a whole file
 
 
 def _render_lines(
-    shown: str, numbered: list[tuple[int, str]], total: int | None, budget: int
+    shown: str,
+    numbered: list[tuple[int, str]],
+    total: int | None,
+    budget: int,
+    cut: list[CutLine],
+    stopped: str | None,
 ) -> str:
     if not numbered:
         return f"{shown} is empty."
@@ -125,7 +347,13 @@ def _render_lines(
         used += len(row) + 1
         last = number
     span = f"lines {numbered[0][0]}-{last}" + (f" of {total}" if total is not None else "")
-    return f"{shown} ({span}):\n" + "\n".join(body) + stop
+    notes = [line.note() for line in cut if line.number <= last]
+    if stopped is not None and not stop:
+        notes.append(f"[{stopped}]")
+    tail = "".join("\n" + note for note in notes[:20])
+    if len(notes) > 20:
+        tail += f"\n[... {len(notes) - 20} more lines cut]"
+    return f"{shown} ({span}):\n" + "\n".join(body) + stop + tail
 
 
 @dataclass(frozen=True, kw_only=True)

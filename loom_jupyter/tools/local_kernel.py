@@ -3,12 +3,14 @@
 Code runs like an IPython cell: the body is executed and a trailing expression
 is evaluated for the result. stdout/stderr are captured, open matplotlib
 figures become PNG image blocks, and rebound variables are reported. The code
-runs on the calling thread (the event loop's), as a kernel cell would.
+runs on the calling thread (the event loop's), as a kernel cell would; listing and
+describing values runs off it, within a time limit (``tools/namespace_reader.py``).
 """
 
 from __future__ import annotations
 
 import ast
+import asyncio
 import builtins
 import inspect
 import io
@@ -19,16 +21,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from loom_jupyter.errors import ToolError
-from loom_jupyter.lineage import fingerprint
 from loom_jupyter.tools.base import ExecutionResult, VariableInfo
-from loom_jupyter.tools.describe import (
-    changed_variables,
-    describe_value,
-    is_user_variable,
-    snapshot,
-    user_variables,
-)
+from loom_jupyter.tools.describe import changed_variables, is_user_variable, snapshot
 from loom_jupyter.tools.figures import capture_figures, headless_plotting
+from loom_jupyter.tools.namespace_reader import DescribeLimits, NamespaceReader, user_names
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -54,9 +50,13 @@ class ProposedCell:
 class LocalKernel:
     """A :class:`~loom_jupyter.tools.base.KernelBridge` over ``namespace`` (new if omitted)."""
 
-    def __init__(self, namespace: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, namespace: dict[str, Any] | None = None, *, limits: DescribeLimits | None = None
+    ) -> None:
         fresh = {"__name__": "__main__", "__builtins__": builtins}
         self.namespace: dict[str, Any] = namespace if namespace is not None else fresh
+        self.reader = NamespaceReader(limits)
+        """Describes values within its time limit, off the event loop."""
         self.history: list[tuple[int, str]] = []
         self.proposed_cells: list[ProposedCell] = []
         self.execution_count = 0
@@ -118,14 +118,15 @@ class LocalKernel:
 
     async def list_variables(self) -> Sequence[VariableInfo]:
         """The person's variables, sorted by name."""
-        return user_variables(self.namespace)
+        return await asyncio.to_thread(self.reader.variables, dict(self.namespace))
 
     async def describe_variable(self, name: str) -> str:
-        """Details of one variable; a ToolError naming the known ones if it does not exist."""
+        """Details of one variable; a ToolError naming the known ones if it does not exist,
+        or when describing it takes longer than the reader's time limit."""
         if name not in self.namespace or not is_user_variable(name, self.namespace[name]):
-            known = ", ".join(v.name for v in user_variables(self.namespace)[:30]) or "none"
+            known = ", ".join(user_names(self.namespace)[:30]) or "none"
             raise ToolError(f"No variable named {name!r} in the namespace. Variables: {known}.")
-        return describe_value(name, self.namespace[name])
+        return await asyncio.to_thread(self.reader.describe, name, self.namespace[name])
 
     async def input_history(self, limit: int) -> Sequence[tuple[int, str]]:
         """The last ``limit`` pieces of code run here, oldest first."""
@@ -133,7 +134,7 @@ class LocalKernel:
 
     async def fingerprints(self, names: Sequence[str]) -> Mapping[str, str | None]:
         """Fingerprints of the names that exist here."""
-        return {name: fingerprint(self.namespace[name]) for name in names if name in self.namespace}
+        return await asyncio.to_thread(self.reader.fingerprints, dict(self.namespace), names)
 
     async def insert_cell(self, source: str, *, run: bool = False) -> str:
         """Record the proposed cell (there is no notebook here); run it too if asked."""

@@ -15,8 +15,6 @@ from typing import TYPE_CHECKING
 from loom_jupyter.errors import PathOutsideNotebookError, ToolError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
     from loom_jupyter.tools.base import ToolContext
 
 __all__ = [
@@ -24,7 +22,6 @@ __all__ = [
     "decode_text",
     "display_path",
     "is_skipped_dir",
-    "iter_lines",
     "notebook_root",
     "read_searchable",
     "read_text",
@@ -118,19 +115,6 @@ def decode_text(data: bytes, shown: str) -> str:
             f"{shown} is not UTF-8 text (undecodable byte at offset {exc.start}); "
             "it is probably binary. Use run_python to inspect it if you need to."
         ) from exc
-
-
-def iter_lines(real: Path, shown: str) -> Iterator[str]:
-    """The lines of a text file of any size, streamed (for line ranges of big files)."""
-    require_file(real, shown)
-    with real.open("rb") as handle:
-        if sniff_binary(handle.read(_SNIFF_BYTES)):
-            raise ToolError(
-                f"{shown} is a binary file (it contains NUL bytes); file tools read text only."
-            )
-        handle.seek(0)
-        for raw in handle:
-            yield decode_text(raw, shown).rstrip("\r\n")
 
 
 def read_searchable(path: Path, max_bytes: int) -> str | None:

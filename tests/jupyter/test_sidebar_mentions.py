@@ -152,3 +152,29 @@ async def test_help_lists_every_command_and_unknown_ones_say_so() -> None:
     unknown = await run_command(None, "frobnicate", "")  # type: ignore[arg-type]
     assert not unknown.ok
     assert "/mcp" in unknown.text
+
+
+async def test_a_mentioned_value_whose_repr_hangs_says_so_in_time(
+    sources: MentionSources,
+) -> None:
+    import threading
+
+    from loom_jupyter.tools.namespace_reader import DescribeLimits
+
+    release = threading.Event()
+
+    class Stuck:
+        def __repr__(self) -> str:
+            release.wait(30)
+            return "Stuck()"
+
+    assert isinstance(sources.kernel, LocalKernel)
+    kernel = LocalKernel(sources.kernel.namespace, limits=DescribeLimits(seconds=0.5))
+    sources = MentionSources(kernel, sources.folder, sources.notebook, settings=Settings())
+    kernel.namespace["stuck"] = Stuck()
+    try:
+        expanded = await expand_mentions(sources, "what is @stuck?")
+    finally:
+        release.set()
+    assert "@stuck (variable):" in expanded
+    assert "describing `stuck` took longer than 0.5 s: its repr did not finish" in expanded

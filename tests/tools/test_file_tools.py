@@ -6,6 +6,7 @@ import asyncio
 import dataclasses
 import os
 import re
+import threading
 from typing import TYPE_CHECKING
 
 import pytest
@@ -323,3 +324,152 @@ async def test_regex_search_finds_lines_through_the_child(call: Caller, notebook
     huge = await call("search_files", pattern="x" * 5000, regex=True)
     assert huge.is_error
     assert "at most 2,000 characters" in huge.text_content
+
+
+class _CountingReads:
+    """Stands in for ``files._open_binary``: counts the bytes read, notes the threads."""
+
+    def __init__(self) -> None:
+        self.bytes_read = 0
+        self.threads: set[str] = set()
+
+    def open(self, real: Path) -> _CountingReads:
+        self.threads.add(threading.current_thread().name)
+        self._handle = real.open("rb")
+        return self
+
+    def __enter__(self) -> _CountingReads:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._handle.close()
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._handle.read(size)
+        self.bytes_read += len(data)
+        return data
+
+
+@pytest.mark.attack(
+    attack=(
+        "`read_file` with start_line/end_line on a huge file with no newline (a 381 MiB "
+        "one-line file: 29.6 s and 1.2 GB on the engine loop) stalls the kernel"
+    ),
+    stopped_by=(
+        "A line range scans at most 16 MiB in 1 MiB chunks, on a worker thread, keeping only "
+        "the start of each long line; the result says the line was cut (its number, its length "
+        "so far, the characters shown) and that the scan stopped before the range ended"
+    ),
+    ref="R10",
+)
+async def test_a_range_of_a_huge_file_without_newlines_reads_a_bounded_part(
+    notebook_dir: Path, call: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from loom_jupyter.tools import files
+
+    huge = notebook_dir / "one-line.txt"
+    with huge.open("wb") as handle:  # 1 MiB of text, then a hole: 64 MiB, sparse
+        handle.write(b"x" * 1024 * 1024)
+        handle.truncate(64 * 1024 * 1024)
+    reads = _CountingReads()
+    monkeypatch.setattr(files, "_open_binary", reads.open)
+
+    out = await call("read_file", path="one-line.txt", start_line=1, end_line=1)
+    assert not out.is_error, out.text_content
+    text = out.text_content
+    assert reads.bytes_read <= files.SCAN_BYTES
+    assert len(text) <= call.ctx.settings.tool_output_max_chars
+    assert "     1\t" + "x" * files.LONG_LINE_CHARS + "\n" in text
+    assert "x" * (files.LONG_LINE_CHARS + 1) not in text
+    assert (
+        f"[line 1 is over {files.SCAN_BYTES:,} bytes long; only its first "
+        f"{files.LONG_LINE_CHARS:,} characters are shown]"
+    ) in text
+    assert f"the scan stopped after reading {files.SCAN_BYTES:,} bytes, inside line 1" in text
+    assert reads.threads
+    assert "MainThread" not in reads.threads  # a worker's, not the event loop's thread
+
+
+async def test_long_lines_are_cut_saying_which_how_long_and_how_much_is_shown(
+    notebook_dir: Path, call: Caller
+) -> None:
+    from loom_jupyter.tools.files import LONG_LINE_CHARS
+
+    minified = "é" * 12_000  # 24,000 bytes of UTF-8
+    (notebook_dir / "app.min.js").write_text(f"// header\n{minified}\nshort\n")
+    note = f"[line 2 is 24,000 bytes long; only its first {LONG_LINE_CHARS:,} characters are shown]"
+    for args in ({}, {"start_line": 2, "end_line": 3}):
+        out = await call("read_file", path="app.min.js", **args)
+        assert not out.is_error, out.text_content
+        text = out.text_content
+        assert "     2\t" + "é" * LONG_LINE_CHARS + "\n" in text
+        assert "     3\tshort" in text
+        assert note in text
+        assert "line 3 is" not in text
+
+
+async def test_a_range_past_the_scan_budget_says_where_the_scan_stopped(notebook_dir: Path) -> None:
+    from loom_jupyter.errors import ToolError
+    from loom_jupyter.tools.files import scan_lines
+
+    numbered = notebook_dir / "rows.txt"
+    numbered.write_text("".join(f"row {i}\n" for i in range(1, 2001)))  # 7-9 bytes a row
+    real = numbered.resolve()
+    whole = scan_lines(real, "rows.txt", 10, 12, keep_chars=10_000, long_line=100)
+    assert whole.lines == [(10, "row 10"), (11, "row 11"), (12, "row 12")]
+    assert whole.stopped is None
+    # Rows 1-9 take 54 bytes, row 10 ends at byte 61: a 64-byte scan stops inside row 11.
+    cut = scan_lines(real, "rows.txt", 10, 12, keep_chars=10_000, long_line=100, scan_bytes=64)
+    assert cut.lines == [(10, "row 10"), (11, "row")]
+    assert cut.scanned == 64
+    assert [line.note() for line in cut.cut] == [
+        "[line 11 is over 3 bytes long; only its first 3 characters are shown]"
+    ]
+    assert cut.stopped is not None
+    assert "the scan stopped after reading 64 bytes, inside line 11" in cut.stopped
+
+    short = scan_lines(
+        real, "rows.txt", 1500, 1501, keep_chars=10_000, long_line=100, scan_bytes=1000
+    )
+    assert short.lines == []
+    assert short.scanned == 1000
+    assert short.stopped is not None
+    assert "the scan stopped after reading 1,000 bytes" in short.stopped
+    assert "run_python" in short.stopped
+    partway = scan_lines(
+        real, "rows.txt", 5, None, keep_chars=10_000, long_line=100, scan_bytes=100
+    )
+    assert partway.lines[0] == (5, "row 5")
+    assert partway.scanned == 100
+    assert partway.stopped is not None
+    with pytest.raises(ToolError, match="fewer than 3000 lines"):
+        scan_lines(real, "rows.txt", 3000, None, keep_chars=10_000, long_line=100)
+
+
+async def test_a_range_stops_at_the_output_limit_however_many_lines_it_names(
+    notebook_dir: Path, call: Caller
+) -> None:
+    (notebook_dir / "blank.txt").write_text("\n" * 200_000)
+    out = await call("read_file", path="blank.txt", start_line=1, end_line=200_000)
+    assert not out.is_error
+    text = out.text_content
+    assert len(text) <= call.ctx.settings.tool_output_max_chars
+    last = int(re.search(r"\(lines 1-(\d+)\)", text).group(1))  # type: ignore[union-attr]
+    assert f"continue with start_line={last + 1}]" in text
+
+
+async def test_a_secret_at_a_line_cut_is_redacted_not_cut_in_half(
+    notebook_dir: Path, call: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from loom_jupyter.tools.files import LONG_LINE_CHARS
+
+    secret = "CanarySecretValue-0123456789abcdefghijklmnopqrstuvwxyz"
+    monkeypatch.setenv("SERVICE_TOKEN", secret)
+    line = "x" * (LONG_LINE_CHARS - 20) + secret + "y" * 2000
+    (notebook_dir / "dump.txt").write_text(f"{line}\nend\n")
+    for args in ({}, {"start_line": 1, "end_line": 2}):
+        out = await call("read_file", path="dump.txt", **args)
+        text = out.text_content
+        assert "line 1 is" in text
+        assert secret[:12] not in text
+        assert "[REDACTED]" in text

@@ -245,8 +245,12 @@ def _cap(body: str, limit: int) -> str:
 async def _variable_summary(sources: MentionSources, name: str) -> tuple[str, str] | None:
     if not name.isidentifier():
         return None
+    from loom_jupyter.tools.namespace_reader import DescribeTimeout
+
     try:
         return "variable", await sources.kernel.describe_variable(name)
+    except DescribeTimeout as exc:  # a value whose repr hangs: say so, not what it holds
+        return "variable", str(exc)
     except LoomError:
         return None
 

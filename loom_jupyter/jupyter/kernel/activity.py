@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from loom_jupyter.lineage import ExecutionRecord
     from loom_jupyter.tools.base import VariableEffect
     from loom_jupyter.tools.describe import Snapshot
+    from loom_jupyter.tools.namespace_reader import NamespaceReader
 
 __all__ = [
     "NOTE_TOKENS",
@@ -119,27 +120,45 @@ class CellActivity:
         from loom_jupyter.lineage import execution_record
         from loom_jupyter.tools.describe import changed_variables
 
-        run = CellRun(
-            execution_count=getattr(result, "execution_count", None),
-            code=_trimmed(code),
-            error=_error_text(result),
-            effects=changed_variables(before, self._shell.user_ns),
-        )
-        if self._recorder is not None:
-            self._recorder(
-                execution_record(
-                    code,
-                    source="cell",
-                    changed=[effect.name for effect in run.effects],
-                    namespace=self._shell.user_ns,
-                    duration_s=duration,
-                    error=run.error,
-                    execution_count=run.execution_count,
-                    cell_id=getattr(info, "cell_id", None),
-                )
+        error = _error_text(result)
+        count = getattr(result, "execution_count", None)
+
+        def facts(read: bool) -> tuple[tuple[VariableEffect, ...], ExecutionRecord | None]:
+            """The variables the cell set and its record; unless ``read``, without running
+            any value's code (no shapes, no fingerprints)."""
+            ns = self._shell.user_ns
+            effects = changed_variables(before, ns, shapes=read)
+            if self._recorder is None:
+                return effects, None
+            return effects, execution_record(
+                code,
+                source="cell",
+                changed=[effect.name for effect in effects],
+                namespace=ns if read else {},
+                duration_s=duration,
+                error=error,
+                execution_count=count,
+                cell_id=getattr(info, "cell_id", None),
             )
+
+        # Shapes and fingerprints run the values' own code (``shape``, ``repr``): a value
+        # whose code hangs must not hold the person's kernel after their cell.
+        effects, record = _facts_reader().within(lambda: facts(True), lambda: facts(False))
+        run = CellRun(execution_count=count, code=_trimmed(code), error=error, effects=effects)
+        if self._recorder is not None and record is not None:
+            self._recorder(record)
         with self._lock:
             self._runs = [*self._runs, run][-_KEPT:]
+
+
+_FACTS_SECONDS = 3.0
+"""How long the shapes and fingerprints of what a cell set may take (milliseconds normally)."""
+
+
+def _facts_reader() -> NamespaceReader:
+    from loom_jupyter.tools.namespace_reader import DescribeLimits, NamespaceReader
+
+    return NamespaceReader(DescribeLimits(seconds=_FACTS_SECONDS))
 
 
 def earlier_cells(shell: Any) -> list[ExecutionRecord]:

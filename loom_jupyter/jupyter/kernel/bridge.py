@@ -2,7 +2,11 @@
 
 Every call touches the user namespace or the display, so each is marshalled to
 the kernel's main thread through :class:`MainThreadQueue`; the engine loop just
-awaits the result.
+awaits the result. Listing, describing and fingerprinting values run the values' own
+code (``repr``, ``shape``...): they go through a
+:class:`~loom_jupyter.tools.namespace_reader.NamespaceReader`, which holds the main
+thread for at most its time limit, so a value whose ``repr`` hangs ends the call with an
+error and leaves the kernel free for the person's next cell.
 
 ``insert_cell`` uses ``shell.set_next_input(source, replace=False)``: in
 JupyterLab and the classic notebook that creates a new cell below the running
@@ -19,8 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from loom_jupyter.errors import ToolError
 from loom_jupyter.jupyter.kernel.execute import run_in_namespace
-from loom_jupyter.lineage import execution_record, fingerprint
-from loom_jupyter.tools.describe import describe_value, is_user_variable, user_variables
+from loom_jupyter.lineage import execution_record
+from loom_jupyter.tools.describe import is_user_variable
+from loom_jupyter.tools.namespace_reader import NamespaceReader, user_names
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -28,6 +33,7 @@ if TYPE_CHECKING:
     from loom_jupyter.jupyter.kernel.mainthread import MainThreadQueue
     from loom_jupyter.lineage import ExecutionRecord, ExecutionSource
     from loom_jupyter.tools.base import ExecutionResult, VariableInfo
+    from loom_jupyter.tools.namespace_reader import DescribeLimits
 
 __all__ = ["LiveKernelBridge"]
 
@@ -42,9 +48,11 @@ class LiveKernelBridge:
         *,
         on_result: Callable[[str, ExecutionResult], None] | None = None,
         recorder: Callable[[ExecutionRecord], None] | None = None,
+        limits: DescribeLimits | None = None,
     ) -> None:
         self._shell = shell
         self._main = main
+        self._reader = NamespaceReader(limits)
         self._on_result = on_result
         self._recorder = recorder  # the agent's executions, archived (issue 21)
         self._counter = itertools.count(1)
@@ -79,29 +87,26 @@ class LiveKernelBridge:
         return await self._main.call(job)
 
     async def list_variables(self) -> Sequence[VariableInfo]:
-        """The user's variables, summarised."""
-        return await self._main.call(lambda: user_variables(dict(self._shell.user_ns)))
+        """The user's variables, summarised (within the reader's time limit)."""
+        return await self._main.call(lambda: self._reader.variables(dict(self._shell.user_ns)))
 
     async def describe_variable(self, name: str) -> str:
-        """Details of one variable; ToolError when the name is not defined."""
+        """Details of one variable; ToolError when the name is not defined, or when
+        describing it takes longer than the reader's time limit."""
 
         def job() -> str:
             ns = self._shell.user_ns
             if name not in ns or not is_user_variable(name, ns[name]):
-                known = ", ".join(v.name for v in user_variables(dict(ns))[:30]) or "none"
+                known = ", ".join(user_names(ns)[:30]) or "none"
                 raise ToolError(f"no variable named {name!r} in the kernel (defined: {known})")
-            return describe_value(name, ns[name])
+            return self._reader.describe(name, ns[name])
 
         return await self._main.call(job)
 
     async def fingerprints(self, names: Sequence[str]) -> Mapping[str, str | None]:
-        """Fingerprints of the names that exist in the user namespace."""
-
-        def job() -> dict[str, str | None]:
-            ns = self._shell.user_ns
-            return {name: fingerprint(ns[name]) for name in names if name in ns}
-
-        return await self._main.call(job)
+        """Fingerprints of the names that exist in the user namespace (``None`` for one
+        that could not be taken within the reader's time limit)."""
+        return await self._main.call(lambda: self._reader.fingerprints(self._shell.user_ns, names))
 
     async def input_history(self, limit: int) -> Sequence[tuple[int, str]]:
         """The last ``limit`` cells this kernel ran, oldest first."""

@@ -78,10 +78,12 @@ class BridgeHooks(Protocol):
 
 
 class _Inline:
-    """A stand-in for the main-thread queue that runs reading work where it is."""
+    """A stand-in for the main-thread queue that runs reading work at once, on a worker
+    thread: describing a value may take up to the reader's time limit, and the engine
+    loop must not wait for it."""
 
     async def call(self, fn: Callable[[], Any]) -> Any:
-        return fn()
+        return await asyncio.to_thread(fn)
 
 
 class GuardedBridge:
