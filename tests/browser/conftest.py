@@ -34,8 +34,7 @@ Reusable by every browser test (the Loom sidebar now, the chat sidebar later):
     the server log are shown in the report.
 
     After each test (:meth:`LabPage.reset`): every tab closed discarding changes, the
-    test's kernels shut down (on a thread: the next test need not wait for their
-    processes to exit), the right panel closed, the file browser at the root,
+    test's kernels shut down, the right panel closed, the file browser at the root,
     focus and mouse parked, and the observers a test script registered in
     ``window.__loomObservers`` disconnected with every ``window.__loom*`` global gone;
     a test that adds a playwright listener to ``lab.page`` removes it. A test that failed
@@ -56,7 +55,6 @@ Every test using these fixtures must be marked ``@pytest.mark.browser``.
 from __future__ import annotations
 
 import secrets
-import threading
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -67,7 +65,6 @@ from lab_harness import (
     PAGE_TIMEOUT_MS,
     LabPage,
     LabServer,
-    kernel_ids,
     shutdown_kernels,
     start_lab_server,
     stop_lab_server,
@@ -89,38 +86,6 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
         yield server
     finally:
         stop_lab_server(server)
-
-
-class _KernelReaper:
-    """Shuts each finished test's kernels down on a thread, so the next test does not wait
-    the second or so each takes to exit. The ids are listed when the test ends (before the
-    next one can start a kernel); one batch at a time; all done before the server stops."""
-
-    def __init__(self, server: LabServer) -> None:
-        self._server = server
-        self._thread: threading.Thread | None = None
-
-    def reap(self) -> None:
-        ids = kernel_ids(self._server)
-        self.join()
-        self._thread = threading.Thread(
-            target=shutdown_kernels, args=(self._server, ids), name="kernel-reaper", daemon=True
-        )
-        self._thread.start()
-
-    def join(self) -> None:
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-
-
-@pytest.fixture(scope="session")
-def _kernel_reaper(lab_server: LabServer) -> Iterator[_KernelReaper]:
-    reaper = _KernelReaper(lab_server)
-    try:
-        yield reaper
-    finally:
-        reaper.join()
 
 
 @pytest.fixture(scope="module")
@@ -210,7 +175,7 @@ def _shared_lab(chromium: Browser, lab_server: LabServer) -> Iterator[_SharedLab
 @pytest.fixture
 def lab(
     _shared_lab: _SharedLab,
-    _kernel_reaper: _KernelReaper,
+    lab_server: LabServer,
     request: pytest.FixtureRequest,
     tmp_path: Path,
 ) -> Iterator[LabPage]:
@@ -222,14 +187,10 @@ def lab(
     lab = _shared_lab.get()
     try:
         yield lab
-        reusable = False
-        try:
-            reusable = not _report_failure(request, lab, tmp_path) and _reset(lab, request)
-        finally:
-            if not reusable:
-                _shared_lab.discard()
+        if _report_failure(request, lab, tmp_path) or not _reset(lab, request):
+            _shared_lab.discard()
     finally:
-        _kernel_reaper.reap()  # each test's kernels end with it
+        shutdown_kernels(lab_server)  # each test's kernels end with it
 
 
 def _reset(lab: LabPage, request: pytest.FixtureRequest) -> bool:
@@ -239,7 +200,7 @@ def _reset(lab: LabPage, request: pytest.FixtureRequest) -> bool:
         if lab.reset():
             return True
         if lab.page.evaluate(LAB_RUNNING):
-            request.node.warn(pytest.PytestWarning("a tab or dialog stayed open: page not reused"))
+            request.node.warn(pytest.PytestWarning("a dialog stayed open: page not reused"))
     except (Exception, pytest.fail.Exception) as error:
         request.node.warn(pytest.PytestWarning(f"page not reused, its reset failed: {error}"))
     return False
@@ -247,11 +208,7 @@ def _reset(lab: LabPage, request: pytest.FixtureRequest) -> bool:
 
 @pytest.fixture
 def fresh_lab(
-    lab_server: LabServer,
-    chromium: Browser,
-    _kernel_reaper: _KernelReaper,
-    request: pytest.FixtureRequest,
-    tmp_path: Path,
+    lab_server: LabServer, chromium: Browser, request: pytest.FixtureRequest, tmp_path: Path
 ) -> Iterator[LabPage]:
     """A page of its own in a fresh browser context, nothing loaded yet: for a test that
     needs what only a new page has (say why where it is used). Failure reports as ``lab``."""
@@ -261,4 +218,4 @@ def fresh_lab(
         _report_failure(request, lab, tmp_path)
     finally:
         context.close()
-        _kernel_reaper.reap()  # each test's kernels end with it
+        shutdown_kernels(lab_server)  # each test's kernels end with it

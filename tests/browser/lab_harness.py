@@ -71,24 +71,19 @@ CLOSE_LAUNCHERS = f"""(app) => {{
         if (({LAUNCHER})(widget)) {{ widget.close(); }}
     }}
 }}"""
-# What one test leaves in a shared page: its tabs (disposed, so no "Save your work?" dialog
-# and unsaved changes are dropped), the right panel open (a booted page shows it closed),
-# the file browser in its folder, observers and globals it put on ``window`` (test scripts
-# register observers in ``window.__loomObservers``), focus.
-RESET_SHELL = f"""async (app) => {{
-    for (const widget of Array.from(app.shell.widgets('main'))) {{
-        if (!({LAUNCHER})(widget)) {{ widget.dispose(); }}
-    }}
+# What one test leaves in a shared page besides its tabs: the right panel open (a booted
+# page shows it closed), the file browser in its folder, observers and globals it put on
+# ``window`` (test scripts register observers in ``window.__loomObservers``), focus.
+RESET_SHELL = """async (app) => {
     app.shell.collapseRight();
-    await app.commands.execute('filebrowser:go-to-path', {{path: '/', dontShowBrowser: true}});
-    for (const observer of window.__loomObservers ?? []) {{ observer.disconnect(); }}
-    for (const name of Object.keys(window)) {{
-        if (name.startsWith('__loom')) {{ delete window[name]; }}
-    }}
+    await app.commands.execute('filebrowser:go-to-path', {path: '/', dontShowBrowser: true});
+    for (const observer of window.__loomObservers ?? []) { observer.disconnect(); }
+    for (const name of Object.keys(window)) {
+        if (name.startsWith('__loom')) { delete window[name]; }
+    }
     document.activeElement?.blur?.();
-    const tabs = Array.from(app.shell.widgets('main')).filter((w) => !({LAUNCHER})(w));
-    return tabs.length === 0 && document.querySelector('.jp-Dialog') === null;
-}}"""
+    return document.querySelector('.jp-Dialog') === null;
+}"""
 # The news toast covers the bottom of the sidebars and update checks reach out
 # to the network: turn both off for the test server.
 SETTINGS_OVERRIDES = {
@@ -248,11 +243,12 @@ class LabPage:
         tab closed (unsaved changes discarded), the right panel closed, the file browser
         at the root, test observers and ``window.__loom*`` globals gone, nothing focused,
         the mouse in the corner. False when the page runs no JupyterLab (Notebook 7, a
-        page that did not load) or a tab or dialog stays open: then it is not reusable.
+        page that did not load) or a dialog stays open: then it is not reusable.
         Kernels are the caller's to shut down (the page keeps none open after this)."""
         if not self.page.evaluate(LAB_RUNNING):
             return False
         self._settle_file_browser()
+        self.close_all()
         self.page.mouse.move(0, 0)
         clean: bool = self.app_eval(RESET_SHELL)
         return clean
@@ -374,28 +370,19 @@ def _wait_until_ready(server: LabServer) -> None:
     )
 
 
-def kernel_ids(server: LabServer) -> list[str]:
-    """The ids of the server's running kernels (none when it does not answer)."""
+def shutdown_kernels(server: LabServer) -> None:
+    """Ask the server to shut its kernels down, as the UI's "Shut Down All" does."""
     try:
         with urllib.request.urlopen(server.url("api/kernels"), timeout=10) as response:
-            return [kernel["id"] for kernel in json.load(response)]
-    except (urllib.error.URLError, ConnectionError, TimeoutError):
-        return []
-
-
-def shutdown_kernels(server: LabServer, ids: list[str] | None = None) -> None:
-    """Ask the server to shut kernels down (by default all of them, as the UI's "Shut Down
-    All" does) and wait until each has ended."""
-    for kernel_id in kernel_ids(server) if ids is None else ids:
-        request = urllib.request.Request(server.url(f"api/kernels/{kernel_id}"), method="DELETE")
-        try:
+            kernels = json.load(response)
+        for kernel in kernels:
+            request = urllib.request.Request(
+                server.url(f"api/kernels/{kernel['id']}"), method="DELETE"
+            )
             urllib.request.urlopen(request, timeout=30).close()
-        except urllib.error.HTTPError as error:
-            if error.code != 404:  # 404: it had ended already
-                return
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            # The server is already gone or stuck: stop_lab_server still ends it by its PID.
-            return
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        # The server is already gone or stuck: _stop still ends it by its PID.
+        return
 
 
 def stop_lab_server(server: LabServer) -> None:
