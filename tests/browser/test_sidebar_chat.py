@@ -1,7 +1,8 @@
 """The Loom chat sidebar in a real JupyterLab, against the fake Messages API.
 
-One JupyterLab server for the session, a fresh workspace (and kernel) per test; everything
-is driven through the pinned ``data-loom`` attributes and waited on by condition.
+One JupyterLab server for the session, one JupyterLab page for the module, a fresh notebook
+(and kernel) per test; everything is driven through the pinned ``data-loom`` attributes
+and waited on by condition.
 """
 
 from __future__ import annotations
