@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from loom_jupyter.errors import LoomError
+from loom_jupyter.own_writes import wrote
 from loom_jupyter.settings import user_config_path
 
 __all__ = [
@@ -213,6 +214,7 @@ def _file_put(path: Path, key: str) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         temp.replace(path)
+        wrote(path, (key + "\n").encode("ascii"))
     except OSError as exc:
         raise LoomError(
             f"The key could not be saved in {_home_short(path)} ({exc.strerror or exc}). "
@@ -223,6 +225,7 @@ def _file_put(path: Path, key: str) -> None:
 def _file_remove(path: Path) -> bool:
     try:
         path.unlink()
+        wrote(path, None)
     except FileNotFoundError:
         return False
     except OSError as exc:

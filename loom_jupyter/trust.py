@@ -47,6 +47,7 @@ from loom_jupyter.folders import (
     project_config,
     project_root,
 )
+from loom_jupyter.own_writes import wrote
 from loom_jupyter.settings import (
     TRUSTED_ONLY,
     Settings,
@@ -433,6 +434,7 @@ class TrustStore:
                 handle.write(text + "\n")
             Path(temp).chmod(0o600)
             Path(temp).replace(self.path)
+            wrote(self.path, (text + "\n").encode("utf-8"))
         except OSError as error:
             raise LoomError(
                 f"Cannot save the trust decision in {self.path}: {error.strerror or error}."

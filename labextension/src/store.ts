@@ -68,6 +68,8 @@ export type ApprovalEntry = {
   summary: string;
   /** What Always would allow from then on ('' unnamed); null: not offered (a guard rail). */
   always: string | null;
+  /** 'run': may the call run? 'keep': keep a protected change Loom undid (preview: the diff). */
+  question: 'run' | 'keep';
   decision: Decision | null;
   by: string | null;
 };
@@ -355,6 +357,7 @@ export class ChatStore {
           preview: message.preview,
           summary: message.summary,
           always: message.always === undefined ? '' : message.always,
+          question: message.question ?? 'run',
           decision: null,
           by: null
         });

@@ -19,6 +19,7 @@ function entry(always: string | null, summary = 'run `git status`'): ApprovalEnt
     preview: 'git status',
     summary,
     always,
+    question: 'run',
     decision: null,
     by: null
   };
@@ -53,5 +54,23 @@ describe('ApprovalCard', () => {
     const buttons = node.querySelectorAll('[data-loom="approve"]');
     expect(buttons.map(b => b.dataset.decision)).toEqual(['allow', 'deny', 'always']);
     expect(node.querySelectorAll('[data-loom="guard-rail"]')).toHaveLength(0);
+  });
+
+  it('asks whether to keep a protected change Loom undid, showing the diff', () => {
+    const keep: ApprovalEntry = {
+      ...entry(
+        null,
+        'run_python changed loom.yaml (created), which Loom protects; Loom undid it. Keep this change?'
+      ),
+      question: 'keep',
+      preview: '--- loom.yaml\n+++ loom.yaml\n+approval: auto'
+    };
+    const { node, decided } = render(keep);
+    const [diff] = node.querySelectorAll('[data-loom="protected-diff"]');
+    expect(diff.textContent).toContain('+approval: auto');
+    const buttons = node.querySelectorAll('[data-loom="approve"]');
+    expect(buttons.map(b => b.textContent)).toEqual(['Keep this change', 'Leave it undone']);
+    buttons[1].click();
+    expect(decided).toEqual(['deny']);
   });
 });

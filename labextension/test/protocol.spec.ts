@@ -101,9 +101,9 @@ describe('version skew', () => {
     has_key: true
   };
 
-  it('says this page speaks 1.2: the major and the minor the hello sends', () => {
-    expect(PROTOCOL_VERSION).toBe('1.2');
-    expect([PROTOCOL_MAJOR, PROTOCOL_MINOR]).toEqual([1, 2]);
+  it('says this page speaks 1.3: the major and the minor the hello sends', () => {
+    expect(PROTOCOL_VERSION).toBe('1.3');
+    expect([PROTOCOL_MAJOR, PROTOCOL_MINOR]).toEqual([1, 3]);
   });
 
   it('reads a welcome from a kernel a minor version older, and one newer', () => {
@@ -122,7 +122,7 @@ describe('version skew', () => {
     expect(reader.kernelVersion).toBe('1.0');
     const after = reader.read({ ...broken, delta: 6 });
     expect('notice' in after && after.notice).toMatch(
-      /^This page \(Loom protocol 1\.2\) could not read a message from the kernel \(Loom protocol 1\.0\): "text": \/delta must be string/
+      /^This page \(Loom protocol 1\.3\) could not read a message from the kernel \(Loom protocol 1\.0\): "text": \/delta must be string/
     );
     expect(reader.read({ ...broken, delta: 7 })).toEqual({ notice: null }); // told once
     const store = new ChatStore();
@@ -131,7 +131,7 @@ describe('version skew', () => {
       expect.objectContaining({
         kind: 'notice',
         level: 'warning',
-        message: expect.stringMatching(/1\.2.*1\.0/)
+        message: expect.stringMatching(/1\.3.*1\.0/)
       })
     ]);
     expect(warn).toHaveBeenCalledTimes(3); // and each one in the console
@@ -141,8 +141,8 @@ describe('version skew', () => {
   it('reads the kernel version from a welcome it cannot read too', () => {
     const reader = new KernelReader();
     jest.spyOn(console, 'warn').mockImplementation(() => undefined);
-    const read = reader.read({ ...welcome10, protocol: '1.3', busy: 'no' });
-    expect('notice' in read && read.notice).toMatch(/protocol 1\.2.*protocol 1\.3.*\/busy/);
+    const read = reader.read({ ...welcome10, protocol: '1.4', busy: 'no' });
+    expect('notice' in read && read.notice).toMatch(/protocol 1\.3.*protocol 1\.4.*\/busy/);
     reader.reset();
     expect(reader.kernelVersion).toBeNull();
     jest.restoreAllMocks();

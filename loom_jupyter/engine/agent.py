@@ -25,7 +25,7 @@ from __future__ import annotations
 import inspect
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from typing_extensions import assert_never
@@ -39,6 +39,7 @@ from loom_jupyter.engine.events import (
     ToolStarted,
     TurnEndReason,
 )
+from loom_jupyter.engine.gate import GateEvent, ToolCallDone, ToolGate
 from loom_jupyter.errors import LoomError, ModelAPIError, ModelError, StreamInterruptedError
 from loom_jupyter.messages import (
     RedactedThinkingBlock,
@@ -97,15 +98,6 @@ class ModelCallFailed:
     model: str
     latency_ms: float
     kind: Literal["model_call_failed"] = "model_call_failed"
-
-
-@dataclass(frozen=True)
-class ToolCallDone:
-    """One tool call's result (also for calls that were refused or not run)."""
-
-    call: ToolUseBlock
-    output: ToolOutput
-    kind: Literal["tool_call_done"] = "tool_call_done"
 
 
 @dataclass(frozen=True)
@@ -178,9 +170,17 @@ class AgentLoop:
                     _end_reason(done.stop_reason), _stop_message(done, request.max_tokens)
                 )
                 return
-            for call in calls:
+            for index, call in enumerate(calls):
+                halt = ""
                 async for tool_event in self._run_tool(call, ctx):
+                    if isinstance(tool_event, ToolCallDone):
+                        halt = tool_event.halt
                     yield tool_event
+                if halt:
+                    for rest in calls[index + 1 :]:
+                        yield ToolCallDone(rest, ToolOutput.error(_HALTED))
+                    yield LoopEnded("protected_change", halt)
+                    return
         yield LoopEnded("iteration_limit", _iteration_message(self.settings.max_iterations))
 
     # -- the model ----------------------------------------------------------
@@ -247,25 +247,9 @@ class AgentLoop:
 
     # -- tools ----------------------------------------------------------------
 
-    async def _run_tool(self, call: ToolUseBlock, ctx: ToolContext) -> AsyncIterator[AgentEvent]:
-        ctx = replace(ctx, call_id=call.id)
-        checked = self.registry.check_call(call)
-        if isinstance(checked, ToolOutput):
-            yield ToolCallDone(call, checked)
-            return
-        if self.policy.will_ask(checked, call, ctx):
-            request = self.policy.describe(checked, call, ctx)
-            yield ApprovalNeeded(call.id, call.name, request.summary, request.detail)
-        decision = await self.policy.check(checked, call, ctx)
-        if not decision.allowed:
-            yield ToolCallDone(call, decision.to_output())
-            return
-        yield ToolStarted(call.id, call.name, summarize_input(call), dict(call.input))
-        try:
-            output = await self.registry.run(call, ctx)
-        except Exception as exc:  # the registry guards tools; this guards the registry
-            output = ToolOutput.error(f"{call.name} failed: {type(exc).__name__}: {exc}")
-        yield ToolCallDone(call, output)
+    async def _run_tool(self, call: ToolUseBlock, ctx: ToolContext) -> AsyncIterator[GateEvent]:
+        async for event in ToolGate(registry=self.registry, policy=self.policy).run(call, ctx):
+            yield event
 
 
 class _Shown:
@@ -306,16 +290,10 @@ class _Shown:
             yield TextDelta(shown)
 
 
-def summarize_input(call: ToolUseBlock, limit: int = 100) -> str:
-    """One line describing a call's input, for people (``code: df.head()``...)."""
-    parts = []
-    for key, value in call.input.items():
-        text = value if isinstance(value, str) else repr(value)
-        parts.append(f"{key}: {' '.join(str(text).split())}")
-    line = ", ".join(parts)
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
+_HALTED = (
+    "Not run: the turn stopped before this call, because an earlier call changed files Loom "
+    "protects (see its result)."
+)
 _NOT_RUN = (
     "Not run: the answer stopped ({}) before this tool call was complete, so its input may be "
     "cut off. Call it again if it is still needed."

@@ -55,6 +55,7 @@ TurnEndReason = Literal[
     "model_context_window_exceeded",
     "iteration_limit",
     "interrupted",
+    "protected_change",
 ]
 """Why a turn ended without an error (the model's stop reason, or ours)."""
 

@@ -365,7 +365,7 @@ class CoworkSession:
         loop = AgentLoop(
             model=self.model, registry=self.tools, policy=self.policy, settings=self.settings
         )
-        agent = loop.run(self._request, self._tool_context(sid, first))
+        agent = loop.run(self._request, self.tool_context(sid, first))
         try:
             async for event in self._steps(agent):
                 async for public in self._archive_step(turn, event):
@@ -673,7 +673,8 @@ class CoworkSession:
         instructions included, as they are now), max tokens, thinking and effort."""
         return self._requests.shape()
 
-    def _tool_context(self, session_id: str, asked_at: int) -> ToolContext:
+    def tool_context(self, session_id: str, asked_at: int) -> ToolContext:
+        """What a tool call answering turn ``asked_at`` may use (any caller's: the gate)."""
         return ToolContext(
             notebook_dir=self.notebook_path.parent,
             settings=self.settings,

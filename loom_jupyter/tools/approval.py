@@ -47,6 +47,7 @@ __all__ = [
     "ApprovalPolicy",
     "ApprovalRequest",
     "Approver",
+    "Asker",
     "AsyncApprovalDescriber",
     "CodeGuardedTool",
     "GuardedTool",
@@ -82,6 +83,9 @@ class ApprovalRequest:
     always: str | None = ""
     """What "Always" would allow from then on, in words ("": offered, unnamed; ``None``: not
     offered, e.g. a write to a guard rail)."""
+    question: Literal["run", "keep"] = "run"
+    """``run``: may this call run? ``keep``: the call changed protected files without the
+    person's approval and Loom undid it; ``detail`` is the diff and a yes puts it back."""
 
 
 In_contra = TypeVar("In_contra", contravariant=True)
@@ -93,6 +97,16 @@ Approver: TypeAlias = Callable[
 
 ``allow``/``deny`` (the spelling of :mod:`loom_jupyter.engine.events`) mean ``yes``/``no``.
 """
+
+
+@dataclass(frozen=True)
+class Asker:
+    """Who answers one caller's questions (the "ask the person" port): the session's card or
+    stdin, or nobody (``approver`` None), and then ``nobody`` says why, in the caller's words
+    (an outside agent's call with no page open on the notebook)."""
+
+    approver: Approver | None
+    nobody: str = ""
 
 
 @runtime_checkable
@@ -172,6 +186,8 @@ class ApprovalDecision:
     reason: str = ""
     asked: bool = False
     answer: ApprovalAnswer | None = None
+    rail: str | None = None
+    """The guard rail the person was asked about and allowed this call to write."""
 
     def error(self) -> ApprovalDeniedError:
         """The denial as an error (for code that prefers raising)."""
@@ -260,20 +276,29 @@ class ApprovalPolicy:
             scope.prefix and any(key.startswith(k) for k in self._prefixes)
         )
 
-    async def check(
-        self, tool: AnyTool, call: ToolUseBlock, ctx: ToolContext | None = None
-    ) -> ApprovalDecision:
-        """Decide whether ``call`` of ``tool`` may run, asking the person if needed.
+    def asker(self) -> Asker:
+        """The session's own way of asking (a caller may bring another, see :class:`Asker`)."""
+        return Asker(self.approver)
 
-        ``ctx`` lets file tools show a diff against the file on disk.
-        """
+    async def check(
+        self,
+        tool: AnyTool,
+        call: ToolUseBlock,
+        ctx: ToolContext | None = None,
+        *,
+        asker: Asker | None = None,
+    ) -> ApprovalDecision:
+        """Decide whether ``call`` of ``tool`` may run, asking the person (through ``asker``,
+        else the session's approver) if needed. ``ctx`` lets file tools show a diff against
+        the file on disk."""
+        asker = asker or self.asker()
         name = tool.spec.name
         try:
             rail = await _rail(tool, call, ctx)
         except RailUnknown as unknown:
             return ApprovalDecision(False, f"{name} was not run: {unknown}")
         if rail is not None:
-            return await self._guarded(tool, call, ctx, rail)
+            return await self._guarded(tool, call, ctx, rail, asker)
         server = tool.server_approval if isinstance(tool, ServerApproval) else None
         if server is not None and self.mode != "read-only":
             if server == "read-only":
@@ -288,10 +313,10 @@ class ApprovalPolicy:
         if self._covered(scope) or name in self._always:
             return ApprovalDecision(True, answer="always")
         request = replace(await self._described(tool, call, ctx), always=scope.label)
-        return await self._ask(request, scope)
+        return await self._ask(request, asker, scope)
 
     async def _guarded(
-        self, tool: AnyTool, call: ToolUseBlock, ctx: ToolContext | None, rail: str
+        self, tool: AnyTool, call: ToolUseBlock, ctx: ToolContext | None, rail: str, asker: Asker
     ) -> ApprovalDecision:
         """A write to a guard rail: refused when read-only, else asked, every time."""
         name = tool.spec.name
@@ -299,13 +324,34 @@ class ApprovalPolicy:
             return ApprovalDecision(False, _read_only_reason(name))
         request = await self._described(tool, call, ctx)
         summary = f"{request.summary} — it writes {rail}: Loom always asks about this"
-        return await self._ask(replace(request, summary=summary, always=None), None, rail)
+        decision = await self._ask(
+            replace(request, summary=summary, always=None), asker, None, rail
+        )
+        return replace(decision, rail=rail) if decision.allowed else decision
+
+    async def confirm(self, request: ApprovalRequest, asker: Asker | None = None) -> bool:
+        """Ask a yes/no question that is not a call's approval (keep a protected change?),
+        in the same row as the others; False when nobody can answer or the asking fails."""
+        approver = (asker or self.asker()).approver
+        if approver is None:
+            return False
+        try:
+            async with self._one_question():
+                answer = await approver(request)
+        except Exception:  # a front that cannot ask leaves the safe answer
+            return False
+        return _ANSWER_ALIASES.get(answer, answer) in ("yes", "always")
 
     def will_ask(
-        self, tool: AnyTool, call: ToolUseBlock | None = None, ctx: ToolContext | None = None
+        self,
+        tool: AnyTool,
+        call: ToolUseBlock | None = None,
+        ctx: ToolContext | None = None,
+        *,
+        asker: Asker | None = None,
     ) -> bool:
-        """Whether :meth:`check` would ask the approver about ``tool`` (this ``call``) now."""
-        if tool.access != "write" or self.approver is None:
+        """Whether :meth:`check` would ask the person about ``tool`` (this ``call``) now."""
+        if tool.access != "write" or (asker or self.asker()).approver is None:
             return False
         if call is not None:  # a rail read at call time (a cell's code) is not known here
             try:
@@ -347,10 +393,17 @@ class ApprovalPolicy:
         return self.describe(tool, call, ctx)
 
     async def _ask(
-        self, request: ApprovalRequest, scope: AlwaysScope | None, rail: str | None = None
+        self,
+        request: ApprovalRequest,
+        asker: Asker,
+        scope: AlwaysScope | None,
+        rail: str | None = None,
     ) -> ApprovalDecision:
         name = request.tool_name
-        if self.approver is None:
+        approver = asker.approver
+        if approver is None and asker.nobody:
+            return ApprovalDecision(False, asker.nobody)
+        if approver is None:
             why = (
                 f"it writes {rail}, which always needs the person's approval,"
                 if rail
@@ -364,7 +417,7 @@ class ApprovalPolicy:
             return ApprovalDecision(False, reason + hint)
         try:
             async with self._one_question():  # sub-agents share the policy: one card at a time
-                answer = await self.approver(request)
+                answer = await approver(request)
         except Exception as exc:  # a front that cannot ask must not crash the loop
             reason = (
                 f"{name} was not run: asking for approval failed ({type(exc).__name__}: {exc})."

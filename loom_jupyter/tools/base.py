@@ -10,7 +10,16 @@ state is extracted mechanically.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeAlias, TypeVar
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Generic,
+    Literal,
+    Protocol,
+    TypeAlias,
+    TypeVar,
+    runtime_checkable,
+)
 
 from loom_jupyter.messages import ImageBlock, TextBlock
 from loom_jupyter.tools.schema import check_mapping, parse_input
@@ -33,6 +42,7 @@ __all__ = [
     "FileEffect",
     "KernelBridge",
     "NotebookDocument",
+    "RunsCode",
     "Tool",
     "ToolAccess",
     "ToolContext",
@@ -239,6 +249,17 @@ class TypedTool(Generic[In]):
         """The model's input as ``input_type``; raises
         :class:`~loom_jupyter.tools.schema.InvalidInput` saying what is wrong."""
         return parse_input(self.input_type, raw)
+
+
+@runtime_checkable
+class RunsCode(Protocol[In_contra]):
+    """A tool whose call runs code or a command (``run_python``, ``shell``, a cell...): what
+    it touches cannot be read from its input, so the protected files are checked after it
+    (:mod:`loom_jupyter.engine.gate`, issue 38.3)."""
+
+    def runs_code(self, args: In_contra) -> bool:
+        """Whether a call with ``args`` runs code (``insert_cell`` only with ``run``)."""
+        ...
 
 
 def call_args(tool: AnyTool, raw: object) -> object:

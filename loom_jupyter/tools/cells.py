@@ -281,6 +281,10 @@ class RunCell(TypedTool[CellInput]):
         lines = cell.source.count("\n") + 1
         return ApprovalRequest("run_cell", f"run cell {cell_id} ({lines} lines)", cell.source)
 
+    def runs_code(self, args: CellInput) -> bool:
+        """Always: the protected files are checked after it."""
+        return True
+
     async def code_rail(self, args: CellInput, ctx: ToolContext) -> str | None:
         """The rail the cell's source names, as the notebook holds it now (the same text a
         ``run_python`` of it would be checked for)."""
@@ -359,6 +363,10 @@ class InsertCell(TypedTool[InsertCellInput]):
         ),
         input_schema=input_schema(InsertCellInput),
     )
+
+    def runs_code(self, args: InsertCellInput) -> bool:
+        """When it runs the code cell it inserts."""
+        return args.run and args.cell_type == "code"
 
     def guard_rail(self, args: InsertCellInput, ctx: ToolContext | None) -> str | None:
         """A code cell it runs: the rail its source names; else none (a cell, not a file)."""

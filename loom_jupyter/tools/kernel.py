@@ -99,6 +99,10 @@ class RunPython(TypedTool[RunPythonInput]):
         lines = code.count("\n") + 1
         return ApprovalRequest("run_python", f"run Python code ({lines} lines)", code)
 
+    def runs_code(self, args: RunPythonInput) -> bool:
+        """Always: the protected files are checked after it."""
+        return True
+
     def guard_rail(self, args: RunPythonInput, ctx: ToolContext | None) -> str | None:
         """A guard rail code that writes, runs processes or builds code names, if any."""
         return code_rail(args.code)

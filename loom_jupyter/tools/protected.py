@@ -54,10 +54,10 @@ __all__ = [
     "SKILL_FOLDERS",
     "ChangeKind",
     "FileState",
+    "PlacesSnapshot",
     "ProtectedChange",
     "ProtectedPlaces",
     "ProtectedWatch",
-    "Snapshot",
     "StateKind",
     "Unrestored",
     "compare",
@@ -83,7 +83,7 @@ KEEP_BUDGET_BYTES = 32 << 20
 HASH_MAX_BYTES = 64 << 20
 """Bytes of a file hashed at most; past it, any change of its stat counts as a change."""
 MAX_ENTRIES = 1000
-"""Entries recorded per protected folder; the rest are not watched (:attr:`Snapshot.cut`)."""
+"""Entries recorded per protected folder; the rest are not watched (:attr:`PlacesSnapshot.cut`)."""
 DIFF_LIMIT = 20_000
 """Characters :func:`diff_text` returns at most."""
 
@@ -144,7 +144,7 @@ class FileState:
 
 
 @dataclass(frozen=True)
-class Snapshot:
+class PlacesSnapshot:
     """The protected places' states at one moment."""
 
     states: Mapping[str, FileState]
@@ -232,8 +232,8 @@ class ProtectedWatch:
 
     def __init__(self, places: ProtectedPlaces) -> None:
         self.places = places
-        self._last = Snapshot({})
-        self._baseline: Snapshot | None = None
+        self._last = PlacesSnapshot({})
+        self._baseline: PlacesSnapshot | None = None
 
     @classmethod
     def for_notebook(cls, notebook_path: str | os.PathLike[str]) -> ProtectedWatch:
@@ -243,7 +243,7 @@ class ProtectedWatch:
     def for_folder(cls, folder: str | os.PathLike[str]) -> ProtectedWatch:
         return cls(ProtectedPlaces.for_folder(folder))
 
-    def before(self) -> Snapshot:
+    def before(self) -> PlacesSnapshot:
         """Take the places' state now as the baseline (before a call)."""
         self._baseline = self._last = _take(self.places, self._last)
         return self._baseline
@@ -302,7 +302,7 @@ def describe_changes(changes: Iterable[ProtectedChange], *, base: Path | None = 
     return visible(", ".join(named))
 
 
-def compare(old: Snapshot, new: Snapshot) -> tuple[ProtectedChange, ...]:
+def compare(old: PlacesSnapshot, new: PlacesSnapshot) -> tuple[ProtectedChange, ...]:
     """The changes from ``old`` to ``new``, sorted by path."""
     changes = []
     for path in sorted(old.states.keys() | new.states.keys()):
@@ -365,12 +365,12 @@ def _person_folders() -> tuple[Path, ...]:
 # -- snapshots -----------------------------------------------------------------------------
 
 
-def _take(places: ProtectedPlaces, last: Snapshot) -> Snapshot:
+def _take(places: ProtectedPlaces, last: PlacesSnapshot) -> PlacesSnapshot:
     taker = _Taker(last.states)
     for path in places.files:
         taker.file(str(path))
     cut = tuple(folder for folder in places.folders if taker.folder(str(folder)))
-    return Snapshot(taker.states, cut)
+    return PlacesSnapshot(taker.states, cut)
 
 
 class _Taker:

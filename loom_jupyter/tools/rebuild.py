@@ -314,6 +314,10 @@ class RebuildVariables(TypedTool[RebuildVariablesInput]):
         input_schema=input_schema(RebuildVariablesInput),
     )
 
+    def runs_code(self, args: RebuildVariablesInput) -> bool:
+        """Always: it replays archived code; the protected files are checked after it."""
+        return True
+
     def guard_rail(self, args: RebuildVariablesInput, ctx: ToolContext | None) -> str | None:
         """None: it replays archived steps in the namespace, and a step that writes files,
         runs a process or uses the network is never run by this tool (:func:`consent_note`)."""

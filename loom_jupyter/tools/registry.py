@@ -121,7 +121,10 @@ class ToolRegistry:
             decision = await policy.check(tool, call, ctx)
             if not decision.allowed:
                 return decision.to_output()
-        output = await _run_guarded(tool, args, call.name, ctx)
+        return self.seal(await _run_guarded(tool, args, call.name, ctx), ctx)
+
+    def seal(self, output: ToolOutput, ctx: ToolContext) -> ToolOutput:
+        """``output`` as the model and the archive get it: secrets redacted, then capped."""
         mcp_secrets = (s for server in ctx.settings.mcp_servers for s in server.secrets())
         secrets = sorted({*secret_values(), *mcp_secrets}, key=len, reverse=True)
         output = redact_output(output, secrets)  # first: a cap must not leave half a secret

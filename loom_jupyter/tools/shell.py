@@ -126,6 +126,10 @@ class Shell(TypedTool[ShellInput]):
         where = f"\n(in {ctx.notebook_dir})" if ctx is not None else ""
         return ApprovalRequest("shell", f"run `{first[:80]}`", command + where)
 
+    def runs_code(self, args: ShellInput) -> bool:
+        """Always: the protected files are checked after it."""
+        return True
+
     def guard_rail(self, args: ShellInput, ctx: ToolContext | None) -> str | None:
         """A guard rail the command names (``loom.yaml``, ``.git/``...), if any."""
         named = mentioned_rail(args.command)

@@ -56,6 +56,7 @@ LAYERS = (
         "controls",
         "importguard",
         "apikey",
+        "own_writes",
         units_share=True,
     ),
     layer("storage, model seam, tools", "archive", "models", "tools"),

@@ -137,9 +137,8 @@ async def test_a_listing_that_reaches_its_time_limit_shows_the_rest_by_type(
     release: threading.Event,
 ) -> None:
     kernel = LocalKernel(limits=DescribeLimits(seconds=LIMIT, preview_seconds=GUARD))
-    kernel.namespace.update(a=1, m=blocked_repr(release), z="last")
+    kernel.namespace.update(m=blocked_repr(release), z="last")  # m never finishes: no race
     first = {v.name: v for v in await kernel.list_variables()}
-    assert first["a"].summary == "1"
     note = "(not previewed: the listing reached its time limit)"
     assert first["m"].summary == note  # not known to hang: it ran out of the listing's time
     assert first["m"].type_name == "Blocked"

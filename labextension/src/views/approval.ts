@@ -1,4 +1,5 @@
-/** An approval request: the tool input first, then allow / deny / always. */
+/** An approval request: the tool input first, then allow / deny / always. A "keep" question
+ * (a call changed files Loom protects; Loom undid it) shows the attempted change instead. */
 import { Decision, inputFields } from '../protocol';
 import { ApprovalEntry } from '../store';
 import { button, h } from './dom';
@@ -11,6 +12,8 @@ const DONE: Record<Decision, string> = {
   deny: 'Denied',
   always: 'Always allowed'
 };
+const KEEP_LABELS = { allow: 'Keep this change', deny: 'Leave it undone' } as const;
+const KEEP_DONE = { allow: 'Kept', deny: 'Left undone', always: 'Kept' } as const;
 
 export class ApprovalCard {
   readonly node: HTMLElement;
@@ -23,6 +26,11 @@ export class ApprovalCard {
 
   update(entry: ApprovalEntry): void {
     this.node.dataset.decision = entry.decision ?? 'pending';
+    this.node.dataset.question = entry.question;
+    if (entry.question === 'keep') {
+      this.node.replaceChildren(...this._keep(entry));
+      return;
+    }
     const fields = inputFields(entry.input);
     const parts: HTMLElement[] = [
       h('div', { className: 'loom-Approval-title', text: `Allow ${entry.tool}?` }),
@@ -44,6 +52,32 @@ export class ApprovalCard {
     }
     parts.push(entry.decision === null ? this._buttons(entry) : Private.outcome(entry));
     this.node.replaceChildren(...parts);
+  }
+
+  /** The attempted change as a diff (plain text), then keep / leave undone. */
+  private _keep(entry: ApprovalEntry): HTMLElement[] {
+    const parts: HTMLElement[] = [
+      h('div', { className: 'loom-Approval-title', text: entry.summary }),
+      h('pre', { className: 'loom-Approval-input', loom: 'protected-diff', text: entry.preview })
+    ];
+    if (entry.decision !== null) {
+      const by = entry.by !== null && entry.by !== 'sidebar' ? ` (${entry.by})` : '';
+      parts.push(
+        h('div', { className: 'loom-Approval-outcome', text: `${KEEP_DONE[entry.decision]}${by}` })
+      );
+      return parts;
+    }
+    const row = h('div', { className: 'loom-Approval-buttons' });
+    for (const decision of ['allow', 'deny'] as const) {
+      const node = button(KEEP_LABELS[decision], { loom: 'approve', data: { decision } }, () => {
+        row.querySelectorAll('button').forEach(b => (b.disabled = true));
+        this._decide(entry.requestId, decision);
+      });
+      node.classList.add(`loom-mod-${decision}`);
+      row.append(node);
+    }
+    parts.push(row);
+    return parts;
   }
 
   private _buttons(entry: ApprovalEntry): HTMLElement {

@@ -269,7 +269,13 @@ class TurnFloor:
         if self.outside_turn() and self.mirror is not None:  # the person sees who asks
             summary = f"{self.mirror.text} asks: {summary}"
         message = Approval(
-            request_id, request.tool_name, inputs, request.detail, summary, request.always
+            request_id,
+            request.tool_name,
+            inputs,
+            request.detail,
+            summary,
+            request.always,
+            request.question,
         )
         self.broadcast(message, turn)
         try:

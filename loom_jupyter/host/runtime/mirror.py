@@ -34,9 +34,8 @@ if TYPE_CHECKING:
 __all__ = ["TurnMirror"]
 
 Source = Literal["cell", "sidebar", "outside"]
-"""Who began the turn; ``outside``: an outside agent's tool call (DESIGN §14), which
-publishes its own tool messages (marked with the client's name), never engine events; its
-mirror's ``text`` is the client's name."""
+"""Who began the turn; ``outside``: an outside agent's tool call (DESIGN §14), whose gate
+events become tool messages marked with the client's name (its mirror's ``text``)."""
 _TURN_TYPES = frozenset(
     {
         "turn_started",
@@ -93,7 +92,9 @@ class TurnMirror:
         if event.kind == "tool_started":
             self.started[event.call_id] = time.monotonic()
             inputs = self.inputs.get(event.call_id) or event.input
-            started = ToolStartedMsg(turn, event.call_id, event.name, event.summary, dict(inputs))
+            started = ToolStartedMsg(
+                turn, event.call_id, event.name, event.summary, dict(inputs), self._outside
+            )
             return [*self._answered(), started]
         if event.kind == "approval_needed":
             self.asking = True
@@ -151,7 +152,13 @@ class TurnMirror:
             ms,
             cap(event.result),
             dict(event.input),
+            self._outside,
         )
+
+    @property
+    def _outside(self) -> str:
+        """The outside agent whose call this is (its tool messages carry the name), or ""."""
+        return self.text if self.source == "outside" else ""
 
     def _usage(self, context: int, output: int, event: Event) -> UsageMsg:
         from loom_jupyter.models.pricing import priced

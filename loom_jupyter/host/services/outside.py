@@ -1,36 +1,38 @@
 """An outside agent's tool call, run through this kernel's host (DESIGN §14).
 
 ``loom-jupyter mcp`` lets an outside agent (Claude Code, any MCP client) call Loom's tools
-in the notebook's kernel. Each call arrives as an ``outside_call`` on the ``loom`` comm and
-runs here exactly as the agent's own call would: the tool from the session's registry, the
-session's approval mode and the folder's trust (under ``ask`` the open sidebars' approval
-card asks; with no page to ask on, a write call is refused with a word naming
-``%cowork approval``), notebook edits through the page that holds the notebook (shown as
-diffs there), output redacted and capped. The call takes the host's floor: it waits for a
-running Loom turn (or says so after :data:`WAIT_SECONDS`), and a sidebar message sent
-meanwhile queues behind it. Every call is archived in the notebook's session as a ``tool``
-turn marked with the client's name, and every page sees it live as a tool card marked as
-the client's.
+in the notebook's kernel. Each call arrives as an ``outside_call`` on its link and passes
+the session's one gate (:mod:`loom_jupyter.engine.gate`), exactly as the agent's own call:
+the tool from the session's registry, the session's approval mode and the folder's trust,
+the rails and the protected files checked after it, output redacted and capped. Its
+questions go to the open pages' card; with no page to ask on, a write call is refused at
+once with a word naming ``%cowork approval`` (the gate's :class:`Asker` is "nobody").
+Notebook edits go through the page that holds the notebook (shown as diffs there). The call
+takes the host's floor as a turn of its own: it waits for a running Loom turn (or says so
+after :data:`WAIT_SECONDS`), a sidebar message sent meanwhile queues behind it, Stop ends
+it, and its gate events reach every page as tool cards marked with the client's name. It is
+archived in the notebook's session as a ``tool`` turn marked with the client's name, and the
+model's next turn is told of it (:func:`outside_note`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
+import json
 import uuid
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from loom_jupyter.engine.events import ToolDraft, ToolFinished
+from loom_jupyter.engine.gate import ToolCallDone, ToolGate, summarize_input
 from loom_jupyter.errors import LoomError
 from loom_jupyter.host.runtime.history import cap, first_line
 from loom_jupyter.host.wire.protocol import (
     OutsidePart,
     OutsideResult,
     Status,
-    ToolFinishedMsg,
-    ToolStartedMsg,
 )
 from loom_jupyter.messages import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock, TurnDraft
+from loom_jupyter.tools.approval import Asker
 from loom_jupyter.tools.base import ToolOutput
 from loom_jupyter.tools.registry import OUTSIDE_TOOLS
 
@@ -128,10 +130,10 @@ async def _run(
     sid = await session.ensure_session_id()
     number = await session.archive.last_turn_number(sid) + 1  # the row this call becomes
     use = ToolUseBlock(f"outside_{uuid.uuid4().hex[:20]}", call.tool, dict(call.input))
-    summary = _summary(use)
-    floor.broadcast(Status("thinking", f"{client} runs {call.tool}"))
-    floor.broadcast(ToolStartedMsg(number, use.id, use.name, summary, dict(use.input), client))
-    began = time.monotonic()
+    if floor.mirror is not None:
+        floor.mirror.turn = number  # its tool card and messages are numbered as its row
+    floor.broadcast(Status("thinking", f"{client} runs {call.tool}"), number)
+    await floor.publish(ToolDraft(use.id, use.name, json.dumps(use.input, default=str)))
     session.answering = number  # its executions are recorded under this turn
     running = asyncio.ensure_future(_output(host, session, use, sid, number))
     floor.stop_outside = running.cancel  # the sidebar's Stop ends the call
@@ -156,12 +158,10 @@ async def _run(
         kernel_session=session.owner,
     )
     number = await session.archive.append_outside_call(sid, draft, client)
-    ms = int((time.monotonic() - began) * 1000)
-    line = output.summary or first_line(text) or summary
-    finished = ToolFinishedMsg(
-        number, use.id, use.name, line, output.is_error, ms, cap(text), dict(use.input), client
+    line = output.summary or first_line(text) or summarize_input(use)
+    await floor.publish(
+        ToolFinished(use.id, use.name, line, output.is_error, number, dict(use.input), cap(text))
     )
-    floor.broadcast(finished)
     failed_word = " — it failed" if output.is_error else ""
     floor.outside_seen.append(f"- {client} ran {use.name} ({line}){failed_word}: turn {number}")
     return OutsideResult(call.request_id, output.is_error, _parts(blocks))
@@ -186,26 +186,23 @@ def outside_note(floor: TurnFloor) -> str | None:
 async def _output(
     host: OutsideHost, session: CoworkSession, use: ToolUseBlock, sid: str, number: int
 ) -> ToolOutput:
+    """The call through the session's one gate (the agent's own steps), asking in the open
+    pages or nobody; the gate's question and start reach every page as the agent's do."""
     if use.name == "variable_provenance":
         return await _provenance(host, use.input)
-    registry = session.tools
-    tool = registry.check_call(use)
-    if isinstance(tool, ToolOutput):
-        return tool  # an unknown tool or bad input: the registry's words
     page = session.document is not None and session.document.available
     if use.name == "insert_cell" and not page:  # the kernel's next-cell proposal reaches no one
         return _error(NO_NOTEBOOK_PAGE)
-    ctx = replace(session._tool_context(sid, number), call_id=use.id)
     policy = session.policy
-    if policy.will_ask(tool, use, ctx) and not host.floor.can_ask():
-        return _error(NO_PAGE.format(tool=use.name))
-    if policy.will_ask(tool, use, ctx):
-        host.floor.broadcast(Status("waiting-approval", f"waiting for approval: {use.name}"))
-    decision = await policy.check(tool, use, ctx)
-    if not decision.allowed:
-        return decision.to_output()
-    host.floor.broadcast(Status("thinking", f"running {use.name}"))
-    return await registry.run(use, ctx)  # redacted, then capped, as the agent's own
+    asker = Asker(policy.approver if host.floor.can_ask() else None, NO_PAGE.format(tool=use.name))
+    gate = ToolGate(registry=session.tools, policy=policy, asker=asker)
+    output = _error(f"{use.name} ended without a result.")
+    async for event in gate.run(use, session.tool_context(sid, number)):
+        if isinstance(event, ToolCallDone):
+            output = event.output
+        else:
+            await host.floor.publish(event)
+    return output
 
 
 async def _provenance(host: OutsideHost, args: Mapping[str, Any]) -> ToolOutput:
@@ -231,12 +228,6 @@ async def _provenance(host: OutsideHost, args: Mapping[str, Any]) -> ToolOutput:
 
 def _error(message: str) -> ToolOutput:
     return ToolOutput.error(message)
-
-
-def _summary(use: ToolUseBlock) -> str:
-    from loom_jupyter.engine.agent import summarize_input
-
-    return summarize_input(use)
 
 
 def _tokens(text: str, blocks: tuple[TextBlock | ImageBlock, ...]) -> int:

@@ -58,6 +58,7 @@ __all__ = [
     "Envelope",
     "Examples",
     "ExamplesMsg",
+    "Focus",
     "Fork",
     "Hello",
     "History",
@@ -77,6 +78,9 @@ __all__ = [
     "OutsideCall",
     "OutsidePart",
     "OutsideResult",
+    "PagesMsg",
+    "Ping",
+    "Pong",
     "ProtocolError",
     "QueueMsg",
     "Queued",
@@ -125,7 +129,7 @@ __all__ = [
     "version_notice",
 ]
 
-PROTOCOL_VERSION = "1.2"
+PROTOCOL_VERSION = "1.3"
 """The protocol's version, `major.minor`. Within a major version a page and a kernel of any
 minor versions chat: what a minor version adds is optional (:func:`since`) and each side
 ignores fields it does not know. A page of another major gets a notice and nothing else.
@@ -205,9 +209,14 @@ class Hello:
     """The front's minor protocol version: `protocol` 1 and `minor` 2 is 1.2 (a 1.0 front
     omits it)."""
     agent: str = since("1.1", "")
-    """Not a page: an outside agent's link (`loom-jupyter mcp`, DESIGN §14), naming its client
-    (MCP `clientInfo`, e.g. `"Claude Code"`). Such a link gets no `welcome` and no broadcasts,
-    is never asked to approve, and sends only `outside_call`s (`""`: a page)."""
+    """On the `loom-agent` comm (DESIGN §14): the outside agent's client (MCP `clientInfo`,
+    e.g. `"Claude Code"`), answered with `pages`. A link's kind is fixed by the comm it
+    opened: an agent link gets no `welcome` and no broadcasts, is never asked to approve,
+    and sends only `hello` and `outside_call`; a page (`loom`) whose hello names an agent is
+    refused (`""`: a page)."""
+    on_screen: bool = since("1.3", False)
+    """A page: this notebook is the one it shows (its current notebook, in a visible page).
+    `focus` says when that changes; outside agents are pointed at the notebook on screen."""
     type: Literal["hello"] = "hello"
 
     @property
@@ -455,6 +464,29 @@ class OutsideCall:
 
 
 @dataclass(frozen=True)
+class Focus:
+    """The page's notebook came on screen (it became the current notebook, the page became
+    visible or its window gained focus) or left it (protocol 1.3; a page sends it only to a
+    kernel whose `welcome` says 1.3 or later). The kernel tells outside agents which notebook
+    the person is looking at, and which one they looked at last."""
+
+    on_screen: bool
+    """Whether the notebook is on screen now."""
+    type: Literal["focus"] = "focus"
+
+
+@dataclass(frozen=True)
+class Pong:
+    """The answer to a `ping`, at once (protocol 1.3): this page is still there."""
+
+    ping_id: str
+    """The `ping`'s id."""
+    on_screen: bool = False
+    """Whether the notebook is on screen now (as `focus` says)."""
+    type: Literal["pong"] = "pong"
+
+
+@dataclass(frozen=True)
 class Examples:
     """Ask for example prompts built from the live namespace (an empty conversation shows
     them); answered with `examples`, to this front only."""
@@ -487,6 +519,8 @@ Inbound: TypeAlias = (
     | SetKey
     | Examples
     | OutsideCall
+    | Focus
+    | Pong
 )
 Request: TypeAlias = LoadMore | Sessions | Search | Complete | Command | WhereFrom | Examples
 """The front's messages answered by one reply to that front (`history`, `sessions`,
@@ -851,9 +885,13 @@ class Approval:
     """The code, command or diff."""
     summary: str
     always: str | None = ""
-    """What the Always button would allow from then on, e.g. "shell commands starting with
-    `git`" (`""`: offered, unnamed); `null`: no Always is offered (a write to one of Loom's
-    guard rails asks every time)."""
+    """What the Always button would allow from then on, e.g. "`git status` commands" (`""`:
+    offered, unnamed); `null`: no Always is offered (a write to one of Loom's guard rails
+    asks every time)."""
+    question: Literal["run", "keep"] = since("1.3", "run")
+    """`run`: may the call run? `keep`: the call changed files Loom protects without the
+    person's yes, Loom put them back, and `preview` is the attempted change as a diff:
+    `allow` keeps the change, `deny` leaves it undone."""
     type: Literal["approval"] = "approval"
 
 
@@ -1113,6 +1151,33 @@ class OutsideResult:
     type: Literal["outside_result"] = "outside_result"
 
 
+@dataclass(frozen=True)
+class Ping:
+    """Is this page still there? (protocol 1.3; sent only to pages whose `hello` said 1.3 or
+    later.) A browser tab that closes need not close its comm, so before an outside agent's
+    call the kernel pings its pages: one that does not answer with `pong` within a few
+    seconds is not asked to approve and does not hold the notebook until it speaks again."""
+
+    ping_id: str
+    type: Literal["ping"] = "ping"
+
+
+@dataclass(frozen=True)
+class PagesMsg:
+    """What an outside agent's link hears in answer to its `hello` (protocol 1.3): the pages
+    open on this notebook, checked just now, and whether the person is looking at it. The
+    bridge attaches to the notebook on screen, then the one on screen last."""
+
+    pages: int
+    """How many pages with the Loom sidebar hold this notebook and answered just now."""
+    on_screen: bool
+    """Whether one of them shows this notebook now."""
+    focused_ago: float | None = None
+    """Seconds since a page last brought this notebook on screen (`null`: none did since
+    Loom loaded in this kernel)."""
+    type: Literal["pages"] = "pages"
+
+
 Outbound: TypeAlias = (
     Welcome
     | History
@@ -1145,6 +1210,8 @@ Outbound: TypeAlias = (
     | KeyMsg
     | ExamplesMsg
     | OutsideResult
+    | Ping
+    | PagesMsg
 )
 
 

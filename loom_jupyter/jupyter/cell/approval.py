@@ -45,6 +45,7 @@ NO_STDIN_MESSAGE = (
 _DETAIL_KEYS = ("code", "command", "source", "path", "content", "old", "new", "goal")
 _DETAIL_CHARS = 4000
 _PROMPT = "Allow? [y]es / [n]o / [a]lways: "
+_RETRY = "Please answer y (yes), n (no) or a (always): "
 
 
 class _AnsweredElsewhere(BaseException):
@@ -158,7 +159,7 @@ class StdinApprover:
                 decision = parse_answer(answer)
                 if decision is not None:
                     return decision
-                question = "Please answer y (yes), n (no) or a (always): "
+                question = _RETRY if request.always is not None else "Please answer y or n: "
         finally:
             if shown:
                 _clear_question(shown)
@@ -212,7 +213,12 @@ def read_answer(question: str) -> str | None:
 
 def format_question(request: ApprovalRequest) -> str:
     """The text shown above the prompt: the tool, its summary and its code or command."""
-    lines = [f"The agent wants to run {request.tool_name}: {request.summary}"]
+    keep = request.question == "keep"
+    lines = [
+        request.summary
+        if keep
+        else f"The agent wants to run {request.tool_name}: {request.summary}"
+    ]
     if request.detail.strip():
         lines.append(_cap(request.detail.rstrip()))
     else:
@@ -225,6 +231,8 @@ def format_question(request: ApprovalRequest) -> str:
 
 def _prompt(request: ApprovalRequest) -> str:
     """The question's last line: no "always" for a write to one of Loom's guard rails."""
+    if request.question == "keep":
+        return "Keep this change? [y]es / [n]o (leave it undone): "
     return "Allow? [y]es / [n]o: " if request.always is None else _PROMPT
 
 
