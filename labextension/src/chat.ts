@@ -144,6 +144,14 @@ export class ChatView extends Widget {
     return this._notebook;
   }
 
+  /**
+   * Whether the notebook is on screen now (`focus`: the person just turned to it); the
+   * kernel tells outside agents which notebook the person is looking at.
+   */
+  showing(onScreen: boolean, focus = false): void {
+    this._connection.showing(onScreen, focus);
+  }
+
   /** Put the cursor in the message box. */
   focusInput(): void {
     this._composer.focus();

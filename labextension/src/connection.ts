@@ -2,6 +2,9 @@
  * The comm to the "loom" target in one notebook's kernel: opened on a kernel
  * subshell where the kernel has them, reopened after a kernel restart or a
  * dropped comm, and the extension loaded silently when the kernel lacks it.
+ * It answers the kernel's `ping` at once (this page is still here) and tells the
+ * kernel whether the notebook is on screen (`hello`, `focus`): outside agents
+ * are pointed at the notebook the person is looking at (DESIGN §14).
  */
 import { ISessionContext } from '@jupyterlab/apputils';
 import { PageConfig } from '@jupyterlab/coreutils';
@@ -38,6 +41,8 @@ export type Request = Extract<
 
 /** How long `invoke` waits for a reply before giving up. */
 export const INVOKE_TIMEOUT_MS = 15_000;
+/** The first minor version (of major 1) whose kernels read `focus` and send `ping`. */
+const FOCUS_SINCE_MINOR = 3;
 
 /**
  * no-kernel: the notebook has no kernel; dead: the kernel died;
@@ -163,6 +168,25 @@ export class LoomConnection implements IDisposable {
     this.send({ ...this._hello(), type: 'hello' });
   }
 
+  /**
+   * The notebook is on screen now, or not (`focus`: the person just turned to it, e.g.
+   * its tab became current or the window gained focus). A kernel of protocol 1.3 or later
+   * hears of a change, and of every turn to it; the next `hello` carries it anyway.
+   */
+  showing(onScreen: boolean, focus = false): void {
+    const changed = onScreen !== this._onScreen;
+    this._onScreen = onScreen;
+    if ((changed || (focus && onScreen)) && this._readsFocus()) {
+      this.send({ type: 'focus', on_screen: onScreen });
+    }
+  }
+
+  /** Whether the kernel's welcome said a version that reads `focus`. */
+  private _readsFocus(): boolean {
+    const [major, minor] = (this._reader.kernelVersion ?? '1.0').split('.').map(Number);
+    return major === PROTOCOL_MAJOR && minor >= FOCUS_SINCE_MINOR;
+  }
+
   dispose(): void {
     if (this._disposed) {
       return;
@@ -276,6 +300,7 @@ export class LoomConnection implements IDisposable {
       client: this._options.client,
       documents: true, // this front applies notebook_request to its notebook
       agent: '', // a page, not an outside agent's link (DESIGN §14)
+      on_screen: this._onScreen,
       ...this._options.resume()
     };
   }
@@ -291,6 +316,11 @@ export class LoomConnection implements IDisposable {
       if (read.notice !== null) {
         this._unreadable.emit(read.notice);
       }
+      return;
+    }
+    if (read.message.type === 'ping') {
+      // at once, whatever else runs: a page that does not answer is taken for closed
+      this.send({ type: 'pong', ping_id: read.message.ping_id, on_screen: this._onScreen });
       return;
     }
     if (!this._settle(read.message)) {
@@ -371,6 +401,7 @@ export class LoomConnection implements IDisposable {
   private _cellLoaded = false;
   private _watched: Kernel.IKernelConnection | null = null;
   private _answered = false;
+  private _onScreen = false;
   private _autoLoaded = false;
   private _attempt = 0;
   private _loadError = '';

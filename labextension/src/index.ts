@@ -70,6 +70,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       tracker,
       client: labShell === null ? 'notebook7' : 'lab',
       autoLoad: autoLoadSetting(registry),
+      shellChanged: labShell?.currentChanged ?? null,
       reveal: () => app.shell.activateById(SIDEBAR_ID)
     });
     app.shell.add(sidebar, 'right', { rank: SIDEBAR_RANK });

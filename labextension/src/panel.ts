@@ -6,10 +6,12 @@
  */
 import { PathExt } from '@jupyterlab/coreutils';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import { ISignal } from '@lumino/signaling';
 import { Panel, Widget } from '@lumino/widgets';
 
 import { ChatOptions, ChatView } from './chat';
 import { loomIcon } from './icon';
+import { ScreenWatch } from './onscreen';
 
 /** The id of the sidebar widget (also its tab's `data-id` in the right sidebar). */
 export const SIDEBAR_ID = 'loom-sidebar';
@@ -40,7 +42,11 @@ class Header extends Widget {
   private readonly _name = document.createElement('span');
 }
 
-export type SidebarOptions = Omit<ChatOptions, 'notebook'> & { tracker: INotebookTracker };
+export type SidebarOptions = Omit<ChatOptions, 'notebook'> & {
+  tracker: INotebookTracker;
+  /** The main area's current widget changed (JupyterLab's shell; null in Notebook 7). */
+  shellChanged?: ISignal<unknown, unknown> | null;
+};
 
 export class LoomSidebar extends Panel {
   constructor(options: SidebarOptions) {
@@ -59,6 +65,17 @@ export class LoomSidebar extends Panel {
     options.tracker.currentChanged.connect((_, panel) => this._follow(panel), this);
     options.tracker.forEach(panel => this._chatFor(panel));
     this._follow(options.tracker.currentWidget);
+    this._screen = new ScreenWatch(
+      options.tracker,
+      () => this._chats.values(),
+      options.shellChanged ?? null
+    );
+    this._screen.look(options.tracker.currentWidget);
+  }
+
+  dispose(): void {
+    this._screen?.dispose();
+    super.dispose();
   }
 
   /** The notebook the sidebar currently follows, if any. */
@@ -73,6 +90,7 @@ export class LoomSidebar extends Panel {
       this._chats.set(panel, chat);
       panel.disposed.connect(() => this._closed(panel));
       panel.context.pathChanged.connect(() => this._showHeader());
+      this._screen?.look(this._options.tracker.currentWidget);
     }
     return chat;
   }
@@ -115,4 +133,5 @@ export class LoomSidebar extends Panel {
   private readonly _empty = new Widget();
   private readonly _chats = new Map<NotebookPanel, ChatView>();
   private _current: ChatView | null = null;
+  private readonly _screen: ScreenWatch | undefined;
 }

@@ -1,10 +1,13 @@
-"""One kernel, through Jupyter Server's kernel websocket, and the ``loom`` comm on it.
+"""One kernel, through Jupyter Server's kernel websocket, and the ``loom-agent`` comm on it.
 
 :class:`KernelLink` opens ``/api/kernels/ID/channels`` with the server's token, asks the
 kernel for a subshell when it has them (so a call is answered while the person's cell
-runs, as the sidebar's are), opens the ``loom`` comm with a ``hello`` that names the
-outside agent, and loads Loom the sidebar's safe way (``jupyter/autoload.py``) when the
-kernel answers the comm with ``comm_close`` (no ``loom`` target yet). Calls go out as
+runs, as the sidebar's are), opens the outside agents' own comm target ``loom-agent``
+(DESIGN §14; the pages' is ``loom``) with a ``hello`` that names the outside agent, and
+loads Loom the sidebar's safe way (``jupyter/autoload.py``) when the kernel answers the comm
+with ``comm_close`` (no such target yet). The kernel answers the ``hello`` with ``pages``:
+the pages open on the notebook and whether the person is looking at it
+(:attr:`KernelLink.attention`; :meth:`KernelLink.look` asks again). Calls go out as
 ``outside_call`` and come back as ``outside_result``. A kernel that restarts or dies while
 a call waits fails that call with a word saying so; the next call opens the comm again.
 """
@@ -14,15 +17,18 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from loom_jupyter.host.wire.protocol import PROTOCOL_MAJOR, PROTOCOL_MINOR
+from loom_jupyter.jupyter.sidebar import AGENT_TARGET
 from loom_jupyter.outside.servers import BridgeError
 
 if TYPE_CHECKING:
     from loom_jupyter.outside.servers import ServerInfo
 
-__all__ = ["CALL_SECONDS", "KernelGone", "KernelLink"]
+__all__ = ["CALL_SECONDS", "Attention", "KernelGone", "KernelLink"]
 
 CALL_SECONDS = 1800.0
 """How long a call may take (an approval waits for the person) before the bridge gives up."""
@@ -41,8 +47,30 @@ class KernelGone(BridgeError):
     """The kernel restarted or died while the link waited."""
 
 
+@dataclass(frozen=True)
+class Attention:
+    """What the kernel says of the pages open on its notebook (its ``pages`` message)."""
+
+    pages: int
+    """Pages with the Loom sidebar on the notebook that answered just now."""
+    on_screen: bool
+    """One of them shows the notebook now."""
+    focused_ago: float | None
+    """Seconds since a page last brought the notebook on screen (None: never)."""
+
+    @classmethod
+    def read(cls, data: dict[str, Any]) -> Attention:
+        """From a ``pages`` message (a field of the wrong type counts as absent)."""
+        pages, ago = data.get("pages"), data.get("focused_ago")
+        return cls(
+            pages if isinstance(pages, int) and not isinstance(pages, bool) else 0,
+            data.get("on_screen") is True,
+            float(ago) if isinstance(ago, int | float) and not isinstance(ago, bool) else None,
+        )
+
+
 class KernelLink:
-    """The ``loom`` comm on one kernel, for one outside agent."""
+    """The ``loom-agent`` comm on one kernel, for one outside agent."""
 
     def __init__(self, server: ServerInfo, kernel_id: str, notebook: str, client: str) -> None:
         self.server = server
@@ -57,15 +85,18 @@ class KernelLink:
         self._results: dict[str, asyncio.Future[dict[str, Any]]] = {}  # request id -> result
         self._comm: str | None = None
         self._comm_closed: asyncio.Future[None] | None = None
+        self._hello_answer: asyncio.Future[dict[str, Any]] | None = None  # `pages` or a notice
         self._subshell: str | None = None
+        self.attention: Attention | None = None  # the kernel's last `pages` (None: not said)
         self._process: str | None = None  # the kernel's message session: one per process
         self.closed = False
         self.gone: str | None = None  # why the kernel went away (a restart, death)
 
     # -- lifecycle ----------------------------------------------------------------------
 
-    async def connect(self) -> None:
-        """Open the websocket, a subshell when the kernel has them, and the comm."""
+    async def connect(self, *, load: bool = True) -> None:
+        """Open the websocket, a subshell when the kernel has them, and the comm; with
+        ``load=False`` a kernel without Loom is left as it is (the link is not usable)."""
         from tornado.httpclient import HTTPRequest
         from tornado.websocket import websocket_connect
 
@@ -89,12 +120,18 @@ class KernelLink:
         if "kernel subshells" in features:
             reply = await self._request("control", "create_subshell_request", {})
             self._subshell = reply.get("content", {}).get("subshell_id")
-        await self._open_comm()
+        if load:
+            await self._open_comm()
+        else:
+            await self._try_comm()
 
     async def close(self) -> None:
-        """Close the comm and the websocket."""
-        if self._comm is not None and not self.closed and self.gone is None:
-            self._send("shell", "comm_close", {"comm_id": self._comm, "data": {}})
+        """Close the comm, the subshell and the websocket."""
+        if not self.closed and self.gone is None and self._ws is not None:
+            if self._comm is not None:
+                self._send("shell", "comm_close", {"comm_id": self._comm, "data": {}})
+            if self._subshell is not None:  # its thread in the kernel ends with it
+                self._send("control", "delete_subshell_request", {"subshell_id": self._subshell})
         self.closed = True
         if self._ws is not None:
             self._ws.close()
@@ -161,25 +198,52 @@ class KernelLink:
             )
 
     async def _try_comm(self) -> bool:
-        """Open the comm; False when the kernel closed it at once (no ``loom`` target)."""
+        """Open the comm and hear the kernel's answer to its ``hello``; False when the kernel
+        closed it at once (no ``loom-agent`` target: Loom is not loaded)."""
         comm = uuid.uuid4().hex
-        self._comm, self._comm_closed = comm, asyncio.get_running_loop().create_future()
-        hello = {
+        loop = asyncio.get_running_loop()
+        self._comm, self._comm_closed = comm, loop.create_future()
+        self._hello_answer = loop.create_future()
+        content = {"comm_id": comm, "target_name": AGENT_TARGET, "data": self._hello()}
+        msg_id = self._send("shell", "comm_open", content, subshell=True)
+        await self._until_idle(msg_id)  # a comm_close comes on iopub before this idle
+        closed, self._comm_closed = self._comm_closed, None  # a later close: Loom unloaded
+        if closed.done():
+            self._comm = None
+            return False
+        await self._heard(self._hello_answer)
+        return True
+
+    async def look(self) -> Attention | None:
+        """Ask the kernel again which pages are open and whether one shows the notebook."""
+        if not self.usable:
+            return None
+        self._hello_answer = asyncio.get_running_loop().create_future()
+        self._comm_send(self._hello())
+        await self._heard(self._hello_answer)
+        return self.attention
+
+    def _hello(self) -> dict[str, Any]:
+        return {
             "type": "hello",
-            "protocol": 1,
-            "minor": 1,
+            "protocol": PROTOCOL_MAJOR,
+            "minor": PROTOCOL_MINOR,
             "notebook_path": "",
             "client": "mcp",
             "agent": self.client,
             "documents": False,
         }
-        content = {"comm_id": comm, "target_name": "loom", "data": hello}
-        msg_id = self._send("shell", "comm_open", content, subshell=True)
-        await self._until_idle(msg_id)  # a comm_close comes on iopub before this idle
-        if self._comm_closed.done():
-            self._comm = None
-            return False
-        return True
+
+    async def _heard(self, answer: asyncio.Future[dict[str, Any]]) -> None:
+        """Wait for the ``hello``'s answer: ``pages``, or the notice of a kernel that cannot
+        serve yet (its notebook not placed: every call will hear why)."""
+        try:
+            await asyncio.wait_for(asyncio.shield(answer), REPLY_SECONDS)
+        except TimeoutError:
+            raise BridgeError(
+                f"The kernel of {self.notebook} did not answer Loom's hello in "
+                f"{REPLY_SECONDS:.0f} s; it may be busy with a long cell. Call again later."
+            ) from None
 
     async def _load_loom(self) -> None:
         """Load Loom into the kernel the sidebar's way: from where it is installed."""
@@ -306,24 +370,34 @@ class KernelLink:
             if state == "idle" and parent in self._idle and not self._idle[parent].done():
                 self._idle[parent].set_result(None)
         elif kind == "comm_close" and content.get("comm_id") == self._comm:
-            if self._comm_closed is not None and not self._comm_closed.done():
-                self._comm_closed.set_result(None)
-            if self._results:
+            if self._comm_closed is not None:  # refused as it opened: no such target
+                if not self._comm_closed.done():
+                    self._comm_closed.set_result(None)
+            elif self.gone is None:  # Loom was unloaded: the next call opens the comm again
                 self._gone("unloaded")
         elif kind == "comm_msg" and content.get("comm_id") == self._comm:
             self._received(content.get("data") or {})
 
     def _received(self, data: dict[str, Any]) -> None:
-        if data.get("type") == "outside_result":
+        kind = data.get("type")
+        if kind == "outside_result":
             future = self._results.get(str(data.get("request_id")))
             if future is not None and not future.done():
                 future.set_result(data)
-        elif data.get("type") == "notice" and data.get("level") == "error":
+        elif kind == "pages":
+            self.attention = Attention.read(data)
+            self._answered(data)
+        elif kind == "notice" and data.get("level") == "error":
+            self._answered(data)
             for future in self._results.values():  # the kernel refused what this link sent
                 if not future.done():
                     future.set_exception(
-                        BridgeError(f"The kernel refused the call: {data['message']}")
+                        BridgeError(f"The kernel refused the call: {data.get('message')}")
                     )
+
+    def _answered(self, data: dict[str, Any]) -> None:
+        if self._hello_answer is not None and not self._hello_answer.done():
+            self._hello_answer.set_result(data)
 
     def _gone(self, state: str) -> None:
         self.gone = state
@@ -353,6 +427,8 @@ class KernelLink:
         )
 
     def _fail(self, error: BridgeError) -> None:
+        if self._hello_answer is not None and not self._hello_answer.done():
+            self._hello_answer.set_exception(error)
         for waiting in (self._results, self._replies):
             for future in list(waiting.values()):
                 if not future.done():

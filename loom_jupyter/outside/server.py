@@ -2,11 +2,13 @@
 
 ``claude mcp add loom -- loom-jupyter mcp`` is all Claude Code needs. The server finds the
 Jupyter Server and the notebook on the first call (not at start: it answers ``tools/list``
-whatever runs), attaches to that notebook's kernel and passes each call to the kernel's host
-over the ``loom`` comm, naming the client from MCP's ``initialize`` (``clientInfo``). Every
-problem — no server, a wrong token, the notebook not open, a dead kernel, a kernel restarted
-mid-call, bad input — is a tool result with ``isError`` that says what to do; the server
-keeps answering.
+whatever runs) — ``--notebook``, else the one on screen in JupyterLab (:mod:`.choosing`) —
+attaches to that notebook's kernel and passes each call to the kernel's host over the
+outside agents' own comm (``loom-agent``), naming the client from MCP's ``initialize``
+(``clientInfo``). Every problem — no server, a wrong token, the notebook not open, a dead
+kernel, a kernel restarted mid-call, bad input — is a tool result with ``isError`` that says
+what to do; the server keeps answering. When its client goes away (stdin closed, or its
+end of stdout) it ends quietly, with exit status 0.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import asyncio
 import os
 from typing import TYPE_CHECKING, Any
 
+from loom_jupyter.outside.choosing import Seen, choose, mark, survey
 from loom_jupyter.outside.jupyter_api import JupyterApi, NotebookSession
 from loom_jupyter.outside.kernel_link import KernelGone, KernelLink
 from loom_jupyter.outside.servers import (
@@ -43,6 +46,7 @@ class Bridge:
         self._server_url = server_url
         self._token = token  # None: the runtime file's (found), else JUPYTER_TOKEN (--server-url)
         self._wanted = notebook  # as given: --notebook, or list_notebooks' attach
+        self._why = "--notebook names it" if notebook else ""  # why the tools work there
         self._server: ServerInfo | None = None
         self._api: JupyterApi | None = None
         self._link: KernelLink | None = None
@@ -66,7 +70,7 @@ class Bridge:
         async with self._calls:
             try:
                 if name == "list_notebooks":
-                    return await self._list(arguments)
+                    return await self._list(arguments, client)
                 return await self._kernel_call(name, arguments, client)
             except KernelGone as exc:
                 await self._drop_link()
@@ -87,7 +91,7 @@ class Bridge:
                 await self._drop_link()
             raise
 
-    async def _list(self, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def _list(self, arguments: dict[str, Any], client: str) -> dict[str, Any]:
         extra = sorted(set(arguments) - {"attach"})
         attach = arguments.get("attach")
         if extra or (attach is not None and not isinstance(attach, str)):
@@ -101,21 +105,18 @@ class Bridge:
             key = notebook_key(api.server, attach, tuple(nb.path for nb in notebooks))
             if not any(nb.path == key for nb in notebooks):
                 return _error(_not_open(key, api.server, notebooks))
-            self._wanted = key
+            self._wanted, self._why = key, "you attached it with list_notebooks"
             await self._drop_link()
-        current = self._choose(notebooks, api.server, quiet=True)
-        lines = [f"Notebooks open on the Jupyter Server at {api.server.url}:"]
-        for nb in notebooks:
-            mark = "  <- the tools work here" if current is not None and nb is current else ""
-            lines.append(
-                f"- {nb.path} (kernel {nb.kernel_name or '?'}, {nb.state or '?'}, "
-                f"last active {nb.last_activity or '?'}){mark}"
-            )
-        if not notebooks:
-            lines.append("(none: open a notebook in JupyterLab, then call again)")
-        elif current is None:
-            lines.append('Give list_notebooks {"attach": PATH} to choose one.')
-        return {"is_error": False, "content": [{"kind": "text", "text": "\n".join(lines)}]}
+        seen = await survey(api.server, notebooks, client, keep=self._link)
+        if self._wanted:  # fixed by --notebook or attach
+            wanted = self._choose(notebooks, api.server, quiet=True)
+            found = next((item for item in seen if item.notebook is wanted), None)
+            chosen = None if found is None else (found, self._why)
+        else:  # the person's screen decides again
+            chosen = choose(seen)
+        await self._keep(seen, chosen)
+        current = chosen[0].notebook if chosen is not None else None
+        return _text(_listing(api.server, seen, current, self._why))
 
     # -- the server, the notebook, the kernel -------------------------------------------------
 
@@ -152,9 +153,21 @@ class Bridge:
 
     async def _attached(self, client: str) -> KernelLink:
         api = await self._jupyter()
-        notebook = self._choose(await api.notebooks(), api.server)
-        assert notebook is not None
+        notebooks = await api.notebooks()
         link = self._link
+        if self._wanted:
+            notebook = self._choose(notebooks, api.server)
+        elif (
+            link is not None
+            and link.usable
+            and any(nb.kernel_id == link.kernel_id for nb in notebooks)
+        ):  # chosen at an earlier call (list_notebooks chooses again)
+            link.client = client
+            return link
+        else:
+            notebook = await self._on_screen(notebooks, api.server, client)
+            link = self._link
+        assert notebook is not None
         if link is not None and link.usable and link.kernel_id == notebook.kernel_id:
             link.client = client
             return link
@@ -175,6 +188,30 @@ class Bridge:
         self._link = link
         return link
 
+    async def _on_screen(
+        self, notebooks: list[NotebookSession], server: ServerInfo, client: str
+    ) -> NotebookSession:
+        """Choose the notebook the person is looking at (:mod:`.choosing`); keep the link
+        that asked its kernel, when Loom answered there."""
+        self._choose(notebooks, server)  # none open: say so
+        seen = await survey(server, notebooks, client, keep=self._link)
+        chosen = choose(seen)
+        assert chosen is not None  # notebooks is not empty
+        await self._keep(seen, chosen)
+        return chosen[0].notebook
+
+    async def _keep(self, seen: list[Seen], chosen: tuple[Seen, str] | None) -> None:
+        """Keep the chosen notebook's link (``None``: the attached one), close the others."""
+        if chosen is not None:
+            self._why = chosen[1]
+            keep = chosen[0].link if chosen[0].link is not None and chosen[0].link.usable else None
+            if self._link is not None and self._link is not keep:
+                await self._drop_link()
+            self._link = keep
+        for item in seen:
+            if item.link is not None and item.link is not self._link:
+                await item.link.close()
+
     async def _drop_link(self) -> None:
         link, self._link = self._link, None
         if link is not None:
@@ -189,6 +226,37 @@ def _not_open(key: str, server: ServerInfo, notebooks: list[NotebookSession]) ->
         "open, its kernel died or was shut down: choose Kernel > Restart Kernel there — then "
         "call again; list_notebooks shows what is open."
     )
+
+
+def _listing(
+    server: ServerInfo, seen: list[Seen], current: NotebookSession | None, why: str
+) -> str:
+    """``list_notebooks``' text: each notebook, what its pages say, and where the tools
+    work and why."""
+    lines = [f"Notebooks open on the Jupyter Server at {server.url}:"]
+    for item in seen:
+        nb = item.notebook
+        here = "  <- the tools work here" if current is not None and nb.path == current.path else ""
+        lines.append(
+            f"- {nb.path} (kernel {nb.kernel_name or '?'}, {nb.state or '?'}, last active "
+            f"{nb.last_activity or '?'}; {mark(item)}){here}"
+        )
+    if not seen:
+        lines.append("(none: open a notebook in JupyterLab, then call again)")
+    elif current is None:
+        lines.append('Give list_notebooks {"attach": PATH} to choose one.')
+    else:
+        lines.append(f"The tools work in {current.path}: {why}.")
+        if not why.startswith(("--notebook", "you attached")):
+            lines.append(
+                "Without --notebook, this follows the notebook on screen at the first call and "
+                'at each list_notebooks; {"attach": PATH} fixes it.'
+            )
+    return "\n".join(lines)
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"is_error": False, "content": [{"kind": "text", "text": text}]}
 
 
 def _error(message: str) -> dict[str, Any]:
@@ -285,5 +353,33 @@ def serve(server_url: str | None, token: str | None, notebook: str | None) -> in
 
     import anyio
 
-    anyio.run(run)
+    try:
+        anyio.run(run)
+    except BaseException as exc:
+        if not _client_gone(exc):
+            raise
+    _quiet_stdout()
     return 0
+
+
+def _client_gone(exc: BaseException) -> bool:
+    """Whether ``exc`` only says that the client went away (its end of a pipe closed)."""
+    inner = getattr(exc, "exceptions", None)  # an exception group (anyio's task groups)
+    if isinstance(inner, tuple) and inner:
+        return all(isinstance(one, BaseException) and _client_gone(one) for one in inner)
+    return isinstance(exc, BrokenPipeError | ConnectionResetError)
+
+
+def _quiet_stdout() -> None:
+    """The client may have closed its end of stdout: what Python still holds for it at exit
+    goes nowhere, rather than to a "BrokenPipeError" on stderr."""
+    import contextlib
+    import sys
+
+    with contextlib.suppress(OSError, ValueError):  # a broken pipe is an OSError
+        sys.stdout.flush()
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real stdout: nothing to flush at exit either
+        pass

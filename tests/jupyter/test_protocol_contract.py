@@ -144,6 +144,9 @@ OUTBOUND: tuple[p.Outbound, ...] = (
         p.OutsidePart("text", "made 42"),
         p.OutsidePart("image", data="iVBORw0KGgo=", media_type="image/png"),
     )),
+    p.Ping("ping-1"),
+    p.PagesMsg(1, True, 2.5),
+    p.PagesMsg(0, False),
 )  # fmt: skip
 INBOUND: tuple[p.Inbound, ...] = (
     p.Hello("nb.ipynb", 12, "k1", "notebook7", "/srv", p.PROTOCOL_MAJOR, True, p.PROTOCOL_MINOR),
@@ -172,6 +175,8 @@ INBOUND: tuple[p.Inbound, ...] = (
     p.SetKey("sk-ant-api03-not-a-real-key-0000"),
     p.Examples(),
     p.OutsideCall("o1", "Claude Code", "run_python", {"code": "answer = 42"}),
+    p.Focus(True),
+    p.Pong("ping-1", on_screen=True),
 )  # fmt: skip
 
 

@@ -37,12 +37,18 @@ class DocumentFront:
     comm: str
     cells: list[Cell]
     subshell: str | None = None  # as the real page: its comm rides a kernel subshell
+    on_screen: bool = True  # what its pongs say: the page shows the notebook
     answered: set[str] = field(default_factory=set)
     requests: list[Json] = field(default_factory=list)
 
     def serve(self) -> None:
-        """Answer every notebook request that arrived on the comm."""
+        """Answer every notebook request (and ``ping``: this page is here) on the comm."""
         for data in self.wire.comm_events(self.comm):
+            if data["type"] == "ping" and data["ping_id"] not in self.answered:
+                self.answered.add(data["ping_id"])
+                pong = {"type": "pong", "ping_id": data["ping_id"], "on_screen": self.on_screen}
+                self.wire.send(self.comm, pong, subshell=self.subshell)
+                continue
             if data["type"] != "notebook_request" or data["request_id"] in self.answered:
                 continue
             self.answered.add(data["request_id"])

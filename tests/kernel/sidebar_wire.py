@@ -164,16 +164,22 @@ class Wire:
         reply = self.kc.get_control_msg(timeout=TIMEOUT)
         return str(reply["content"]["subshell_id"])
 
-    def open_comm(self, hello: dict[str, Any], subshell: str | None = None) -> str:
-        """Open a ``loom`` comm with ``hello``; its comm id."""
+    def open_comm(
+        self, hello: dict[str, Any], subshell: str | None = None, target: str = "loom"
+    ) -> str:
+        """Open a comm on ``target`` (a page's ``loom`` unless told) with ``hello``; its id."""
         comm_id = uuid.uuid4().hex
-        content = {"comm_id": comm_id, "target_name": "loom", "data": hello}
+        content = {"comm_id": comm_id, "target_name": target, "data": hello}
         self._shell_send("comm_open", content, subshell)
         return comm_id
 
     def send(self, comm_id: str, data: dict[str, Any], subshell: str | None = None) -> None:
         """A comm message from the sidebar."""
         self._shell_send("comm_msg", {"comm_id": comm_id, "data": data}, subshell)
+
+    def close_comm(self, comm_id: str) -> None:
+        """The front closes its comm."""
+        self._shell_send("comm_close", {"comm_id": comm_id, "data": {}}, None)
 
     def _shell_send(self, kind: str, content: dict[str, Any], subshell: str | None) -> None:
         msg = self.kc.session.msg(kind, content)

@@ -1,10 +1,12 @@
 """An outside agent's tool calls through a real kernel's host (DESIGN §14), over the real comm.
 
-The link ``loom-jupyter mcp`` opens is played here straight over ZMQ: a ``hello`` with
-``agent`` and ``outside_call`` messages. A page is played by :class:`DocumentFront`. The
+The link ``loom-jupyter mcp`` opens is played here straight over ZMQ: a comm on the outside
+agents' own target ``loom-agent``, a ``hello`` with ``agent`` and ``outside_call`` messages. A
+page is played by :class:`DocumentFront` on ``loom`` (protocol 1.3: it answers ``ping``). The
 approval mode is ``ask`` (the default): reads run, writes ask in the page, and without a
-page a write is refused with a word naming ``%cowork approval``. The whole path through
-Jupyter Server and the MCP SDK is ``tests/outside/``.
+page — none open, or one that no longer answers — a write is refused at once with a word
+naming ``%cowork approval``. The whole path through Jupyter Server and the MCP SDK is
+``tests/outside/``.
 """
 
 from __future__ import annotations
@@ -45,10 +47,27 @@ def wire(fake: FakeAnthropic, wire_notebook: Path) -> Iterator[Wire]:
     started.shutdown()
 
 
+AGENT_TARGET = "loom-agent"
+
+
+def agent_link(wire: Wire, name: str = CLIENT, front: DocumentFront | None = None) -> str:
+    """An outside agent's link: a ``loom-agent`` comm whose hello names the client; it is
+    answered with ``pages`` (a page, if given, answers the kernel's ping meanwhile)."""
+    link = wire.open_comm(hello(agent=name, minor=3), target=AGENT_TARGET)
+
+    def pages() -> list[dict[str, Any]]:
+        if front is not None:
+            front.serve()
+        return wire.events(link, "pages")
+
+    wire.wait(pages, "the agent link's pages")
+    return link
+
+
 @pytest.fixture(scope="module")
 def agent(wire: Wire) -> str:
-    """The outside agent's link: a comm whose hello names the client."""
-    return wire.open_comm(hello(agent=CLIENT))
+    """The outside agent's link, for the module."""
+    return agent_link(wire)
 
 
 def send_call(wire: Wire, link: str, tool: str, **args: Any) -> str:
@@ -83,15 +102,15 @@ def text(result: dict[str, Any]) -> str:
     return "\n".join(part["text"] for part in result["content"] if part["kind"] == "text")
 
 
-def page(wire: Wire, *cells: Cell) -> DocumentFront:
-    comm = wire.open_comm(hello(documents=True))
-    front = DocumentFront(wire, comm, list(cells))
+def page(wire: Wire, *cells: Cell, on_screen: bool = True) -> DocumentFront:
+    comm = wire.open_comm(hello(documents=True, minor=3, on_screen=on_screen))
+    front = DocumentFront(wire, comm, list(cells), on_screen=on_screen)
     front.wait(lambda: wire.events(comm, "welcome"), "the welcome")
     return front
 
 
 def close(wire: Wire, comm: str) -> None:
-    wire.kc.shell_channel.send(wire.kc.session.msg("comm_close", {"comm_id": comm, "data": {}}))
+    wire.close_comm(comm)
 
 
 def test_run_python_runs_in_the_kernel_and_is_archived_as_the_clients(
@@ -189,9 +208,10 @@ def test_bad_input_and_unknown_tools_say_what_to_do(wire: Wire, agent: str) -> N
         "message to Loom's model as if it were the person"
     ),
     stopped_by=(
-        "The hub marks a link whose hello names an `agent` as no page: it is never counted as a "
-        "page to ask, and anything it sends but `outside_call` (an `approve`, a `send`) is "
-        "refused with a notice; only a page's answer settles the card"
+        "An outside agent's link is a comm on its own target, `loom-agent`, with its own hub: "
+        "it is never counted as a page to ask, and anything it sends but `hello` and "
+        "`outside_call` (an `approve`, a `send`) is refused with a notice; only a page's "
+        "answer settles the card"
     ),
     ref="F8",
 )
@@ -206,7 +226,7 @@ def test_an_outside_link_cannot_approve_or_send_as_a_page(wire: Wire, agent: str
     wire.send(agent, {"type": "approve", "request_id": asked["request_id"], "decision": "allow"})
     wire.send(agent, {"type": "send", "client_id": "x", "text": "hi"})
     notices = front.wait(lambda: wire.events(agent, "notice")[before + 1 :], "the refusals")
-    assert "only calls tools" in notices[-1]["message"]
+    assert "only says `hello` and calls tools" in notices[-1]["message"]
     wire.send(
         front.comm, {"type": "approve", "request_id": asked["request_id"], "decision": "deny"}
     )
@@ -294,3 +314,127 @@ def test_loom_is_told_what_the_outside_agent_did_at_its_next_turn(
     assert f"{CLIENT} ran variable_provenance" in sent
     front.wait(lambda: wire.events(front.comm, "turn_done"), "the turn")
     close(wire, front.comm)
+
+
+@pytest.mark.attack(
+    attack=(
+        "An outside agent's link sends a second `hello` without `agent`, becomes a page, "
+        "receives the welcome with the pending approval card and approves its own `run_python`"
+    ),
+    stopped_by=(
+        "A link's kind is fixed by the comm it opened: on `loom-agent` a hello without `agent` "
+        "is refused with a notice and the link stays an agent's — no welcome, no card, its "
+        "`approve` refused; the page's answer decides"
+    ),
+    ref="R8",
+)
+def test_a_second_hello_without_agent_does_not_make_the_agent_link_a_page(
+    wire: Wire, agent: str
+) -> None:
+    """Security review R8: the agent's link re-hellos as a page and approves itself."""
+    front = page(wire)
+    request_id = send_call(wire, agent, "run_python", code="self_approved = 1")
+    asked = front.wait(lambda: wire.events(front.comm, "approval"), "the approval card")[-1]
+    before = len(wire.events(agent, "notice"))
+    wire.send(agent, hello(documents=True, minor=3))  # "I am a page now"
+    wire.send(agent, {"type": "approve", "request_id": asked["request_id"], "decision": "allow"})
+    refusals = front.wait(lambda: wire.events(agent, "notice")[before + 1 :], "the refusals")
+    said = [notice["message"] for notice in wire.events(agent, "notice")[before:]]
+    assert any("names its agent" in message for message in said), said
+    assert any("only says `hello` and calls tools" in message for message in said), said
+    assert refusals
+    assert not wire.events(agent, "welcome")
+    assert not wire.events(agent, "approval")  # the pending card never reached it
+    assert not wire.events(agent, "tool_started")
+    wire.send(
+        front.comm, {"type": "approve", "request_id": asked["request_id"], "decision": "deny"}
+    )
+
+    result = wait_result(wire, agent, request_id, "the denied call", front)
+    assert result["is_error"] is True
+    assert "NameError" in wire.value("'self_approved' in dir() or NameError")  # never ran
+    closed = [
+        e
+        for e in wire.events(front.comm, "approval_closed")
+        if e["request_id"] == asked["request_id"]
+    ]
+    assert [e["decision"] for e in closed] == ["deny"]
+    close(wire, front.comm)
+
+
+def test_a_page_and_the_agent_racing_one_approval_the_page_decides(wire: Wire, agent: str) -> None:
+    """Both answer the same card at once: the agent's answer is refused, the page's runs."""
+    front = page(wire)
+    request_id = send_call(wire, agent, "run_python", code="raced = 'by the page'")
+    asked = front.wait(lambda: wire.events(front.comm, "approval"), "the approval card")[-1]
+    before = len(wire.events(agent, "notice"))
+    answer = {"type": "approve", "request_id": asked["request_id"]}
+    wire.send(agent, {**answer, "decision": "deny"})
+    wire.send(front.comm, {**answer, "decision": "allow"})
+
+    result = wait_result(wire, agent, request_id, "the raced call", front)
+    assert result["is_error"] is False, result  # the page allowed it: the agent's deny was void
+    assert wire.value("raced") == "'by the page'"
+    refused = wire.events(agent, "notice")[before:]
+    assert any("only says `hello` and calls tools" in n["message"] for n in refused)
+    close(wire, front.comm)
+
+
+def test_a_page_comm_takes_no_outside_call_and_no_agent_hello(wire: Wire) -> None:
+    """The pages' target `loom` is a page's only: an `outside_call` is refused, and a hello
+    naming an agent is not welcomed (an old bridge's way) — nor counted as a page."""
+    front = page(wire)
+    wire.send(front.comm, {"type": "outside_call", "request_id": "r1", "client": "x",
+                           "tool": "inspect_variables", "input": {}})  # fmt: skip
+    notice = front.wait(lambda: wire.events(front.comm, "notice"), "the refusal")[-1]
+    assert "comes from an outside agent's own link" in notice["message"]
+    assert not wire.events(front.comm, "outside_result")
+    posing = wire.open_comm(hello(agent="Old Bridge", minor=1))
+    refused = front.wait(lambda: wire.events(posing, "notice"), "the refused hello")[-1]
+    assert "opens the `loom-agent` comm" in refused["message"]
+    assert not wire.events(posing, "welcome")
+    close(wire, front.comm)
+    agent = agent_link(wire, "Counting Agent")
+    assert wire.events(agent, "pages")[-1]["pages"] == 0  # the posing link is no page
+    close(wire, posing)
+    close(wire, agent)
+
+
+def test_the_agent_hears_the_pages_and_which_shows_the_notebook(wire: Wire) -> None:
+    """An agent link's hello is answered with `pages`: the live pages, whether one shows the
+    notebook, and how long since one brought it on screen (`focus`)."""
+    front = page(wire, on_screen=False)
+    link = agent_link(wire, "Looking Agent", front)
+    first = wire.events(link, "pages")[-1]
+    assert (first["pages"], first["on_screen"]) == (1, False)
+    wire.send(front.comm, {"type": "focus", "on_screen": True})  # its tab became current
+    front.on_screen = True
+    wire.send(link, hello(agent="Looking Agent", minor=3))  # ask again
+    again = front.wait(lambda: wire.events(link, "pages")[1:], "the second pages")[-1]
+    assert (again["pages"], again["on_screen"]) == (1, True)
+    assert again["focused_ago"] is not None
+    assert not wire.events(link, "welcome")
+    close(wire, front.comm)
+    close(wire, link)
+
+
+def test_a_write_is_refused_at_once_when_the_page_closed_or_went_silent(
+    wire: Wire, agent: str
+) -> None:
+    """Pages that went away are noticed, not waited for: a page that closed its comm, and a
+    page that stopped answering (a browser tab that closed without closing its comm)."""
+    closed = page(wire)
+    close(wire, closed.comm)
+    refused = call(wire, agent, "run_python", code="after_close = 1")
+    assert refused["is_error"] is True
+    assert "no page with the Loom sidebar is open" in text(refused)
+
+    silent = page(wire)  # welcomed, then its tab closed: it never answers a ping again
+    silent_request = send_call(wire, agent, "run_python", code="after_silence = 1")
+    result = wait_result(wire, agent, silent_request, "the refusal")  # the page is not served
+    assert result["is_error"] is True
+    assert "no page with the Loom sidebar is open" in text(result)
+    assert any(e["type"] == "ping" for e in wire.comm_events(silent.comm))
+    assert not wire.events(silent.comm, "approval")  # no card for a page that is gone
+    assert "NameError" in wire.value("'after_silence' in dir() or NameError")
+    close(wire, silent.comm)

@@ -237,8 +237,8 @@ def autoload(wire: Wire) -> dict[str, Any]:
 class Comm:
     """A comm the test speaks for, waiting on replies by their ``reply_to``."""
 
-    def __init__(self, wire: Wire, data: dict[str, Any]) -> None:
-        self.wire, self.id, self.count = wire, wire.open_comm(data), 0
+    def __init__(self, wire: Wire, data: dict[str, Any], target: str = "loom") -> None:
+        self.wire, self.id, self.count = wire, wire.open_comm(data, target=target), 0
 
     def send(self, data: dict[str, Any]) -> None:
         self.wire.send(self.id, data)
@@ -403,7 +403,7 @@ def _answered(agent: Comm, request_id: str) -> bool:
 def _drive_pages(wire: Wire, out: Driven, notebook: Path) -> None:
     page = Comm(wire, hello(notebook_path=str(notebook)))
     wire.wait(lambda: page.events("welcome"), "the sidebar's welcome")
-    agent = Comm(wire, hello(agent="Drive Agent"))
+    agent = Comm(wire, hello(agent="Drive Agent"), target="loom-agent")
     sent = {"hello"}
     page.send(hello(notebook_path=str(notebook)))  # a re-sync
     done = len(page.events("turn_done"))
@@ -454,6 +454,8 @@ def _drive_pages(wire: Wire, out: Driven, notebook: Path) -> None:
         {"type": "revert_turn", "turn": 1},
         {"type": "set_options", "thinking": "off", "effort": "low"},
         {"type": "trust_decision", "decision": "deny"},
+        {"type": "focus", "on_screen": True},
+        {"type": "pong", "ping_id": "drive-nothing", "on_screen": True},
     ):
         page.send(message)
         sent.add(str(message["type"]))

@@ -43,7 +43,9 @@ export type Outbound =
   | TrustMsg
   | KeyMsg
   | ExamplesMsg
-  | OutsideResult;
+  | OutsideResult
+  | Ping
+  | PagesMsg;
 /**
  * A message from the front (`comm_open` data, then `comm_msg` data).
  */
@@ -69,7 +71,9 @@ export type Inbound =
   | TrustDecisionMsg
   | SetKey
   | Examples
-  | OutsideCall;
+  | OutsideCall
+  | Focus
+  | Pong;
 
 /**
  * What every kernel -> front message carries beside its own fields.
@@ -439,11 +443,17 @@ export interface Approval {
   preview: string;
   summary: string;
   /**
-   * What the Always button would allow from then on, e.g. "shell commands starting with
-   * `git`" (`""`: offered, unnamed); `null`: no Always is offered (a write to one of Loom's
-   * guard rails asks every time).
+   * What the Always button would allow from then on, e.g. "`git status` commands" (`""`:
+   * offered, unnamed); `null`: no Always is offered (a write to one of Loom's guard rails
+   * asks every time).
    */
   always: string | null;
+  /**
+   * `run`: may the call run? `keep`: the call changed files Loom protects without the
+   * person's yes, Loom put them back, and `preview` is the attempted change as a diff:
+   * `allow` keeps the change, `deny` leaves it undone. (Protocol 1.3; may be absent.)
+   */
+  question?: 'run' | 'keep';
   type: 'approval';
 }
 /**
@@ -834,6 +844,37 @@ export interface OutsidePart {
   media_type: string;
 }
 /**
+ * Is this page still there? (protocol 1.3; sent only to pages whose `hello` said 1.3 or
+ * later.) A browser tab that closes need not close its comm, so before an outside agent's
+ * call the kernel pings its pages: one that does not answer with `pong` within a few
+ * seconds is not asked to approve and does not hold the notebook until it speaks again.
+ */
+export interface Ping {
+  ping_id: string;
+  type: 'ping';
+}
+/**
+ * What an outside agent's link hears in answer to its `hello` (protocol 1.3): the pages
+ * open on this notebook, checked just now, and whether the person is looking at it. The
+ * bridge attaches to the notebook on screen, then the one on screen last.
+ */
+export interface PagesMsg {
+  /**
+   * How many pages with the Loom sidebar hold this notebook and answered just now.
+   */
+  pages: number;
+  /**
+   * Whether one of them shows this notebook now.
+   */
+  on_screen: boolean;
+  /**
+   * Seconds since a page last brought this notebook on screen (`null`: none did since
+   * Loom loaded in this kernel).
+   */
+  focused_ago: number | null;
+  type: 'pages';
+}
+/**
  * The first message (the `comm_open` data); sent again as a `comm_msg` to re-sync.
  *
  * With `since_seq` and the `kernel_session` it saw, a front asks for a replay of what
@@ -878,11 +919,18 @@ export interface Hello {
    */
   minor?: number;
   /**
-   * Not a page: an outside agent's link (`loom-jupyter mcp`, DESIGN §14), naming its client
-   * (MCP `clientInfo`, e.g. `"Claude Code"`). Such a link gets no `welcome` and no broadcasts,
-   * is never asked to approve, and sends only `outside_call`s (`""`: a page). (Protocol 1.1; may be absent.)
+   * On the `loom-agent` comm (DESIGN §14): the outside agent's client (MCP `clientInfo`,
+   * e.g. `"Claude Code"`), answered with `pages`. A link's kind is fixed by the comm it
+   * opened: an agent link gets no `welcome` and no broadcasts, is never asked to approve,
+   * and sends only `hello` and `outside_call`; a page (`loom`) whose hello names an agent is
+   * refused (`""`: a page). (Protocol 1.1; may be absent.)
    */
   agent?: string;
+  /**
+   * A page: this notebook is the one it shows (its current notebook, in a visible page).
+   * `focus` says when that changes; outside agents are pointed at the notebook on screen. (Protocol 1.3; may be absent.)
+   */
+  on_screen?: boolean;
   type: 'hello';
 }
 /**
@@ -1195,8 +1243,35 @@ export interface OutsideCall {
   };
   type: 'outside_call';
 }
+/**
+ * The page's notebook came on screen (it became the current notebook, the page became
+ * visible or its window gained focus) or left it (protocol 1.3; a page sends it only to a
+ * kernel whose `welcome` says 1.3 or later). The kernel tells outside agents which notebook
+ * the person is looking at, and which one they looked at last.
+ */
+export interface Focus {
+  /**
+   * Whether the notebook is on screen now.
+   */
+  on_screen: boolean;
+  type: 'focus';
+}
+/**
+ * The answer to a `ping`, at once (protocol 1.3): this page is still there.
+ */
+export interface Pong {
+  /**
+   * The `ping`'s id.
+   */
+  ping_id: string;
+  /**
+   * Whether the notebook is on screen now (as `focus` says).
+   */
+  on_screen: boolean;
+  type: 'pong';
+}
 
 /**
  * The protocol's version, `major.minor`: a page sends its major in `hello.protocol` and its minor in `hello.minor`; a kernel tells its own in `welcome.protocol`.
  */
-export const PROTOCOL_VERSION = '1.2';
+export const PROTOCOL_VERSION = '1.3';

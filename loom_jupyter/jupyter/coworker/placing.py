@@ -3,8 +3,8 @@ would not open.
 
 A kernel that cannot place its notebook (DESIGN §13, :mod:`loom_jupyter.host.upkeep.location`)
 opens nothing at ``%load_ext``, and a kernel whose archive failed to open has nothing to
-serve. Either way the comm target ``loom`` is held here, so a sidebar that opens is not
-taken for "Loom is not loaded":
+serve. Either way the comm targets ``loom`` and ``loom-agent`` are held here, so a sidebar
+or an outside agent's link that opens is not taken for "Loom is not loaded":
 
 - its ``hello`` names the notebook (the path relative to the server's folder): when that
   places it — a notebook file on this machine, or the server's path with ``archive_dir``
@@ -12,7 +12,9 @@ taken for "Loom is not loaded":
   over, welcomed as usual;
 - otherwise the sidebar gets an error ``notice`` saying why (the banner's words) and
   stays open; a coworker that opens later (``%cowork --notebook PATH``, or a retry that
-  works) takes it over.
+  works) takes it over;
+- an outside agent's link never places a notebook: each of its messages is answered with
+  that notice, until a coworker opens and takes the link over (its ``hello`` answered).
 
 Nothing is written here: an archive is opened only where a notebook was placed.
 """
@@ -25,7 +27,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from loom_jupyter.errors import LoomError
-from loom_jupyter.jupyter.sidebar import TARGET
+from loom_jupyter.jupyter.sidebar import AGENT_TARGET, TARGET
 
 if TYPE_CHECKING:
     import asyncio
@@ -50,7 +52,7 @@ def pending_note(location: NotebookLocation) -> str:
 
 
 class Waiting:
-    """The ``loom`` comm target of a kernel with no coworker open, and the sidebars it holds.
+    """The comm targets of a kernel with no coworker open, and the comms they hold.
 
     ``place`` opens a coworker for a location (main thread) or raises :class:`LoomError`;
     ``location`` is the kernel's unplaced location (``None``: the archive failed to open,
@@ -71,37 +73,52 @@ class Waiting:
         self._place = place
         self.location = location
         self.why = why
-        self._held: dict[str, tuple[Any, dict[str, Any]]] = {}
+        self._held: dict[str, tuple[Any, dict[str, Any], bool]] = {}  # id -> comm, hello, agent?
         self._lock = threading.Lock()
 
     def register(self) -> None:
-        """Hold the comm target (main thread)."""
-        self._shell.kernel.comm_manager.register_target(TARGET, self._opened)
+        """Hold the comm targets (main thread)."""
+        manager = self._shell.kernel.comm_manager
+        manager.register_target(TARGET, self._opened)
+        manager.register_target(AGENT_TARGET, self._agent_opened)
 
     def unregister(self) -> None:
-        """Let go of the comm target, if still ours (held sidebars stay open)."""
+        """Let go of the comm targets, if still ours (held comms stay open)."""
         manager = getattr(getattr(self._shell, "kernel", None), "comm_manager", None)
-        if manager is not None and manager.targets.get(TARGET) == self._opened:
-            manager.unregister_target(TARGET, self._opened)
+        if manager is None:
+            return
+        for target, opened in ((TARGET, self._opened), (AGENT_TARGET, self._agent_opened)):
+            if manager.targets.get(target) == opened:
+                manager.unregister_target(target, opened)
 
     def hand_over(self, cowork: KernelCowork) -> None:
-        """A coworker opened: every held sidebar goes to it, its ``hello`` answered (main
+        """A coworker opened: every held comm goes to it, its ``hello`` answered (main
         thread)."""
         self.unregister()
         with self._lock:
             held, self._held = list(self._held.values()), {}
-        for comm, msg in held:
-            cowork._first_sidebar(comm, msg)  # the hub replays the hello: a welcome
+        for comm, msg, agent in held:
+            if agent:
+                cowork._first_agent(comm, msg)  # its hub replays the hello: `pages`
+            else:
+                cowork._first_sidebar(comm, msg)  # the hub replays the hello: a welcome
 
     # -- any kernel thread ------------------------------------------------------------------
 
     def _opened(self, comm: Any, msg: dict[str, Any]) -> None:
+        self._hold(comm, msg, agent=False)
+
+    def _agent_opened(self, comm: Any, msg: dict[str, Any]) -> None:
+        self._hold(comm, msg, agent=True)
+
+    def _hold(self, comm: Any, msg: dict[str, Any], *, agent: bool) -> None:
         comm_id = str(comm.comm_id)
         with self._lock:
-            self._held[comm_id] = (comm, msg)
-        comm.on_msg(lambda m: self._loop.call_soon_threadsafe(self._answer, comm, m))
+            self._held[comm_id] = (comm, msg, agent)
+        answer = self._tell if agent else self._answer
+        comm.on_msg(lambda m: self._loop.call_soon_threadsafe(answer, comm, m))
         comm.on_close(lambda _m: self._forget(comm_id))
-        self._loop.call_soon_threadsafe(self._answer, comm, msg)
+        self._loop.call_soon_threadsafe(answer, comm, msg)
 
     def _forget(self, comm_id: str) -> None:
         with self._lock:
@@ -128,6 +145,11 @@ class Waiting:
             self._notice(comm, msg, self.why)
         else:
             self.hand_over(cowork)
+
+    def _tell(self, comm: Any, msg: dict[str, Any]) -> None:
+        """An outside agent's link: it places nothing; it hears why nothing is open."""
+        if str(comm.comm_id) in self._held:
+            self._notice(comm, msg, self.why)
 
     def _placed(self, hello: dict[str, Any]) -> KernelCowork | None:
         if self.location is None:

@@ -315,7 +315,7 @@ def _swapped(shell: Any, cowork: KernelCowork, relocation: Relocation) -> Kernel
     except BaseException:  # the shell keeps ``cowork``: a failed open never replaced it
         target.unlink(missing_ok=True)
         raise
-    successor.sidebar.take(cowork.sidebar.release())
+    successor.take_fronts(cowork)
     successor.panel, cowork.panel = cowork.panel, None
     if cowork.activity is not None and successor.activity is not None:
         successor.activity.keep(cowork.activity.take())

@@ -21,7 +21,7 @@ from loom_jupyter.errors import LoomError
 from loom_jupyter.host.host import Host, KernelPorts
 from loom_jupyter.host.runtime.stream import HostMessage, TurnEvent
 from loom_jupyter.jupyter.kernel.mainthread import MainThreadQueue
-from loom_jupyter.jupyter.sidebar import TARGET
+from loom_jupyter.jupyter.sidebar import AGENT_TARGET, TARGET
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Sequence
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from loom_jupyter.jupyter.cell.render import Renderer
     from loom_jupyter.jupyter.kernel.activity import CellActivity
     from loom_jupyter.jupyter.panel.widget import Panel
+    from loom_jupyter.jupyter.sidebar.agents import AgentHub
     from loom_jupyter.jupyter.sidebar.cellguard import CellGuard
     from loom_jupyter.jupyter.sidebar.hub import SidebarHub
     from loom_jupyter.models.base import Model
@@ -75,6 +76,7 @@ class KernelCowork:
         self._renderer: Renderer | None = None  # the cell turn's, while its cell pumps
         self._hub: SidebarHub | None = None  # built on first use: %load_ext stays light
         self._hub_lock = threading.Lock()  # the main thread and the engine loop may both ask
+        self._agents: AgentHub | None = None  # outside agents' links (``loom-agent``)
         self._guard: CellGuard | None = None
         self.activity: CellActivity | None = None  # the person's cells between turns
         self.host.subscribe(self._to_panel)  # the floor itself is made on first use
@@ -129,10 +131,10 @@ class KernelCowork:
     def open(self, *, attach_sidebar: bool = True, hold: bool = False) -> None:
         """Open the archive and start resuming the latest active session.
 
-        ``attach_sidebar=False`` leaves the comm target alone: a predecessor hands
-        its open sidebars over (:meth:`SidebarHub.take`). ``hold=True`` keeps the session's
-        building waiting until :meth:`go_on` (``%load_ext`` prints its banner first); a
-        failure to open lets it go at once.
+        ``attach_sidebar=False`` leaves the comm targets alone: a predecessor hands its
+        open sidebars and agents' links over (:meth:`take_fronts`). ``hold=True`` keeps the
+        session's building waiting until :meth:`go_on` (``%load_ext`` prints its banner
+        first); a failure to open lets it go at once.
         """
         self.start()
         opening = self.host.opening
@@ -144,6 +146,7 @@ class KernelCowork:
             self._watch_cells()
             if self.in_kernel and attach_sidebar:
                 self._attach_sidebar()
+                self._attach_agents()
         except BaseException:
             self.go_on()
             raise
@@ -213,6 +216,37 @@ class KernelCowork:
         assert hub.link is not None
         hub.link.accept(comm, msg)
 
+    @property
+    def agents(self) -> AgentHub:
+        """Outside agents' links (``loom-agent``, DESIGN §14): apart from the sidebars."""
+        with self._hub_lock:
+            if self._agents is None:
+                from loom_jupyter.jupyter.sidebar.agents import AgentHub
+
+                self._agents = AgentHub(self.host, lambda: self._hub)
+            return self._agents
+
+    def _attach_agents(self) -> None:
+        """Accept outside agents' links (main thread), the hub built when the first opens."""
+        self.shell.kernel.comm_manager.register_target(AGENT_TARGET, self._first_agent)
+
+    def _first_agent(self, comm: Any, msg: dict[str, Any]) -> None:
+        hub = self.agents
+        if hub.link is None:
+            hub.attach(self.shell.kernel)
+        assert hub.link is not None
+        hub.link.accept(comm, msg)
+
+    def take_fronts(self, predecessor: KernelCowork) -> None:
+        """Serve ``predecessor``'s open sidebars and agents' links (the notebook was renamed;
+        main thread): they stay connected and see no restart."""
+        self.sidebar.take(predecessor.sidebar.release())
+        link = predecessor.agents.release()
+        if link is not None:
+            self.agents.take(link)
+        elif self.in_kernel:
+            self._attach_agents()  # none open: the light target, this coworker's now
+
     def _approver(self) -> Any:
         """The session's approver: stdin, and the sidebar when one is open (engine thread)."""
         from loom_jupyter.host.runtime.approvals import SharedApprover
@@ -242,10 +276,14 @@ class KernelCowork:
         detach_front(self)
         if self._hub is not None:
             self._hub.detach()
-        if self.in_kernel:  # the light target, when no sidebar opened (the hub may exist)
+        if self._agents is not None:
+            self._agents.detach()
+        if self.in_kernel:  # the light targets, when none opened (the hubs may exist)
             manager = self.shell.kernel.comm_manager
             if manager.targets.get(TARGET) == self._first_sidebar:
                 manager.unregister_target(TARGET, self._first_sidebar)
+            if manager.targets.get(AGENT_TARGET) == self._first_agent:
+                manager.unregister_target(AGENT_TARGET, self._first_agent)
         if self._guard is not None:
             self._guard.close()
         if self.activity is not None:

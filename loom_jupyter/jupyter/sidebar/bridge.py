@@ -1,4 +1,5 @@
-"""The comm target ``loom``: receive, validate and queue; send from the engine thread.
+"""A comm target (``loom`` for pages, ``loom-agent`` for outside agents): receive, validate
+and queue; send from the engine thread.
 
 The handlers run on whichever kernel thread got the message (a subshell's
 thread while a cell runs, or the main shell). They only parse the message and
@@ -24,28 +25,32 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from loom_jupyter.host.wire.protocol import ProtocolError, parse_inbound
-from loom_jupyter.jupyter.sidebar import TARGET
+from loom_jupyter.jupyter.sidebar import AGENT_TARGET, TARGET
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
 
     from loom_jupyter.host.wire.protocol import Inbound
 
-__all__ = ["TARGET", "CommLink", "Peer"]
+__all__ = ["AGENT_TARGET", "TARGET", "CommLink", "Peer"]
 
 _log = logging.getLogger(__name__)
 
 
 @dataclass(eq=False)
 class Peer:
-    """One open sidebar (a comm) and the last message it sent."""
+    """One open comm (a page, or an outside agent's link) and the last message it sent."""
 
     comm: Any
     parent: dict[str, Any] = field(default_factory=dict)
     ready: bool = False  # welcomed (or caught up): broadcasts reach it from now on
     protocol: str | None = None  # the version (major.minor) of a front this kernel cannot serve
     documents: bool = False  # its page holds the notebook and applies notebook requests
-    outside: str = ""  # an outside agent's link (DESIGN §14): its client's name; no page
+    page: bool = False  # a page said hello (on ``loom``, naming no agent): it may approve
+    pings: bool = False  # it answers ``ping`` (its hello said protocol 1.3 or later)
+    gone: bool = False  # it did not answer a ``ping``: no page until it speaks again
+    on_screen: bool = False  # it shows the notebook now (its hello, ``focus``, ``pong``)
+    agent: str = ""  # an outside agent's link: its client's name (``loom-agent`` only)
 
     @property
     def id(self) -> str:
@@ -54,7 +59,7 @@ class Peer:
 
 
 class CommLink:
-    """The kernel end of every open sidebar comm."""
+    """The kernel end of every open comm on one target (``loom`` unless told)."""
 
     def __init__(
         self,
@@ -62,7 +67,12 @@ class CommLink:
         loop: asyncio.AbstractEventLoop,
         deliver: Callable[[Peer, Inbound], Coroutine[Any, Any, None]],
         reject: Callable[[Peer, str, str], None],
+        *,
+        target: str = TARGET,
+        closed: Callable[[Peer], None] | None = None,
     ) -> None:
+        self.target = target
+        self.closed = closed  # told on the engine loop when a front closes its comm
         self._kernel = kernel
         self._loop = loop
         self._deliver = deliver
@@ -72,8 +82,8 @@ class CommLink:
     # -- registration -----------------------------------------------------------
 
     def register(self) -> None:
-        """Accept ``comm_open`` for target ``loom``."""
-        self._kernel.comm_manager.register_target(TARGET, self._opened)
+        """Accept ``comm_open`` for this link's target."""
+        self._kernel.comm_manager.register_target(self.target, self._opened)
 
     def rebind(
         self,
@@ -87,14 +97,14 @@ class CommLink:
     def unregister(self) -> None:
         """Stop accepting new sidebars and close the open ones."""
         manager = getattr(self._kernel, "comm_manager", None)
-        if manager is not None and manager.targets.get(TARGET) == self._opened:
-            manager.unregister_target(TARGET, self._opened)
+        if manager is not None and manager.targets.get(self.target) == self._opened:
+            manager.unregister_target(self.target, self._opened)
         for peer in list(self._peers.values()):
             self._drop(peer)
             try:
                 peer.comm.close()
             except Exception:  # already closed by the front
-                _log.debug("closing a sidebar comm failed", exc_info=True)
+                _log.debug("closing a %s comm failed", self.target, exc_info=True)
 
     @property
     def kernel(self) -> Any:
@@ -103,13 +113,13 @@ class CommLink:
 
     @property
     def peers(self) -> list[Peer]:
-        """The open sidebars."""
+        """The open comms."""
         return list(self._peers.values())
 
     # -- any kernel thread --------------------------------------------------------
 
     def accept(self, comm: Any, msg: dict[str, Any]) -> None:
-        """A sidebar opened ``comm`` before this link held the target (handed on to it)."""
+        """A front opened ``comm`` before this link held the target (handed on to it)."""
         self._opened(comm, msg)
 
     def _opened(self, comm: Any, msg: dict[str, Any]) -> None:
@@ -117,7 +127,7 @@ class CommLink:
         self._peers[peer.id] = peer
         comm._reply_subshell_for = _follow_header  # see the module docstring
         comm.on_msg(lambda m: self._received(peer, m))
-        comm.on_close(lambda _m: self._loop.call_soon_threadsafe(self._drop, peer))
+        comm.on_close(lambda _m: self._loop.call_soon_threadsafe(self._front_closed, peer))
         self._received(peer, msg)
 
     def _received(self, peer: Peer, msg: dict[str, Any]) -> None:
@@ -154,6 +164,11 @@ class CommLink:
         if isinstance(parent_var, contextvars.ContextVar) and peer.parent:
             parent_var.set(peer.parent)
         peer.comm.send(data)
+
+    def _front_closed(self, peer: Peer) -> None:
+        self._drop(peer)
+        if self.closed is not None:
+            self.closed(peer)
 
     def _drop(self, peer: Peer) -> None:
         self._peers.pop(peer.id, None)

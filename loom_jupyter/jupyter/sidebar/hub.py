@@ -1,9 +1,11 @@
 """The sidebar front: every open sidebar of one kernel, on the host's stream.
 
-The hub owns the comm link. It subscribes to the host's stream and sends each numbered
-message to every sidebar; a sidebar's messages become the host's commands (send, stop,
-approve, switch sessions) or questions it answers from the host (history pages, the
-session list, search). Everything here runs on the engine loop.
+The hub owns the ``loom`` comm link: pages only (outside agents have their own target and
+hub, :mod:`.agents`). It subscribes to the host's stream and sends each numbered message to
+every sidebar; a sidebar's messages become the host's commands (send, stop, approve, switch
+sessions) or questions it answers from the host (history pages, the session list, search).
+Which pages are still there and which shows the notebook is :mod:`.presence`'s.
+Everything here runs on the engine loop.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from loom_jupyter.host.wire.protocol import (
     version_notice,
 )
 from loom_jupyter.jupyter.sidebar.bridge import CommLink, Peer
+from loom_jupyter.jupyter.sidebar.presence import Presence
 
 if TYPE_CHECKING:
     from loom_jupyter.host.host import Host
@@ -38,10 +41,22 @@ if TYPE_CHECKING:
         Inbound,
         NotebookRequest,
         Outbound,
-        OutsideCall,
+        PagesMsg,
     )
 
-__all__ = ["Handover", "SidebarHub"]
+__all__ = ["AGENT_HELLO_REFUSED", "NO_HELLO", "OUTSIDE_CALL_REFUSED", "Handover", "SidebarHub"]
+
+OUTSIDE_CALL_REFUSED = (
+    "loom: an 'outside_call' comes from an outside agent's own link (the `loom-agent` comm, "
+    "opened by loom-jupyter mcp), never from a page"
+)
+AGENT_HELLO_REFUSED = (
+    "loom: this `loom` comm is a page's; an outside agent's link opens the `loom-agent` comm "
+    "(install the same loom_jupyter for loom-jupyter mcp and the kernel)"
+)
+NO_HELLO = "loom: a page says `hello` (naming no agent) before anything else"
+_PINGS_SINCE = 3
+"""The minor protocol version (of major 1) whose pages answer ``ping``."""
 
 _log = logging.getLogger(__name__)
 _ANSWERING: ContextVar[str] = ContextVar("loom_answering", default="")
@@ -62,6 +77,7 @@ class SidebarHub:
     def __init__(self, host: Host) -> None:
         self._host = host
         self.link: CommLink | None = None
+        self.presence = Presence(lambda peer, message: self._reply(peer, message, to=""))
         host.floor.subscribers.append(self._published)
         host.floor.can_ask = lambda: self.has_fronts
         host.document.front = self
@@ -101,8 +117,18 @@ class SidebarHub:
 
     @property
     def has_fronts(self) -> bool:
-        """Whether a sidebar is open (an outside agent's link is none: it never approves)."""
-        return self.link is not None and any(not peer.outside for peer in self.link.peers)
+        """Whether a page is open that may answer (one that did not answer a ping is gone)."""
+        return bool(self.pages())
+
+    def pages(self) -> list[Peer]:
+        """The pages open on the notebook, but those known to be gone."""
+        return self.presence.live(self.link.peers if self.link is not None else [])
+
+    async def check_pages(self) -> PagesMsg:
+        """Ask the pages whether they are still there (``ping``); what an agent is told."""
+        peers = self.link.peers if self.link is not None else []
+        await self.presence.check(peers)
+        return self.presence.view(peers)
 
     # -- the notebook's document ---------------------------------------------------------
 
@@ -119,8 +145,7 @@ class SidebarHub:
         return True
 
     def _document_peer(self) -> Peer | None:
-        peers = self.link.peers if self.link is not None else []
-        holding = [peer for peer in peers if peer.ready and peer.documents]
+        holding = [peer for peer in self.pages() if peer.ready and peer.documents]
         return holding[-1] if holding else None
 
     # -- sending ----------------------------------------------------------------------------
@@ -155,6 +180,7 @@ class SidebarHub:
         """Act on one message from a sidebar (engine loop); failures become notices. Each
         message runs in its own task: every reply it makes carries its request id."""
         answering = _ANSWERING.set(reply_to(message))
+        self.presence.heard(peer)
         try:
             await self._dispatch(peer, message)
         except LoomError as exc:
@@ -169,8 +195,10 @@ class SidebarHub:
         host, floor = self._host, self._host.floor
         if peer.protocol is not None and m.type != "hello":  # it was told why, once more
             raise LoomError(version_notice(peer.protocol))
-        if (m.type == "outside_call") != bool(peer.outside) and m.type != "hello":
-            raise LoomError(_link_refusal(peer, m.type))  # an agent never approves its calls
+        if m.type == "outside_call":
+            raise LoomError(OUTSIDE_CALL_REFUSED)  # the agent's own comm, never a page's
+        if not peer.page and m.type != "hello":
+            raise LoomError(NO_HELLO)
         if m.type == "hello":
             await self._hello(peer, m)
         elif m.type == "send":
@@ -219,21 +247,24 @@ class SidebarHub:
             await self._set_key(peer, m.key)
         elif m.type == "examples":
             await self._examples(peer)
-        elif m.type == "outside_call":
-            await self._outside_call(peer, m)
+        elif m.type == "focus":
+            self.presence.said(peer, on_screen=m.on_screen, focus=True)
+        elif m.type == "pong":
+            self.presence.answered(peer, m)
         else:
             assert_never(m)
 
     async def _hello(self, peer: Peer, hello: Hello) -> None:
+        if hello.agent:  # a link's kind is fixed by its comm: this one is a page's (DESIGN §14)
+            raise LoomError(AGENT_HELLO_REFUSED)
         peer.ready = False  # a re-sync: nothing else until it is caught up
         peer.protocol = None if hello.understood else hello.version  # any minor is served
-        peer.documents = hello.documents and not hello.agent
-        peer.outside = hello.agent
         if peer.protocol is not None:  # never a half-served chat: the notice, nothing else
             self._reply(peer, NoticeMsg(version_notice(peer.protocol), "error"))
             return
-        if peer.outside:  # an outside agent's link: no welcome, no broadcasts (DESIGN §14)
-            return
+        peer.page, peer.documents = True, hello.documents
+        peer.pings = hello.minor >= _PINGS_SINCE
+        self.presence.said(peer, on_screen=hello.on_screen)
         await self._host.follow_notebook(hello.notebook_path, hello.server_root)  # renamed?
         log = self._host.floor.log
         if hello.since_seq is not None:
@@ -305,33 +336,11 @@ class SidebarHub:
         prompts = await example_prompts(self._host.mention_sources(session).kernel)
         self._reply(peer, ExamplesMsg(prompts))
 
-    async def _outside_call(self, peer: Peer, call: OutsideCall) -> None:
-        """An outside agent's tool call, run through the host; the result to its link only."""
-        from loom_jupyter.host.services.outside import failed, run_outside_call
-
-        try:
-            result = await run_outside_call(self._host, call)
-        except Exception as exc:  # the link waits for this request's answer: always give one
-            _log.exception("an outside call failed")
-            result = failed(call.request_id, f"loom: {type(exc).__name__}: {exc}")
-        self._reply(peer, result)
-
     async def _search(self, peer: Peer, query: str) -> None:
         page = await self._host.views.search_page(query)
         self._reply(peer, SearchResults(page.query, page.hits))
         if page.note:
             self._reply(peer, NoticeMsg(f"The search is long: {page.note} of it.", "info"))
-
-
-def _link_refusal(peer: Peer, kind: str) -> str:
-    """Why a message does not fit its link: a page sent an outside call, or an outside
-    agent's link sent a page's message (it may not approve, send or switch)."""
-    if peer.outside:
-        return (
-            f"loom: {peer.outside}'s link only calls tools (`outside_call`); a '{kind}' comes "
-            "from a page, and approvals are the person's"
-        )
-    return "loom: an 'outside_call' comes from an outside agent's link (a hello with 'agent')"
 
 
 def _supports_subshells(link: CommLink | None) -> bool:
