@@ -264,9 +264,14 @@ def test_the_sidebars_hello_places_a_kernel_with_no_name_under_archive_dir(
         banner = printed(wire, "%load_ext loom_jupyter")
         assert "does not know its notebook" in banner
         assert files_under(home) == []  # said where; made nothing
+        agent = wire.open_comm(hello(agent="Early Agent", minor=3), target="loom-agent")
+        why = comm_messages(wire, agent, "notice")[0]  # held, told why: not refused as unloaded
+        assert "does not know its notebook" in why["message"]
         comm = wire.open_comm(hello(notebook_path="work/analysis.ipynb", server_root=str(root)))
         welcome = comm_messages(wire, comm, "welcome")[0]
         assert welcome["session"] is None  # a new conversation, in the placed notebook
+        assert comm_messages(wire, agent, "pages")[0]["pages"] == 1  # handed over: its hello
+        assert not wire.events(agent, "welcome")
         archive = home / folder_key(notebook.parent) / "analysis.ipynb.sqlite"
         assert archive.is_file()
         fake.add("Placed.")

@@ -158,17 +158,27 @@ class JupyterRig:
         return (self.runtime / f"kernel-{kernel_id}.json").exists()
 
     def kernel(self, kernel_id: str) -> BlockingKernelClient:
-        """A client of the kernel through its connection file (not through Loom)."""
+        """A client of the kernel through its connection file (not through Loom). A kernel
+        just started may not beat its heartbeat yet, which the client takes for a death:
+        it is asked again until it answers."""
         from jupyter_client.blocking.client import BlockingKernelClient
 
-        client = BlockingKernelClient(
-            connection_file=str(self.runtime / f"kernel-{kernel_id}.json")
-        )
-        client.load_connection_file()
-        client.start_channels()
-        client.wait_for_ready(timeout=START_SECONDS)
-        self.clients.append(client)
-        return client
+        deadline = time.monotonic() + START_SECONDS
+        while True:
+            client = BlockingKernelClient(
+                connection_file=str(self.runtime / f"kernel-{kernel_id}.json")
+            )
+            client.load_connection_file()
+            client.start_channels()
+            try:
+                client.wait_for_ready(timeout=START_SECONDS)
+            except RuntimeError:
+                client.stop_channels()
+                if time.monotonic() > deadline:
+                    raise
+                continue
+            self.clients.append(client)
+            return client
 
     def archive(self, name: str, sql: str) -> list[tuple[Any, ...]]:
         path = self.root / ".loom" / f"{name}.sqlite"

@@ -97,11 +97,10 @@ class Waiting:
         self.unregister()
         with self._lock:
             held, self._held = list(self._held.values()), {}
-        for comm, msg, agent in held:
-            if agent:
-                cowork._first_agent(comm, msg)  # its hub replays the hello: `pages`
-            else:
-                cowork._first_sidebar(comm, msg)  # the hub replays the hello: a welcome
+        for comm, msg, _ in (item for item in held if not item[2]):
+            cowork._first_sidebar(comm, msg)  # the hub replays the hello: a welcome
+        for comm, msg, _ in (item for item in held if item[2]):  # after the pages they count
+            cowork._first_agent(comm, msg)  # its hub replays the hello: `pages`
 
     # -- any kernel thread ------------------------------------------------------------------
 
