@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 __all__ = ["ChildEnd", "ChildObserver", "ChildOutcome", "ChildRun"]
 
 ChildEnd: TypeAlias = Literal["done", "incomplete", "failed"]
+_END_KINDS: dict[str, ChildEnd] = {"iteration_limit": "incomplete", "protected_change": "failed"}
+"""How a sub-agent's loop end counts for its subtask (a protected change undone: failed)."""
 
 SUB_AGENT_RHYTHM = CacheRhythm(prior_weight=0.0)
 """A sub-agent's requests follow each other at machine speed and end with its subtask:
@@ -201,5 +203,5 @@ class ChildRun:
         effects = tuple(self._effects)
         if isinstance(end, LoopFailed):
             return ChildOutcome("failed", final, str(end.error), turn.usage, turn.cost, effects)
-        kind: ChildEnd = "incomplete" if end.reason == "iteration_limit" else "done"
+        kind = _END_KINDS.get(end.reason, "done")
         return ChildOutcome(kind, final, end.message, turn.usage, turn.cost, effects)

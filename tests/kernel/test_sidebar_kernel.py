@@ -383,7 +383,7 @@ def test_new_and_resume_from_the_sidebar_switch_every_sidebar(
     wire.send(comm, {"type": "resume", "session": old[:8]})
     changed = wait_type(wire, comm, "session_changed", count=2)[-1]
     assert changed["session"]["id"] == old
-    assert any(item["text"] == "hello from the sidebar" for item in changed["history"])
+    assert any(item.get("text") == "hello from the sidebar" for item in changed["history"])
     banner = wire.run("%cowork sessions")
     assert banner["status"] == "ok"
 
@@ -516,3 +516,49 @@ def test_unload_takes_the_comm_target_back_before_any_sidebar_opened(
         assert own.comm_events(comm) == []  # no welcome from the unloaded coworker
     finally:
         own.shutdown()
+
+
+def _in_pieces(path: Path) -> str:
+    return " + ".join(repr(c) for c in str(path))
+
+
+@pytest.mark.parametrize("keep", [False, True], ids=["left-undone", "kept"])
+def test_a_protected_change_is_undone_the_page_asks_to_keep_it_and_the_turn_stops(
+    wire: Wire, fake: FakeAnthropic, wire_notebook: Path, keep: bool
+) -> None:
+    """Issue 38.3 in a real kernel: under auto, run_python writes loom.yaml by a name the
+    text rail cannot read; the file is put back, the card asks with the diff, the turn stops
+    (the second call is not run) and the archive keeps the attempt and the answer."""
+    assert wire.run("%cowork approval auto")["status"] == "ok"
+    target = wire_notebook.parent / "loom.yaml"
+    assert not target.exists()
+    comm = wire.open_comm(hello())
+    wait_type(wire, comm, "welcome")
+    code = f"open({_in_pieces(target)}, 'w').write('model: planted\\n')"
+    calls = [
+        {"type": "tool_use", "name": "run_python", "input": {"code": code}},
+        {"type": "tool_use", "name": "run_python", "input": {"code": "second_call = 1"}},
+    ]
+    fake.add({"content": calls})  # the turn stops after them: no second request
+    send(wire, comm, f"write the config ({keep})", f"keep-{keep}")
+    (question,) = wait_type(wire, comm, "approval")
+    assert question["question"] == "keep"
+    assert "+model: planted" in question["preview"]
+    assert not target.exists()  # already undone while the person reads the diff
+    decision = "allow" if keep else "deny"
+    wire.send(comm, {"type": "approve", "request_id": question["request_id"], "decision": decision})
+    (done,) = wait_type(wire, comm, "turn_done")
+    assert done["stop_reason"] == "protected_change"
+    assert (target.read_text() if target.exists() else None) == (
+        "model: planted\n" if keep else None
+    )
+    assert "second_call" not in wire.value("dir()")
+    results = archive_rows(
+        wire_notebook,
+        "SELECT content FROM conversation_turns WHERE role = 'tool' ORDER BY turn_number",
+    )
+    attempt, second = results[-2][0], results[-1][0]
+    assert "+model: planted" in attempt
+    assert ("chose to keep it" in attempt) is keep
+    assert "Not run: the turn stopped" in second
+    target.unlink(missing_ok=True)
