@@ -107,6 +107,26 @@ def one_change(watch: ProtectedWatch, target: Path, calls: int) -> tuple[list[fl
     return watched, undone
 
 
+def through_gate(watch: ProtectedWatch, calls: int) -> list[float]:
+    """What the gate adds to a call, no change: its shared watch's begin and end on the
+    event loop (each a hop to a worker thread and back)."""
+    import asyncio
+
+    from loom_jupyter.engine.gate import FolderWatch
+
+    async def timed() -> list[float]:
+        shared, times = FolderWatch(watch), []
+        for _ in range(calls):
+            start = time.perf_counter()
+            await shared.begin()
+            changes = await shared.end()
+            times.append(time.perf_counter() - start)
+            assert changes == (), changes
+        return times
+
+    return asyncio.run(timed())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=200)
@@ -127,11 +147,13 @@ def main() -> None:
             f"{len(watch.places.folders)} folder places); {calls} calls per row.\n"
         )
         quiet = steady(watch, calls)
+        gated = through_gate(watch, calls)
         changed, undone = one_change(watch, notebook.parent.parent / "CLAUDE.md", calls)
     print("| per call | p50 ms | p95 ms |")
     print("|---|---:|---:|")
     print(f"| first snapshot (reads every protected file) | {cold * 1e3:.3f} | |")
     print("| before() + after(), no change | {} | {} |".format(*ms(quiet)))
+    print("| the gate's check around a call, no change | {} | {} |".format(*ms(gated)))
     print("| before() + after(), CLAUDE.md changed | {} | {} |".format(*ms(changed)))
     print("| undo() of that change | {} | {} |".format(*ms(undone)))
 
