@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shlex
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from loom_jupyter.cli.locate import UsageError
 from loom_jupyter.controls import visible
@@ -99,7 +100,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``loom-jupyter``; returns the exit status."""
     from loom_jupyter.cli.commands import run_command
 
-    args = build_parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    slip = _misspelled(words)
+    if slip:  # the rule every front follows (issue 40.1): a slip is named, not guessed at
+        print(f"loom-jupyter: {visible(slip)}", file=sys.stderr)
+        return 2
+    args = build_parser().parse_args(words)
     if args.command == "mcp":  # a server on stdio: it prints nothing of its own
         from loom_jupyter.outside.server import serve
 
@@ -115,6 +121,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     if output:
         print(visible(output))  # archived text never drives the terminal
     return 0
+
+
+def _misspelled(words: list[str]) -> str:
+    """The "did you mean …" when the first word is a slip of a command's name and the
+    rest fits it (``loom-jupyter sesions analysis.ipynb``); ``""`` otherwise."""
+    from loom_jupyter.host.commands.checking import misspelling, misspelling_text
+
+    if not words or words[0].startswith("-") or words[0] in _names():
+        return ""
+    first, rest = words[0], shlex.join(words[1:])
+    meant = misspelling("cli", first, rest, fits=_fits)
+    if meant is None:
+        return ""
+    return f"no command `{first}`. " + misspelling_text("cli", first, meant.name, rest)
+
+
+def _names() -> set[str]:
+    return {spec.name for spec in commands_for("cli")} | {"mcp"}
+
+
+def _fits(spec: Spec, rest: str) -> bool:
+    """Whether ``rest`` is NOTEBOOK (PATH for ``trust``) and ``spec``'s arguments, any values."""
+    from loom_jupyter.host.commands.checking import words_of
+
+    parser = _Raising(prog=f"loom-jupyter {spec.name}")
+    parser.add_argument("notebook")
+    add_arguments(parser, spec.args, "cli", relaxed=True)
+    try:
+        parser.parse_args(words_of(rest))
+    except UsageProblem:
+        return False
+    return True
+
+
+class _Raising(argparse.ArgumentParser):
+    """argparse that raises :class:`UsageProblem` instead of exiting (a shape check)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageProblem(message)
 
 
 def _trust(args: argparse.Namespace) -> str:

@@ -120,6 +120,17 @@ class ModelList:
     fetched_at: float | None = None
     note: str = ""
 
+    @property
+    def answered(self) -> bool:
+        """The Models API's own answer (just fetched, or cached under a day): a model it does
+        not list is unknown to the API. Otherwise (offline, no Models API) it could not say."""
+        return self.source == "api" or (self.source == "cache" and not self.note)
+
+    def find(self, model_id: str) -> ModelInfo | None:
+        """``model_id`` in the list: the exact id, else the same model without a date,
+        ``-latest`` or ``[1m]`` (``claude-sonnet-5-5-latest`` is ``claude-sonnet-5-5``)."""
+        return _find(self.models, model_id)
+
     def describe(self) -> str:
         """One line: where the list comes from."""
         if self.source == "api":

@@ -32,6 +32,7 @@ __all__ = [
     "arg",
     "arguments",
     "from_namespace",
+    "parse_shape",
     "parse_words",
     "spelled",
 ]
@@ -134,8 +135,11 @@ def _kind(hint: Any, *, rest: bool) -> tuple[Any, tuple[str, ...] | None]:
     return "text", None
 
 
-def add_arguments(parser: argparse.ArgumentParser, cls: type, front: Front) -> None:
-    """Add the arguments ``front`` offers to an argparse parser (or IPython's)."""
+def add_arguments(
+    parser: argparse.ArgumentParser, cls: type, front: Front, *, relaxed: bool = False
+) -> None:
+    """Add the arguments ``front`` offers to an argparse parser (or IPython's);
+    ``relaxed``: every value as typed (no choices, no ``int``), to check a line's shape."""
     for a in arguments(cls):
         if not a.offered(front):
             continue
@@ -144,9 +148,9 @@ def add_arguments(parser: argparse.ArgumentParser, cls: type, front: Front) -> N
             options["action"] = "store_true"
         else:
             options["metavar"] = a.metavar
-            if a.choices is not None:
+            if a.choices is not None and not relaxed:
                 options["choices"] = a.choices
-            if a.kind == "int":
+            if a.kind == "int" and not relaxed:
                 options["type"] = int
         if a.kind in ("words", "rest"):
             options["nargs"] = "+" if a.required else "*"
@@ -177,9 +181,10 @@ def from_namespace(cls: type, namespace: argparse.Namespace) -> Any:
 class _Raising(argparse.ArgumentParser):
     """argparse that raises instead of printing and exiting."""
 
-    def __init__(self, usage_line: str, **kwargs: Any) -> None:
+    def __init__(self, spec: Spec, front: Front, **kwargs: Any) -> None:
         super().__init__(add_help=False, **kwargs)
-        self.usage_line = usage_line
+        self.usage_line = spec.usage(front)
+        self.head = spelled(front, spec.name)
 
     def error(self, message: str) -> Any:
         raise UsageProblem(f"Usage: `{self.usage_line}`")
@@ -187,21 +192,27 @@ class _Raising(argparse.ArgumentParser):
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         if action.choices is not None and value not in action.choices:
             choices = "|".join(map(str, action.choices))
-            head = self.usage_line.split(" ")[0]
-            raise UsageProblem(f"Usage: {head} {choices} (got {value!r}).")
+            raise UsageProblem(f"Usage: {self.head} {choices} (got {value!r}).")
 
 
 def parse_words(spec: Spec, front: Front, line: str) -> Any:
     """``line`` (what follows ``/NAME``) tokenized into the command's argument dataclass;
     :class:`UsageProblem` when it does not fit."""
-    usage_line = spec.usage(front)
     try:
         words = shlex.split(line)
     except ValueError:
-        raise UsageProblem(f"Usage: `{usage_line}`") from None
-    parser = _Raising(usage_line)
+        raise UsageProblem(f"Usage: `{spec.usage(front)}`") from None
+    parser = _Raising(spec, front)
     add_arguments(parser, spec.args, front)
     return from_namespace(spec.args, parser.parse_args(words))
+
+
+def parse_shape(spec: Spec, front: Front, words: list[str]) -> argparse.Namespace:
+    """``words`` read as the command's arguments with every value as typed (no choices, no
+    ``int``): whether a line has the command's shape; :class:`UsageProblem` when not."""
+    parser = _Raising(spec, front)
+    add_arguments(parser, spec.args, front, relaxed=True)
+    return parser.parse_args(words)
 
 
 Busy = Literal["free", "refused", "switch"]

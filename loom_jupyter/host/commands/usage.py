@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     )
     from loom_jupyter.host.host import Host
     from loom_jupyter.records import ModelCallRecord
+    from loom_jupyter.session.options import SessionOptions
 
 __all__ = [
     "always_text",
@@ -131,13 +132,42 @@ async def model(context: Context, args: ModelArgs) -> Report:
 
     session = await _host(context).session_async()
     if args.name:
-        session.options.set_model(args.name)
-        return say(f"Model: {session.model.name} (from the next request).")
+        return await _switch_model(context, session.options, args.name, refresh=args.refresh)
     listed = await session.options.list_models(refresh=args.refresh)
     caption = f"* = current. {listed.describe()} Switch with {context.spelled('model NAME')}."
     rows = tuple(model_rows(listed, session.model.name))
     headers = ("", "id", "name", "context window", "max output")
     return Report(parts=(Table(headers, rows, caption, nowrap=True),))
+
+
+async def _switch_model(
+    context: Context, options: SessionOptions, name: str, *, refresh: bool
+) -> Report:
+    """Use ``name`` (an alias or an id) when the Models API lists it; refuse it, naming the
+    listed ones, when the API answered without it; take it with a warning when the API
+    could not be asked (offline, a provider without the Models API)."""
+    from loom_jupyter.settings import MODEL_ALIASES
+
+    wanted = MODEL_ALIASES.get(name, name)
+    listed = await options.list_models(refresh=refresh)
+    if listed.find(wanted) is None and listed.source == "cache" and listed.answered:
+        listed = await options.list_models(refresh=True)  # a model newer than the cached list?
+    if listed.find(wanted) is None and listed.answered:
+        ids = ", ".join(f"`{m.id}`" for m in listed.models)
+        aliases = ", ".join(MODEL_ALIASES)
+        return say(
+            f"Unknown model `{name}`: the Models API lists {ids} (or say {aliases}). The model "
+            f"stays `{options.model.name}`; {context.spelled('model')} shows each one's limits.",
+            ok=False,
+        )
+    options.set_model(name)
+    said = f"Model: {options.model.name} (from the next request)."
+    if listed.find(wanted) is None:
+        said += (
+            f" Not checked: the Models API could not be asked ({listed.note}). If it does not "
+            "know this model, the next request will say so."
+        )
+    return say(said)
 
 
 async def effort(context: Context, args: EffortArgs) -> Report:

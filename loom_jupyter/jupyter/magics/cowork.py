@@ -21,9 +21,18 @@ from loom_jupyter.jupyter.magics.commands import SUBCOMMANDS
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from loom_jupyter.host.commands.spec import Spec
     from loom_jupyter.jupyter.coworker.runtime import KernelCowork
 
-__all__ = ["USAGE", "CoworkMagics", "Parsed", "keep_question_marks", "parse_line"]
+__all__ = [
+    "USAGE",
+    "BadArgument",
+    "CoworkMagics",
+    "Misspelled",
+    "Parsed",
+    "keep_question_marks",
+    "parse_line",
+]
 
 
 def _usage() -> str:
@@ -42,7 +51,10 @@ def _usage() -> str:
             *commands,
             "",
             "A line is a subcommand only when its first word is one of these and the rest",
-            "of the line fits that subcommand's arguments; otherwise it is a prompt.",
+            "of the line fits that subcommand's arguments; otherwise it is a prompt. Nothing",
+            "is sent when the first word is a slip of a subcommand's name and the rest fits",
+            "it (%cowork sesions: did you mean ...?), or when a subcommand's words have a",
+            "value it does not take (%cowork approval yolo): the cell says which it takes.",
             "A kernel interrupt stops a running turn (its partial answer is kept).",
             "Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, LOOM_MODEL, LOOM_APPROVAL.",
         ]
@@ -86,6 +98,26 @@ class CommandHelp:
 
 
 @dataclass(frozen=True)
+class Misspelled:
+    """A slip of a subcommand's name whose other words fit it (``%cowork sesions``): the
+    cell says "did you mean …" (``text``) and sends nothing."""
+
+    name: str
+    text: str
+    kind: Literal["misspelled"] = "misspelled"
+
+
+@dataclass(frozen=True)
+class BadArgument:
+    """A subcommand in its shape with a value it does not take (``%cowork approval yolo``):
+    the cell names the values it takes (``text``) and sends nothing."""
+
+    name: str
+    text: str
+    kind: Literal["bad_argument"] = "bad_argument"
+
+
+@dataclass(frozen=True)
 class NotebookSwitch:
     """``--notebook PATH [rest]``: name the notebook, then run ``rest``."""
 
@@ -93,7 +125,9 @@ class NotebookSwitch:
     kind: Literal["notebook"] = "notebook"
 
 
-Parsed: TypeAlias = ShowUsage | Prompt | SubcommandCall | CommandHelp | NotebookSwitch
+Parsed: TypeAlias = (
+    ShowUsage | Prompt | SubcommandCall | CommandHelp | Misspelled | BadArgument | NotebookSwitch
+)
 """What a ``%cowork`` line asks for."""
 
 
@@ -107,10 +141,10 @@ def parse_line(line: str) -> Parsed:
     if text.startswith("--notebook"):
         return NotebookSwitch(text[len("--notebook") :].strip())
     first, _, rest = text.partition(" ")
+    rest = rest.strip()
     command = SUBCOMMANDS.get(first)
     if command is None:
-        return Prompt(text)
-    rest = rest.strip()
+        return _misspelled(text, first, rest)
     if rest in {"-h", "--help"}:
         return CommandHelp(first)
     if not rest and command.required:
@@ -118,7 +152,27 @@ def parse_line(line: str) -> Parsed:
     try:
         return SubcommandCall(first, command.parse(rest))
     except (UsageError, ValueError):
+        return _bad_value(text, command.spec, rest)
+
+
+def _misspelled(text: str, first: str, rest: str) -> Misspelled | Prompt:
+    """A slip of a subcommand's name whose rest fits it; else the prompt ``text``."""
+    from loom_jupyter.host.commands.checking import misspelling, misspelling_text
+
+    meant = misspelling("magic", first, rest)
+    if meant is None:
         return Prompt(text)
+    return Misspelled(meant.name, misspelling_text("cowork", text, meant.name, rest))
+
+
+def _bad_value(text: str, spec: Spec, rest: str) -> BadArgument | Prompt:
+    """A subcommand's shape with a value it does not take; else the prompt ``text``."""
+    from loom_jupyter.host.commands.checking import BadValue, bad_value_text, read
+
+    reading = read(spec, "magic", rest)
+    if not isinstance(reading, BadValue):
+        return Prompt(text)
+    return BadArgument(spec.name, bad_value_text("cowork", text, reading.problem))
 
 
 def keep_question_marks(lines: list[str]) -> list[str]:
@@ -198,6 +252,8 @@ class CoworkMagics(Magics):
                 local = command.local
                 target: Any = self.shell if local.on_shell else self._get_cowork(None)
                 local.resolve()(target, parsed.args)
+            case Misspelled() | BadArgument():
+                print(parsed.text)
             case Prompt():
                 self._prompt(parsed.text)
             case _:

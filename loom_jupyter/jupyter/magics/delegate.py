@@ -5,7 +5,9 @@ prints the digest when done; the plan shows as a live table in the cell and
 each step as a line. A kernel interrupt cancels every running subtask (rows
 ``cancelled``). ``--bg`` returns at once; the digest is posted to the
 conversation when the task ends, so the next ``%cowork`` turn sees it.
-Subcommands: ``status``, ``resume TASK``, ``cancel TASK`` (each takes ``--help``).
+Subcommands: ``status``, ``resume TASK``, ``cancel TASK`` (each takes ``--help``); a slip
+of their names whose words fit (``%delegate stauts``) is answered "did you mean …" and
+delegates nothing.
 """
 
 from __future__ import annotations
@@ -64,8 +66,10 @@ DELEGATE_USAGE = "\n".join(
         "  %delegate resume TASK     run again what did not pass (after a failure or restart)",
         "  %delegate cancel [TASK]   stop a running task (all when no TASK)",
         "",
-        "Each takes --help. A kernel interrupt cancels every running subtask. With --bg the",
-        "digest is posted to the conversation when the task ends (the next %cowork sees it).",
+        "Each takes --help. A slip of their names (%delegate stauts) is answered, not",
+        "delegated; `%delegate -- TEXT` always delegates TEXT. A kernel interrupt cancels",
+        "every running subtask. With --bg the digest is posted to the conversation when",
+        "the task ends (the next %cowork sees it).",
         "Settings: delegate_max_subtasks, delegate_max_parallel, delegate_judge_model,",
         "delegate_budget_usd / _tokens, delegate_subtask_seconds (loom.yaml or LOOM_*).",
     ]
@@ -103,6 +107,10 @@ class DelegateMagics(Magics):
             return
         first, _, rest = text.partition(" ")
         parser = SUBCOMMANDS.get(first)
+        slip = None if parser is not None else _misspelled(text, first, rest)
+        if slip is not None:  # `%delegate stauts` would plan and run a whole delegation
+            print(slip)
+            return
         if parser is not None and (
             rest.strip() in ("-h", "--help") or (first == "resume" and not rest.strip())
         ):
@@ -141,6 +149,21 @@ class DelegateMagics(Magics):
         else:
             work = front.delegations.resume(args.task, background=args.bg)
             _finish(cowork, front, work, background=args.bg)
+
+
+def _misspelled(text: str, first: str, rest: str) -> str | None:
+    """The "did you mean …" when ``first`` is a slip of a subcommand's name and ``rest``
+    fits it (or is empty): every front's rule (:mod:`loom_jupyter.host.commands.nearby`)."""
+    from loom_jupyter.host.commands.checking import misspelling_text
+    from loom_jupyter.host.commands.nearby import Candidate, misspelled
+
+    candidates = [Candidate(name, _fits(parser)) for name, parser in SUBCOMMANDS.items()]
+    meant = misspelled(first, rest, candidates, names=SUBCOMMANDS)
+    return None if meant is None else misspelling_text("delegate", text, meant.name, rest)
+
+
+def _fits(parser: MagicArgumentParser) -> Callable[[str], bool]:
+    return lambda rest: not rest.strip() or _parses(parser, rest)
 
 
 def _parses(parser: MagicArgumentParser, rest: str) -> bool:
