@@ -202,7 +202,7 @@ class SidebarHub:
         if m.type == "hello":
             await self._hello(peer, m)
         elif m.type == "send":
-            floor.submit(m.text, m.client_id)
+            self._send(peer, m.text, m.client_id)
         elif m.type == "cancel_queued":
             floor.cancel_queued(m.client_id)
         elif m.type == "stop":
@@ -311,6 +311,18 @@ class SidebarHub:
         from loom_jupyter.host.commands.slash import run_command
 
         self._reply(peer, await run_command(self._host, name, args))
+
+    def _send(self, peer: Peer, text: str, client_id: str) -> None:
+        """A message for the model, unless it misspells a slash command (``/sesions``,
+        issue 40.1): then "did you mean …", and the page takes the text back into its box."""
+        from loom_jupyter.host.commands.slash import mistyped
+        from loom_jupyter.host.wire.protocol import TurnErrorMsg
+
+        slip = mistyped(text)
+        if slip is None:
+            self._host.floor.submit(text, client_id)
+        else:
+            self._reply(peer, TurnErrorMsg(None, slip, "MistypedCommand", client_id))
 
     async def _where_from(self, peer: Peer, name: str) -> None:
         """Where a variable mentioned in the chat came from (the person hovers it)."""
