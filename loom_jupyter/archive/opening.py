@@ -35,7 +35,8 @@ from loom_jupyter.archive.journal import (
     leave_wal_without_shared_memory,
     wanted_journal,
 )
-from loom_jupyter.archive.schema import MIGRATIONS, migrate, schema_version
+from loom_jupyter.archive.schema import migrate, schema_version
+from loom_jupyter.archive.tables import MIGRATIONS
 from loom_jupyter.errors import ArchiveError
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ def prepare_file(
             mode: Journal = "wal"
         else:
             mode = leave_wal(db, busy_timeout)
-        migrate(db)
+        migrate(db, MIGRATIONS)
     except sqlite3.Error as error:
         raise map_sqlite_error(error, path, busy_timeout) from error
     finally:

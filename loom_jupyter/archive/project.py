@@ -26,8 +26,8 @@ from loom_jupyter.archive.db import Db
 from loom_jupyter.archive.hygiene import is_plain_archive
 from loom_jupyter.archive.paths import configured_archive_dir, folder_key
 from loom_jupyter.archive.readable import ReadableMatch, search_for_people, with_notebook
-from loom_jupyter.archive.schema import MIGRATIONS
 from loom_jupyter.archive.search import search_turns
+from loom_jupyter.archive.tables import MIGRATIONS
 from loom_jupyter.errors import ArchiveError
 from loom_jupyter.folders import project_root
 from loom_jupyter.records import ProjectHit, ProjectSearch

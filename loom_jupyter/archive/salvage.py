@@ -6,17 +6,19 @@
     report.tally("conversation_turns").saved
 
 Steps: the file is checked (``PRAGMA integrity_check``); an intact archive is
-left alone. From a damaged one every readable row of the ledger (sessions,
-turns, tasks, subtasks, model calls) is copied into a new archive built beside
-it with the normal schema, in two passes: the tree pass reads each table
+left alone. From a damaged one every readable row of every table
+(:mod:`.tables` declares them: sessions, turns, model calls, tasks, subtasks,
+cell changes, executions, outside agents' marks) is copied into a new archive
+built beside it with the normal schema, in two passes: the tree pass reads each table
 through its b-tree as SQLite does (:mod:`.salvage_read`), then the page pass
 reads every page of the file and takes the rows of each table leaf page
 (:mod:`.salvage_pages`), so a misplaced page costs only its own rows. Each
 row is kept once by its rowid: the tree pass's (the newest commit, as SQLite
 reads it), else the newest page's. When page 1's header is destroyed, it is
 rebuilt (page size from the pages, the rest from the archive's schema) in a
-copy the tree pass reads. Rows go in verbatim (:mod:`.salvage_write`), the
-full-text index is rebuilt from the saved turns, and the copy must pass
+copy the tree pass reads. Rows go in verbatim (:mod:`.salvage_write`), a row
+whose parent row was lost is kept when it can stand alone, the full-text index
+is rebuilt from the saved turns, and the copy must pass
 SQLite's checks and open like any archive. Only then is the damaged file
 renamed ``<name>.damaged-<UTC time>`` (with its ``-wal``/``-shm``) and the copy
 put in its place. A failure on the way leaves the damaged file as it was. A
@@ -56,7 +58,6 @@ from loom_jupyter.archive.salvage_pages import (
     typed,
 )
 from loom_jupyter.archive.salvage_read import (
-    LEDGER,
     Health,
     TableRead,
     check_health,
@@ -64,7 +65,7 @@ from loom_jupyter.archive.salvage_read import (
     read_table,
 )
 from loom_jupyter.archive.salvage_write import Written, table_columns, verify, write_rows
-from loom_jupyter.archive.schema import MIGRATIONS
+from loom_jupyter.archive.tables import MIGRATIONS, copied_tables, undeclared
 from loom_jupyter.errors import ArchiveError, LeaseHeldError
 
 if TYPE_CHECKING:
@@ -91,6 +92,7 @@ class TableTally:
     saved: int
     lost: int
     from_pages: int = 0  # of ``saved``: rows only the page pass found (the rest: the tree pass)
+    orphans: int = 0  # of ``saved``: rows whose parent row was lost (a recreated home, or alone)
 
     @property
     def from_trees(self) -> int:
@@ -188,12 +190,13 @@ def _salvage(source: Path, staged: Path, busy_timeout: float, stale_after: float
     patched = Path(f"{staged}.header")
     try:
         with closing(sqlite3.connect(staged, isolation_level=None)) as new:
-            wanted = {table: table_columns(new, table) for table in LEDGER}
+            _refuse_undeclared(new, source)
+            wanted = {t.name: table_columns(new, t.name) for t in copied_tables()}
             trees, old_shapes, rebuilt = _tree_pass(source, patched, image, wanted, busy_timeout)
-            shapes = {t: old_shapes.get(t) or table_shape(new, t) for t in LEDGER}
+            shapes = {t: old_shapes.get(t) or table_shape(new, t) for t in wanted}
             found = page_pass(image, shapes, _roots(image, patched if rebuilt else source))
             reads, from_pages = {}, {}
-            for table in LEDGER:
+            for table in wanted:
                 reads[table], from_pages[table] = _merge(
                     trees[table], found, shapes[table], wanted[table]
                 )
@@ -231,13 +234,13 @@ def _tree_pass(
     try:
         with closing(read_only(patched if rebuilt else source, busy_timeout)) as old:
             old.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            trees = {table: read_table(old, table, wanted[table]) for table in LEDGER}
-            shapes = {t: table_shape(old, t) for t in LEDGER if trees[t].columns}
+            trees = {table: read_table(old, table, columns) for table, columns in wanted.items()}
+            shapes = {t: table_shape(old, t) for t in wanted if trees[t].columns}
     except sqlite3.DatabaseError as error:
         if not is_damage(error):
             raise
         empty = TableRead("", (), (), frozenset(), None)
-        return {t: replace(empty, table=t) for t in LEDGER}, {}, rebuilt
+        return {t: replace(empty, table=t) for t in wanted}, {}, rebuilt
     return trees, shapes, rebuilt
 
 
@@ -315,8 +318,21 @@ def _tallies(
         lost = read.lost(saved)
         if table == "conversation_turns" and read.indexed is None:  # no index to count them
             lost = max(lost, _turn_counts(reads["cowork_sessions"]) - len(saved))
-        tallies.append(TableTally(table, len(saved), lost, len(saved & from_pages[table])))
+        found = len(saved & from_pages[table])
+        tallies.append(TableTally(table, len(saved), lost, found, written.orphans[table]))
     return tuple(tallies)
+
+
+def _refuse_undeclared(new: sqlite3.Connection, source: Path) -> None:
+    """Raise when the new archive's schema has a table no declaration covers: it would be
+    left behind (a bug: every table is declared in ``archive/tables.py``)."""
+    missing = undeclared(new)
+    if missing:
+        raise ArchiveError(
+            f"Cannot recover {source}: the archive's table(s) {', '.join(missing)} have no "
+            "declaration in loom_jupyter/archive/tables.py, so their rows would be lost; "
+            "nothing was changed. Please report this as a bug."
+        )
 
 
 def _turn_counts(sessions: TableRead) -> int:

@@ -1,9 +1,10 @@
 """Reading what can still be read from a damaged archive, row by row.
 
 The file is opened read-only (its WAL included) and never written. Each table
-of the ledger is read by rowid ranges; a range that SQLite reports damaged is
-cut in half until the damage is pinned to single rowids, so one overwritten
-page costs the rows on that page and nothing else. How many rows there should
+a recovery copies (:func:`~loom_jupyter.archive.tables.copied_tables`) is read
+by rowid ranges; a range that SQLite reports damaged is cut in half until the
+damage is pinned to single rowids, so one overwritten page costs the rows on
+that page and nothing else. How many rows there should
 be comes from an index that still reads whole (indexes hold every rowid),
 else from the unreadable rowids themselves.
 """
@@ -21,7 +22,6 @@ from loom_jupyter.archive.opening import SQLITE_HEADER
 from loom_jupyter.archive.salvage_pages import load_image
 
 __all__ = [
-    "LEDGER",
     "Health",
     "TableRead",
     "check_health",
@@ -29,9 +29,6 @@ __all__ = [
     "read_only",
     "read_table",
 ]
-
-LEDGER = ("cowork_sessions", "conversation_turns", "tasks", "subtasks", "model_calls")
-"""The tables a recovery saves, parents first (the full-text index is rebuilt, not read)."""
 
 Health = Literal["missing", "intact", "damaged", "unreadable"]
 """``unreadable``: not SQLite at all, no page of it reads as one (nothing can be saved)."""

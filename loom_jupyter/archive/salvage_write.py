@@ -1,13 +1,16 @@
 """Writing the rows saved from a damaged archive into a new one, verbatim.
 
-Ids, turn numbers, statuses, blocks and timestamps are copied as read. A row
-that still points at a lost parent gets a home: a session whose row was lost
-is recreated ("(recovered) " + its first prompt as the title, usage summed
+Every table a recovery copies (:func:`~loom_jupyter.archive.tables.copied_tables`)
+goes in, parents first. Ids, turn numbers, statuses, blocks and timestamps are
+copied as read. A row whose parent row was lost is treated as its
+:class:`~loom_jupyter.archive.tables.Ref` says: ``home``: a session whose row was
+lost is recreated ("(recovered) " + its first prompt as the title, usage summed
 from its ledger rows, created when its first row was and last active when its
-last turn was; ``closed`` when it was a sub-agent's), so its turns stay
-listed, searchable and resumable. A subtask whose task row was lost is not
-kept: nothing could show it. The full-text index is rebuilt from the saved
-turns once they are in.
+last turn was; ``closed`` when it was a sub-agent's), so its turns stay listed,
+searchable and resumable; ``alone``: kept with the reference cleared (an
+execution without its session); ``dropped``: not kept (a subtask without its
+task: nothing could show it). Derived tables (the full-text index) are made
+again from the saved rows once they are in.
 """
 
 from __future__ import annotations
@@ -18,28 +21,26 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from loom_jupyter.archive.clock import utc_now
+from loom_jupyter.archive.tables import TABLES, Derived, Ref, copied_tables
 from loom_jupyter.errors import ArchiveError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Iterable, Mapping, Sequence
     from pathlib import Path
 
     from loom_jupyter.archive.salvage_read import TableRead
+    from loom_jupyter.archive.tables import Table
 
 __all__ = ["Written", "table_columns", "verify", "write_rows"]
 
 Row = tuple[object, ...]
 
-_SESSION_REFS = (  # (table, column) pointing at a session
-    ("conversation_turns", "session_id"),
-    ("model_calls", "session_id"),
-    ("tasks", "session_id"),
-    ("subtasks", "child_session_id"),
-    ("cowork_sessions", "parent_session_id"),
+_OWNED = tuple(  # tables whose rows a recreated session is made for: their times are its own
+    t.name for t in copied_tables() if Ref("session_id", "cowork_sessions", "home") in t.refs
 )
 _TIMES = " UNION ALL ".join(
     f"SELECT created_at AS at FROM {table} WHERE session_id = cowork_sessions.id"
-    for table in ("conversation_turns", "model_calls", "tasks")
+    for table in _OWNED
 )
 _USAGE = ("input_tokens", "output_tokens", "cache_creation_tokens", "cache_read_tokens", "cost_usd")
 _FINISH_HOME = (
@@ -62,10 +63,12 @@ _FINISH_HOME = (
 
 @dataclass(frozen=True)
 class Written:
-    """What went into the new archive: the rowids saved per table, the sessions recreated."""
+    """What went into the new archive: the rowids saved per table, the sessions recreated,
+    and per table the rows kept whose parent row was lost (given a home or standing alone)."""
 
     saved: Mapping[str, frozenset[int]]
     recreated: tuple[str, ...]
+    orphans: Mapping[str, int]
 
 
 def table_columns(db: sqlite3.Connection, table: str) -> tuple[str, ...]:
@@ -87,24 +90,58 @@ def write_rows(db: sqlite3.Connection, reads: Mapping[str, TableRead], notebook:
 
 
 def _write(db: sqlite3.Connection, reads: Mapping[str, TableRead], notebook: str) -> Written:
-    sessions = reads["cowork_sessions"]
-    saved = {"cowork_sessions": _insert(db, sessions, sessions.rows)}
-    saved["tasks"] = _insert(db, reads["tasks"], reads["tasks"].rows)
-    task_ids = _values(reads["tasks"], "id", saved["tasks"])
-    kept = [
-        row for row in reads["subtasks"].rows if _get(reads["subtasks"], row, "task_id") in task_ids
-    ]
-    saved["subtasks"] = _insert(db, reads["subtasks"], kept)
-    homes = _homes(reads, saved)
-    sub_agents = {
-        _get(reads["subtasks"], row, "child_session_id") for row in reads["subtasks"].rows
+    saved: dict[str, frozenset[int]] = {}
+    homes: dict[str, None] = {}  # sessions recreated, in the order rows needed them
+    for declared in copied_tables():  # parents first: a dropped row's parent is in already
+        read, rows = reads[declared.name], _kept(declared, reads, saved)
+        # Homes go in before the rows that need them: an insert's triggers update its session.
+        _house(db, declared, rows, reads, saved, homes, notebook)
+        saved[declared.name] = _insert(db, read, rows)
+        kept = [row for row in rows if row[0] in saved[declared.name]]
+        _house(db, declared, kept, reads, saved, homes, notebook)  # its own table's rows
+    orphans = {
+        t.name: _homed(t, reads[t.name], saved[t.name], set(homes)) + _stand_alone(db, t)
+        for t in copied_tables()
     }
-    _insert_homes(db, homes, sessions, saved["cowork_sessions"], notebook, sub_agents)
-    for table in ("conversation_turns", "model_calls"):
-        saved[table] = _insert(db, reads[table], reads[table].rows)
     db.executemany(_FINISH_HOME, [(utc_now(), home) for home in homes])
-    db.execute("INSERT INTO turns_fts (turns_fts) VALUES ('rebuild')")  # from the saved turns
-    return Written(saved, homes)
+    for declared in TABLES:  # from the saved rows (the full-text index from the turns)
+        if isinstance(declared.remake, Derived):
+            db.execute(declared.remake.rebuild)
+    return Written(saved, tuple(homes), orphans)
+
+
+def _kept(
+    declared: Table, reads: Mapping[str, TableRead], saved: Mapping[str, frozenset[int]]
+) -> list[Row]:
+    """The rows of ``declared`` read, but those whose ``dropped`` parent was not saved."""
+    read, rows = reads[declared.name], list(reads[declared.name].rows)
+    for ref in declared.refs:
+        if ref.lost == "dropped":
+            parents = _values(reads[ref.parent], ref.key, saved[ref.parent])
+            rows = [r for r in rows if (v := _get(read, r, ref.column)) is None or v in parents]
+    return rows
+
+
+def _homed(declared: Table, read: TableRead, saved: frozenset[int], homes: set[str]) -> int:
+    """Saved rows of ``declared`` that name a recreated session (their own row was lost)."""
+    refs = [ref.column for ref in declared.refs if ref.lost == "home"]
+    return sum(
+        1
+        for row in read.rows
+        if row[0] in saved and any(_get(read, row, column) in homes for column in refs)
+    )
+
+
+def _stand_alone(db: sqlite3.Connection, declared: Table) -> int:
+    """Clear each ``alone`` reference to a row that is not there; how many rows stand alone."""
+    alone = 0
+    for ref in declared.refs:
+        if ref.lost == "alone":
+            alone += db.execute(
+                f'UPDATE "{declared.name}" SET {ref.column} = NULL WHERE {ref.column} IS NOT NULL'
+                f' AND {ref.column} NOT IN (SELECT {ref.key} FROM "{ref.parent}")'
+            ).rowcount
+    return alone
 
 
 def _insert(db: sqlite3.Connection, read: TableRead, rows: Iterable[Row]) -> frozenset[int]:
@@ -144,18 +181,33 @@ def _values(read: TableRead, column: str, rowids: frozenset[int]) -> set[object]
     return {_get(read, row, column) for row in read.rows if row[0] in rowids}
 
 
-def _homes(reads: Mapping[str, TableRead], saved: Mapping[str, frozenset[int]]) -> tuple[str, ...]:
-    """Session ids that saved rows point at but whose own row was lost, in first-seen order."""
-    present = _values(reads["cowork_sessions"], "id", saved["cowork_sessions"])
-    wanted: dict[str, None] = {}
-    for table, column in _SESSION_REFS:
-        read = reads[table]
-        rows = read.rows if table not in saved else [r for r in read.rows if r[0] in saved[table]]
-        for row in rows:
-            value = _get(read, row, column)
-            if isinstance(value, str) and value not in present:
-                wanted[value] = None
-    return tuple(wanted)
+def _house(
+    db: sqlite3.Connection,
+    declared: Table,
+    rows: Sequence[Row],
+    reads: Mapping[str, TableRead],
+    saved: Mapping[str, frozenset[int]],
+    homes: dict[str, None],
+    notebook: str,
+) -> None:
+    """Recreate the sessions ``rows`` name through a ``home`` reference that are neither
+    saved nor recreated yet (a reference to ``declared`` itself once its rows are in)."""
+    sessions = reads["cowork_sessions"]
+    present = _values(sessions, "id", saved.get("cowork_sessions", frozenset())) | set(homes)
+    read, wanted = reads[declared.name], dict[str, None]()
+    inserted = declared.name in saved  # before its rows went in: references to other tables
+    for ref in declared.refs:
+        if ref.lost == "home" and (ref.parent == declared.name) == inserted:
+            for row in rows:
+                value = _get(read, row, ref.column)
+                if isinstance(value, str) and value not in present:
+                    wanted[value] = None
+    if wanted:
+        subtasks = reads["subtasks"]
+        sub_agents = {_get(subtasks, row, "child_session_id") for row in subtasks.rows}
+        saved_sessions = saved.get("cowork_sessions", frozenset())
+        _insert_homes(db, tuple(wanted), sessions, saved_sessions, notebook, sub_agents)
+        homes.update(wanted)
 
 
 def _insert_homes(
@@ -187,8 +239,8 @@ def verify(db: sqlite3.Connection, path: Path) -> None:
         "PRAGMA integrity_check": [("ok",)],
         "PRAGMA foreign_key_check": [],
     }
-    fts = "INSERT INTO turns_fts (turns_fts) VALUES ('integrity-check')"
-    for sql, expected in [*checks.items(), (fts, [])]:
+    derived = [t.remake.check for t in TABLES if isinstance(t.remake, Derived)]
+    for sql, expected in [*checks.items(), *((check, []) for check in derived)]:
         try:
             found: object = db.execute(sql).fetchall()
         except sqlite3.DatabaseError as error:

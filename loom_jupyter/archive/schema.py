@@ -1,9 +1,12 @@
 """The archive schema, built by named migrations run in order.
 
 ``PRAGMA user_version`` holds how many migrations a file has had. Each
-migration is a small function run in its own transaction together with the
-version bump, so a file is always at exactly one version. To change the
-schema, append a function to :data:`MIGRATIONS`; never edit a released one.
+migration is a small function, declared with :func:`migration` and the version
+it brings a file to, run in its own transaction together with the version
+bump, so a file is always at exactly one version. The tables that name them
+(:mod:`.tables`) make the ordered list, ``tables.MIGRATIONS``. To change the
+schema, add a function with the next version and name it in its table's
+declaration; never edit a released one.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-__all__ = ["MIGRATIONS", "Migration", "migrate", "schema_version"]
+__all__ = ["Migration", "migrate", "migration", "schema_version"]
 
 
 @dataclass(frozen=True)
@@ -24,6 +27,17 @@ class Migration:
 
     name: str
     apply: Callable[[sqlite3.Connection], None]
+    version: int = 0  # the ``user_version`` a file has once this step ran
+
+
+def migration(version: int) -> Callable[[Callable[[sqlite3.Connection], None]], Migration]:
+    """Declare a schema step: its name is the function's; ``version`` is the one it brings
+    a file to."""
+
+    def declare(apply: Callable[[sqlite3.Connection], None]) -> Migration:
+        return Migration(apply.__name__, apply, version)
+
+    return declare
 
 
 def _run(db: sqlite3.Connection, script: str) -> None:
@@ -38,6 +52,7 @@ def _run(db: sqlite3.Connection, script: str) -> None:
         db.execute(pending)
 
 
+@migration(1)
 def create_sessions_and_turns(db: sqlite3.Connection) -> None:
     """Version 1: sessions and their verbatim turns."""
     _run(
@@ -95,6 +110,7 @@ def create_sessions_and_turns(db: sqlite3.Connection) -> None:
     )
 
 
+@migration(2)
 def create_turns_fts(db: sqlite3.Connection) -> None:
     """Version 2: full-text index over turn text, kept in sync by triggers."""
     _run(
@@ -125,6 +141,7 @@ def create_turns_fts(db: sqlite3.Connection) -> None:
     )
 
 
+@migration(3)
 def create_model_calls(db: sqlite3.Connection) -> None:
     """Version 3: the usage ledger, one row per API request."""
     _run(
@@ -150,6 +167,7 @@ def create_model_calls(db: sqlite3.Connection) -> None:
     )
 
 
+@migration(4)
 def create_tasks(db: sqlite3.Connection) -> None:
     """Version 4: delegated tasks and their subtasks."""
     _run(
@@ -187,6 +205,7 @@ def create_tasks(db: sqlite3.Connection) -> None:
     )
 
 
+@migration(5)
 def track_turns_by_trigger(db: sqlite3.Connection) -> None:
     """Version 5: a session's turn count, activity time and title follow its turns.
 
@@ -209,6 +228,7 @@ def track_turns_by_trigger(db: sqlite3.Connection) -> None:
     )
 
 
+@migration(6)
 def add_delegation_details(db: sqlite3.Connection) -> None:
     """Version 6: what delegation needs to report and resume.
 
@@ -244,6 +264,7 @@ def add_delegation_details(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX idx_tasks_status ON tasks (status)")
 
 
+@migration(7)
 def create_cell_changes(db: sqlite3.Connection) -> None:
     """``cell_changes``: each notebook change the agent made, enough to revert its turn."""
     db.execute(
@@ -268,6 +289,7 @@ def create_cell_changes(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX idx_cell_changes_turn ON cell_changes (session_id, turn_number)")
 
 
+@migration(8)
 def create_executions(db: sqlite3.Connection) -> None:
     """``executions``: every execution's code, names read and set, duration (issue 21)."""
     db.execute(
@@ -295,11 +317,13 @@ def create_executions(db: sqlite3.Connection) -> None:
     )
 
 
+@migration(9)
 def mark_late_executions(db: sqlite3.Connection) -> None:
     """``executions.late``: a cell run before Loom loaded, recorded at load (issue 30)."""
     db.execute("ALTER TABLE executions ADD COLUMN late INTEGER NOT NULL DEFAULT 0")
 
 
+@migration(10)
 def create_outside_calls(db: sqlite3.Connection) -> None:
     """``outside_calls``: which ``tool`` turns an outside agent made, and which client
     (DESIGN §14, ``loom-jupyter mcp``; the name from MCP's ``clientInfo``)."""
@@ -316,31 +340,17 @@ def create_outside_calls(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Migration] = [
-    Migration("create_sessions_and_turns", create_sessions_and_turns),
-    Migration("create_turns_fts", create_turns_fts),
-    Migration("create_model_calls", create_model_calls),
-    Migration("create_tasks", create_tasks),
-    Migration("track_turns_by_trigger", track_turns_by_trigger),
-    Migration("add_delegation_details", add_delegation_details),
-    Migration("create_cell_changes", create_cell_changes),
-    Migration("create_executions", create_executions),
-    Migration("mark_late_executions", mark_late_executions),
-    Migration("create_outside_calls", create_outside_calls),
-]
-"""Every schema step, oldest first; a file's ``user_version`` counts those applied."""
-
-
 def schema_version(db: sqlite3.Connection) -> int:
     """The number of migrations ``db`` has had."""
     return int(db.execute("PRAGMA user_version").fetchone()[0])
 
 
-def migrate(db: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIONS) -> list[str]:
+def migrate(db: sqlite3.Connection, migrations: Sequence[Migration]) -> list[str]:
     """Apply the migrations ``db`` lacks, each in a transaction; returns their names.
 
-    ``db`` must be in autocommit mode (``isolation_level=None``). A file newer
-    than this code is left alone.
+    ``db`` must be in autocommit mode (``isolation_level=None``); ``migrations``
+    are every step, oldest first (``tables.MIGRATIONS``). A file newer than this
+    code is left alone.
     """
     applied: list[str] = []
     while (version := schema_version(db)) < len(migrations):

@@ -5,6 +5,9 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, cast
 
+from typing_extensions import assert_never
+
+from loom_jupyter.archive.tables import TABLES, Copied, Follows, Left, OwnRow
 from loom_jupyter.errors import ArchiveError, SessionNotFoundError
 from loom_jupyter.records import SessionInfo, SessionStatus
 
@@ -13,6 +16,7 @@ if TYPE_CHECKING:
 
     from loom_jupyter.archive.clock import Clock
     from loom_jupyter.archive.db import Db, Tx
+    from loom_jupyter.archive.tables import Table
 
 __all__ = [
     "SUB_AGENT_SESSIONS",
@@ -25,11 +29,6 @@ __all__ = [
 _STATUSES = ("active", "closed", "archived")
 SUB_AGENT_SESSIONS = "SELECT child_session_id FROM subtasks WHERE child_session_id IS NOT NULL"
 """The ids of delegated sub-agents' sessions (not the person's conversation)."""
-
-_TURN_COLUMNS = (
-    "role, content, blocks, tool_name, tool_call_id, tool_input, is_error, token_count, "
-    "kernel_session, execution_count, status, created_at"
-)
 
 
 def session_from_row(row: sqlite3.Row) -> SessionInfo:
@@ -178,8 +177,9 @@ class SessionsMixin:
             await tx.execute("DELETE FROM cowork_sessions WHERE id = ?", [session_id])
 
     async def fork_session(self, session_id: str, at_turn: int | None = None) -> str:
-        """A new session holding copies of turns 1..``at_turn`` (all when ``None``), with
-        their outside agents' marks."""
+        """A new session holding copies of turns 1..``at_turn`` (all when ``None``) and of
+        every table a fork copies (:data:`~loom_jupyter.archive.tables.TABLES`: the turns'
+        cell changes and outside agents' marks)."""
         new_id = uuid.uuid4().hex
         now = self._clock.now()
         async with self._db.transaction() as tx:
@@ -204,19 +204,30 @@ class SessionsMixin:
                     source.session_state,
                 ],
             )
-            await tx.execute(
-                f"INSERT INTO conversation_turns (session_id, turn_number, {_TURN_COLUMNS})"
-                f" SELECT ?, turn_number, {_TURN_COLUMNS} FROM conversation_turns"
-                " WHERE session_id = ? AND turn_number <= ? ORDER BY turn_number",
-                [new_id, session_id, last],
-            )
-            await tx.execute(
-                "INSERT INTO outside_calls (session_id, turn_number, client, created_at)"
-                " SELECT ?, turn_number, client, created_at FROM outside_calls"
-                " WHERE session_id = ? AND turn_number <= ?",
-                [new_id, session_id, last],
-            )
+            for declared in TABLES:
+                await _fork_rows(tx, declared, session_id, new_id, last)
         return new_id
+
+
+async def _fork_rows(tx: Tx, declared: Table, source: str, fork: str, last: int) -> None:
+    """Copy ``declared``'s rows of turns 1..``last`` from ``source`` to ``fork``, if a fork
+    copies them."""
+    match declared.fork:
+        case Copied(session=owner, turn=turn):
+            info = await tx.fetchall(f'PRAGMA table_info("{declared.name}")')
+            keys = [row for row in info if row["pk"]]
+            alias = keys[0]["name"] if len(keys) == 1 and keys[0]["type"] == "INTEGER" else None
+            names = ", ".join(r["name"] for r in info if r["name"] not in (owner, alias))
+            await tx.execute(
+                f'INSERT INTO "{declared.name}" ({owner}, {names}) SELECT ?, {names}'
+                f' FROM "{declared.name}" WHERE {owner} = ? AND {turn} <= ?'
+                f" ORDER BY {turn}, rowid",
+                [fork, source, last],
+            )
+        case OwnRow() | Left() | Follows():
+            return
+        case _:
+            assert_never(declared.fork)
 
 
 def _filters(

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from loom_jupyter.archive import Archive
-from loom_jupyter.archive.schema import MIGRATIONS, Migration, migrate, schema_version
+from loom_jupyter.archive.schema import Migration, migrate, schema_version
+from loom_jupyter.archive.tables import MIGRATIONS
 from loom_jupyter.errors import ArchiveError
 from loom_jupyter.messages import TurnDraft
 
