@@ -19,15 +19,20 @@ class Result:
     err: str
 
 
-def run_cli(*args: str, cwd: Path | None = None) -> Result:
-    """Run ``python -m loom_jupyter.cli ARGS`` in a subprocess."""
+def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> Result:
+    """Run ``python -m loom_jupyter.cli ARGS`` in a subprocess (``env``: more environment)."""
     done = subprocess.run(
         [sys.executable, "-m", "loom_jupyter.cli", *args],
         capture_output=True,
         text=True,
         cwd=cwd,
         timeout=60,
-        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "PYTHONPATH": _package_root()},
+        env={
+            "COLUMNS": "200",
+            "PATH": "/usr/bin:/bin",
+            "PYTHONPATH": _package_root(),
+            **(env or {}),
+        },
     )
     return Result(done.returncode, done.stdout, done.stderr)
 

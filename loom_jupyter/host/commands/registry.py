@@ -179,8 +179,10 @@ COMMANDS: tuple[Spec, ...] = (
     Spec(
         "model",
         "show the model, or use another",
-        "Use another model from the next request (sonnet, opus, haiku or an id); with no "
-        "name, list the models the Models API offers (cached for a day).",
+        "Use another model from the next request (sonnet, opus, haiku or an id); an id the "
+        "Models API does not list is refused, naming those it lists (when the API cannot be "
+        "asked, it is taken with a warning). With no name, list the models the Models API "
+        "offers (cached for a day).",
         "ModelArgs",
         "usage:model",
         _KERNEL,

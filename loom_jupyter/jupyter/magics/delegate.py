@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from loom_jupyter.jupyter.delegation.front import DelegateFront
     from loom_jupyter.orchestrator import DelegateOptions, DelegationOutcome
 
-__all__ = ["DELEGATE_USAGE", "DelegateMagics"]
+__all__ = ["DELEGATE_USAGE", "DelegateMagics", "misspelled_line"]
 
 
 def _parser(prog: str, description: str) -> MagicArgumentParser:
@@ -107,7 +107,7 @@ class DelegateMagics(Magics):
             return
         first, _, rest = text.partition(" ")
         parser = SUBCOMMANDS.get(first)
-        slip = None if parser is not None else _misspelled(text, first, rest)
+        slip = None if parser is not None else misspelled_line(text)
         if slip is not None:  # `%delegate stauts` would plan and run a whole delegation
             print(slip)
             return
@@ -151,12 +151,15 @@ class DelegateMagics(Magics):
             _finish(cowork, front, work, background=args.bg)
 
 
-def _misspelled(text: str, first: str, rest: str) -> str | None:
-    """The "did you mean …" when ``first`` is a slip of a subcommand's name and ``rest``
-    fits it (or is empty): every front's rule (:mod:`loom_jupyter.host.commands.nearby`)."""
+def misspelled_line(line: str) -> str | None:
+    """The "did you mean …" for a ``%delegate`` line whose first word is a slip of a
+    subcommand's name and whose rest fits it (or is empty): every front's rule
+    (:mod:`loom_jupyter.host.commands.nearby`); ``None`` for any other line."""
     from loom_jupyter.host.commands.checking import misspelling_text
     from loom_jupyter.host.commands.nearby import Candidate, misspelled
 
+    text = line.strip()
+    first, _, rest = text.partition(" ")
     candidates = [Candidate(name, _fits(parser)) for name, parser in SUBCOMMANDS.items()]
     meant = misspelled(first, rest, candidates, names=SUBCOMMANDS)
     return None if meant is None else misspelling_text("delegate", text, meant.name, rest)
