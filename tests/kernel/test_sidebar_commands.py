@@ -234,7 +234,9 @@ def test_effort_is_shown_set_for_every_sidebar_and_a_bad_level_refused(
 
     bad = command(wire, comm, "effort", "extreme")
     assert bad["ok"] is False
-    assert bad["text"] == "Usage: /effort default|low|medium|high|xhigh|max (got 'extreme')."
+    assert bad["text"] == (
+        "`/effort` takes default, low, medium, high, xhigh or max (got `extreme`)."
+    )
     assert "Effort: low" in command(wire, comm, "effort")["text"]  # unchanged
     assert command(wire, comm, "effort", "default")["ok"] is True
 
