@@ -16,6 +16,7 @@ The answers are worded here for every front (:func:`misspelling_text`,
 
 from __future__ import annotations
 
+import functools
 import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
@@ -91,6 +92,8 @@ Reading: TypeAlias = Fits | BadValue | Misfit
 def words_of(rest: str) -> list[str]:
     """The words of a line as a shell splits them (plain spaces when its quotes do not
     close: ``what's in df`` is still three words)."""
+    if not any(mark in rest for mark in "'\"\\"):  # the same words, without shlex's pace
+        return rest.split()
     try:
         return shlex.split(rest)
     except ValueError:
@@ -166,6 +169,7 @@ def _bound(check: Callable[[Spec, str], bool], spec: Spec) -> Callable[[str], bo
     return lambda rest: check(spec, rest)
 
 
+@functools.cache
 def _free_text(spec: Spec, front: Front) -> bool:
     return any(a.kind == "rest" and a.offered(front) for a in arguments(spec.args))
 

@@ -61,8 +61,8 @@ def near(word: str, name: str, *, free_text: bool = False) -> bool:
     ``name`` itself, and not two letters changed in place (``effect``/``effort``,
     ``import``/``export``: a word that long differing in two letters is another word)."""
     typed = word.lower()
-    if word == name:
-        return False
+    if word == name or abs(len(typed) - len(name)) > reach(name, free_text=free_text):
+        return False  # each letter more or less is an edit: not near, without counting
     edits = distance(typed, name)
     if edits > reach(name, free_text=free_text):
         return False
