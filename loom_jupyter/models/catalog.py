@@ -122,9 +122,11 @@ class ModelList:
 
     @property
     def answered(self) -> bool:
-        """The Models API's own answer (just fetched, or cached under a day): a model it does
-        not list is unknown to the API. Otherwise (offline, no Models API) it could not say."""
-        return self.source == "api" or (self.source == "cache" and not self.note)
+        """The Models API's own answer (just fetched, or cached under a day), naming at least
+        one model: a model it does not list is unknown to the API. Otherwise (offline, no
+        Models API, an endpoint that lists nothing) it could not say."""
+        fresh = self.source == "api" or (self.source == "cache" and not self.note)
+        return fresh and bool(self.models)
 
     def find(self, model_id: str) -> ModelInfo | None:
         """``model_id`` in the list: the exact id, else the same model without a date,

@@ -107,6 +107,7 @@ def test_a_model_list_knows_whether_the_api_answered() -> None:
     assert ModelList(models, "cache", 1.0).answered
     assert not ModelList(models, "cache", 1.0, note="Connection error.").answered
     assert not ModelList(models, "shipped", None, note="Connection error.").answered
+    assert not ModelList((), "api", 1.0).answered  # an endpoint that lists nothing
     listed = ModelList(models, "api", 1.0)
     assert listed.find("claude-sonnet-5-5-latest") == models[0]
     assert listed.find("gpt-4o") is None

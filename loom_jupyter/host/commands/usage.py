@@ -163,9 +163,10 @@ async def _switch_model(
     options.set_model(name)
     said = f"Model: {options.model.name} (from the next request)."
     if listed.find(wanted) is None:
+        why = listed.note or "it lists no models"
         said += (
-            f" Not checked: the Models API could not be asked ({listed.note}). If it does not "
-            "know this model, the next request will say so."
+            f" Not checked: the Models API could not be asked ({why}). If it does not know "
+            "this model, the next request will say so."
         )
     return say(said)
 
