@@ -7,9 +7,10 @@ engine loop (its report shown by :mod:`.front`), or, for the few the cell answer
 (``login``, ``recover``, ``status``...), by a handler here, on the main thread.
 
 A line is a subcommand when its first word names one and the rest parses with that
-subcommand's options (``%cowork sessions``, ``%cowork resume 2``); anything else is a
-prompt for the model. ``%cowork -- text`` always sends a prompt. Every subcommand takes
-``-h``/``--help``.
+subcommand's options (``%cowork sessions``, ``%cowork resume 2``); a slip of a name whose
+rest fits, or a subcommand's shape with a value it does not take, is answered and sends
+nothing (:mod:`loom_jupyter.host.commands.checking`); anything else is a prompt for the
+model. ``%cowork -- text`` always sends a prompt. Every subcommand takes ``-h``/``--help``.
 """
 
 from __future__ import annotations
