@@ -114,6 +114,7 @@ class SalvageReport:
     damaged_copy: Path | None = None  # where the damaged file is kept
     tables: tuple[TableTally, ...] = ()
     recreated_sessions: tuple[str, ...] = ()  # lost session rows given a new one
+    recreated_tasks: tuple[str, ...] = ()  # lost task rows given a new one (for their subtasks)
     latest_session_id: str | None = None  # the session a coworker resumes
     header_rebuilt: bool = False  # page 1's header was destroyed and rebuilt to read the file
 
@@ -176,6 +177,7 @@ async def _recover(source: Path, busy_timeout: float, stale_after: float) -> Sal
         damaged_copy=kept,
         tables=report.tables,
         recreated_sessions=report.recreated_sessions,
+        recreated_tasks=report.recreated_tasks,
         latest_session_id=latest,
         header_rebuilt=report.header_rebuilt,
     )
@@ -211,6 +213,7 @@ def _salvage(source: Path, staged: Path, busy_timeout: float, stale_after: float
         source,
         tables=_tallies(reads, written, from_pages),
         recreated_sessions=written.recreated,
+        recreated_tasks=written.recreated_tasks,
         header_rebuilt=rebuilt,
     )
 

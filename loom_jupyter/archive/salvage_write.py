@@ -2,30 +2,26 @@
 
 Every table a recovery copies (:func:`~loom_jupyter.archive.tables.copied_tables`)
 goes in, parents first. Ids, turn numbers, statuses, blocks and timestamps are
-copied as read. A row whose parent row was lost is treated as its
-:class:`~loom_jupyter.archive.tables.Ref` says: ``home``: a session whose row was
-lost is recreated ("(recovered) " + its first prompt as the title, usage summed
-from its ledger rows, created when its first row was and last active when its
-last turn was; ``closed`` when it was a sub-agent's), so its turns stay listed,
-searchable and resumable; ``alone``: kept with the reference cleared (an
-execution without its session); ``dropped``: not kept (a subtask without its
-task: nothing could show it). Derived tables (the full-text index) are made
-again from the saved rows once they are in.
+copied as read. A row whose parent row was lost is kept as its
+:class:`~loom_jupyter.archive.tables.Ref` says: ``home``: its parent is recreated
+(:mod:`.salvage_homes`: a session "(recovered) …", a task "(recovered task)"), so
+its turns stay listed, searchable and resumable; ``alone``: with the reference
+cleared (an execution without its session). Derived tables (the full-text index)
+are made again from the saved rows once they are in.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from loom_jupyter.archive.clock import utc_now
-from loom_jupyter.archive.tables import TABLES, Derived, Ref, copied_tables
+from loom_jupyter.archive.salvage_homes import Homes
+from loom_jupyter.archive.tables import TABLES, Derived, copied_tables
 from loom_jupyter.errors import ArchiveError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Iterable, Mapping
     from pathlib import Path
 
     from loom_jupyter.archive.salvage_read import TableRead
@@ -35,31 +31,6 @@ __all__ = ["Written", "table_columns", "verify", "write_rows"]
 
 Row = tuple[object, ...]
 
-_OWNED = tuple(  # tables whose rows a recreated session is made for: their times are its own
-    t.name for t in copied_tables() if Ref("session_id", "cowork_sessions", "home") in t.refs
-)
-_TIMES = " UNION ALL ".join(
-    f"SELECT created_at AS at FROM {table} WHERE session_id = cowork_sessions.id"
-    for table in _OWNED
-)
-_USAGE = ("input_tokens", "output_tokens", "cache_creation_tokens", "cache_read_tokens", "cost_usd")
-_FINISH_HOME = (
-    "UPDATE cowork_sessions SET"
-    " title = CASE WHEN title = '' THEN '(recovered session)'"
-    " ELSE substr('(recovered) ' || title, 1, 100) END,"
-    " model = coalesce((SELECT model FROM model_calls WHERE session_id = cowork_sessions.id"
-    " ORDER BY id DESC LIMIT 1), model),"
-    f" created_at = coalesce((SELECT min(at) FROM ({_TIMES})), ?1),"
-    " last_active_at = coalesce((SELECT max(created_at) FROM conversation_turns"
-    f" WHERE session_id = cowork_sessions.id), (SELECT max(at) FROM ({_TIMES})), ?1),"
-    + ",".join(
-        f" {name} = (SELECT coalesce(sum({name}), 0) FROM model_calls"
-        " WHERE session_id = cowork_sessions.id)"
-        for name in _USAGE
-    )
-    + " WHERE id = ?2"
-)
-
 
 @dataclass(frozen=True)
 class Written:
@@ -67,8 +38,9 @@ class Written:
     and per table the rows kept whose parent row was lost (given a home or standing alone)."""
 
     saved: Mapping[str, frozenset[int]]
-    recreated: tuple[str, ...]
+    recreated: tuple[str, ...]  # sessions
     orphans: Mapping[str, int]
+    recreated_tasks: tuple[str, ...] = ()
 
 
 def table_columns(db: sqlite3.Connection, table: str) -> tuple[str, ...]:
@@ -91,45 +63,19 @@ def write_rows(db: sqlite3.Connection, reads: Mapping[str, TableRead], notebook:
 
 def _write(db: sqlite3.Connection, reads: Mapping[str, TableRead], notebook: str) -> Written:
     saved: dict[str, frozenset[int]] = {}
-    homes: dict[str, None] = {}  # sessions recreated, in the order rows needed them
-    for declared in copied_tables():  # parents first: a dropped row's parent is in already
-        read, rows = reads[declared.name], _kept(declared, reads, saved)
-        # Homes go in before the rows that need them: an insert's triggers update its session.
-        _house(db, declared, rows, reads, saved, homes, notebook)
+    homes = Homes(db, reads, notebook)
+    for declared in copied_tables():  # parents first
+        read = reads[declared.name]
+        rows = homes.house(declared, read.rows, saved)  # before its rows: their triggers
         saved[declared.name] = _insert(db, read, rows)
-        kept = [row for row in rows if row[0] in saved[declared.name]]
-        _house(db, declared, kept, reads, saved, homes, notebook)  # its own table's rows
-    orphans = {
-        t.name: _homed(t, reads[t.name], saved[t.name], set(homes)) + _stand_alone(db, t)
-        for t in copied_tables()
-    }
-    db.executemany(_FINISH_HOME, [(utc_now(), home) for home in homes])
+        homes.house(declared, [r for r in rows if r[0] in saved[declared.name]], saved)
+    orphans = {t.name: homes.homed(t, saved[t.name]) + _stand_alone(db, t) for t in copied_tables()}
+    homes.finish()
     for declared in TABLES:  # from the saved rows (the full-text index from the turns)
         if isinstance(declared.remake, Derived):
             db.execute(declared.remake.rebuild)
-    return Written(saved, tuple(homes), orphans)
-
-
-def _kept(
-    declared: Table, reads: Mapping[str, TableRead], saved: Mapping[str, frozenset[int]]
-) -> list[Row]:
-    """The rows of ``declared`` read, but those whose ``dropped`` parent was not saved."""
-    read, rows = reads[declared.name], list(reads[declared.name].rows)
-    for ref in declared.refs:
-        if ref.lost == "dropped":
-            parents = _values(reads[ref.parent], ref.key, saved[ref.parent])
-            rows = [r for r in rows if (v := _get(read, r, ref.column)) is None or v in parents]
-    return rows
-
-
-def _homed(declared: Table, read: TableRead, saved: frozenset[int], homes: set[str]) -> int:
-    """Saved rows of ``declared`` that name a recreated session (their own row was lost)."""
-    refs = [ref.column for ref in declared.refs if ref.lost == "home"]
-    return sum(
-        1
-        for row in read.rows
-        if row[0] in saved and any(_get(read, row, column) in homes for column in refs)
-    )
+    made = homes.made
+    return Written(saved, tuple(made["cowork_sessions"]), orphans, tuple(made["tasks"]))
 
 
 def _stand_alone(db: sqlite3.Connection, declared: Table) -> int:
@@ -171,66 +117,6 @@ def _rowid_alias(db: sqlite3.Connection, table: str) -> str | None:
     if len(keys) == 1 and str(keys[0][2]).upper() == "INTEGER":
         return str(keys[0][1])
     return None
-
-
-def _get(read: TableRead, row: Row, column: str) -> object:
-    return row[read.columns.index(column) + 1] if column in read.columns else None
-
-
-def _values(read: TableRead, column: str, rowids: frozenset[int]) -> set[object]:
-    return {_get(read, row, column) for row in read.rows if row[0] in rowids}
-
-
-def _house(
-    db: sqlite3.Connection,
-    declared: Table,
-    rows: Sequence[Row],
-    reads: Mapping[str, TableRead],
-    saved: Mapping[str, frozenset[int]],
-    homes: dict[str, None],
-    notebook: str,
-) -> None:
-    """Recreate the sessions ``rows`` name through a ``home`` reference that are neither
-    saved nor recreated yet (a reference to ``declared`` itself once its rows are in)."""
-    sessions = reads["cowork_sessions"]
-    present = _values(sessions, "id", saved.get("cowork_sessions", frozenset())) | set(homes)
-    read, wanted = reads[declared.name], dict[str, None]()
-    inserted = declared.name in saved  # before its rows went in: references to other tables
-    for ref in declared.refs:
-        if ref.lost == "home" and (ref.parent == declared.name) == inserted:
-            for row in rows:
-                value = _get(read, row, ref.column)
-                if isinstance(value, str) and value not in present:
-                    wanted[value] = None
-    if wanted:
-        subtasks = reads["subtasks"]
-        sub_agents = {_get(subtasks, row, "child_session_id") for row in subtasks.rows}
-        saved_sessions = saved.get("cowork_sessions", frozenset())
-        _insert_homes(db, tuple(wanted), sessions, saved_sessions, notebook, sub_agents)
-        homes.update(wanted)
-
-
-def _insert_homes(
-    db: sqlite3.Connection,
-    homes: tuple[str, ...],
-    sessions: TableRead,
-    saved: frozenset[int],
-    notebook: str,
-    sub_agents: set[object],
-) -> None:
-    """A placeholder row per lost session; :data:`_FINISH_HOME` fills it in afterwards.
-
-    ``sub_agents``: sessions some subtask ran in (read, even when the subtask was not kept).
-    """
-    paths = Counter(_values(sessions, "notebook_path", saved) - {None})
-    models = Counter(_values(sessions, "model", saved) - {None})
-    path = str(paths.most_common(1)[0][0]) if paths else notebook
-    model = str(models.most_common(1)[0][0]) if models else "unknown"
-    db.executemany(
-        "INSERT INTO cowork_sessions (id, notebook_path, title, model, status, created_at,"
-        " last_active_at) VALUES (?, ?, '', ?, ?, '', '')",
-        [(home, path, model, "closed" if home in sub_agents else "active") for home in homes],
-    )
 
 
 def verify(db: sqlite3.Connection, path: Path) -> None:

@@ -52,10 +52,10 @@ __all__ = [
     "undeclared",
 ]
 
-ParentLost = Literal["home", "alone", "dropped"]
-"""A row whose parent row a recovery lost: ``home``: kept, its parent session recreated
-("(recovered) …"); ``alone``: kept with the reference cleared (it stands on its own);
-``dropped``: not kept (nothing could show it), counted lost."""
+ParentLost = Literal["home", "alone"]
+"""A row whose parent row a recovery lost is kept: ``home``: its parent is recreated (a
+session "(recovered) …", a task "(recovered task)": ``salvage_homes.py``); ``alone``: with
+the reference cleared (it stands on its own)."""
 
 
 @dataclass(frozen=True)
@@ -191,7 +191,7 @@ TABLES: tuple[Table, ...] = (
         "task_id IN (SELECT id FROM tasks WHERE session_id = ?)",
         Left("they belong to their task"),
         refs=(
-            Ref("task_id", "tasks", "dropped"),
+            Ref("task_id", "tasks", "home"),
             Ref("child_session_id", "cowork_sessions", "home"),
         ),
     ),

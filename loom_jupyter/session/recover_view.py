@@ -6,18 +6,12 @@ from typing import TYPE_CHECKING
 
 from typing_extensions import assert_never
 
+from loom_jupyter.archive.tables import table
+
 if TYPE_CHECKING:
     from loom_jupyter.archive.salvage import SalvageReport, TableTally
 
 __all__ = ["render_report"]
-
-_LABELS = {
-    "conversation_turns": "turns",
-    "cowork_sessions": "sessions",
-    "tasks": "delegated tasks",
-    "subtasks": "subtasks",
-    "model_calls": "model calls (cost ledger)",
-}
 
 
 def render_report(report: SalvageReport) -> str:
@@ -60,22 +54,42 @@ def _recovered(report: SalvageReport) -> list[str]:
             f"{'were' if count > 1 else 'was'} recreated for {'their' if count > 1 else 'its'} "
             "turns, titled “(recovered) …”."
         )
+    if report.recreated_tasks:
+        count = len(report.recreated_tasks)
+        lines.append(
+            f"{count} delegated task{'s' if count > 1 else ''} whose own row was lost "
+            f"{'were' if count > 1 else 'was'} recreated for {'their' if count > 1 else 'its'} "
+            "subtasks, titled “(recovered task)”."
+        )
     if report.latest_session_id:
         lines.append(f"The latest session ({report.latest_session_id[:8]}) goes on from here.")
     return lines
 
 
 def _table(tallies: tuple[TableTally, ...]) -> list[str]:
-    """Saved and lost per table, and which pass saved them: the b-tree reads, then the pages."""
-    width = max(len(label) for label in _LABELS.values())
-    head = f"{'':<{width}}  {'saved':>7}  {'lost':>6}  {'by tree':>7}  {'by pages':>8}"
+    """Saved and lost per table, which pass saved them (the b-tree reads, then the pages),
+    and how many kept rows lost their parent row."""
+    labels = [_label(t.table) for t in tallies]
+    width = max(len(label) for label in labels)
+    head = (
+        f"{'':<{width}}  {'saved':>7}  {'lost':>6}  {'by tree':>7}  {'by pages':>8}"
+        f"  {'parent lost':>11}"
+    )
     body = [
-        f"{_LABELS.get(t.table, t.table):<{width}}  {t.saved:>7,}  {t.lost:>6,}"
-        f"  {t.from_trees:>7,}  {t.from_pages:>8,}"
-        for t in tallies
+        f"{label:<{width}}  {t.saved:>7,}  {t.lost:>6,}  {t.from_trees:>7,}  {t.from_pages:>8,}"
+        f"  {t.orphans:>11,}"
+        for label, t in zip(labels, tallies, strict=True)
     ]
     note = (
         "“by tree”: read through the table's b-tree as SQLite reads it; “by pages”: found only "
-        "by reading every page of the file."
+        "by reading every page of the file; “parent lost”: kept although the row they belong "
+        "to was lost (under a recreated session or task, or on their own)."
     )
     return [head, *body, note]
+
+
+def _label(name: str) -> str:
+    try:
+        return table(name).label
+    except KeyError:
+        return name

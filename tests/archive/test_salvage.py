@@ -137,7 +137,7 @@ async def test_lost_session_rows_get_a_home(
         assert ledger.child not in [s.id for s in listed]
 
 
-async def test_a_lost_task_row_drops_its_subtasks_not_their_sessions(
+async def test_a_lost_task_row_is_recreated_for_its_subtasks(
     pristine: tuple[Path, Ledger], archive_copy: Path
 ) -> None:
     _, ledger = pristine
@@ -145,8 +145,9 @@ async def test_a_lost_task_row_drops_its_subtasks_not_their_sessions(
     for table in ("tasks", "cowork_sessions"):
         overwrite_page(archive_copy, root_page(archive_copy, table), b"\x00\x07" * 100)
     report = await recover_archive(archive_copy)
-    assert (report.tally("tasks").lost, report.tally("subtasks").lost) == (1, 1)
-    assert report.tally("subtasks").saved == 0
+    assert (report.tally("tasks").lost, report.tally("subtasks").lost) == (1, 0)
+    assert report.tally("subtasks").saved == report.tally("subtasks").orphans == 1
+    assert len(report.recreated_tasks) == 1
     assert report.tally("conversation_turns").lost == 0
     assert integrity(archive_copy) == [("ok",)]
     async with Archive.open(archive_copy) as archive:  # the sub-agent's session stays closed
