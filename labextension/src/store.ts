@@ -582,7 +582,8 @@ export class ChatStore {
     const { turn, call_id, name, partial } = message;
     this._endThinking(turn);
     if (!this._byKey.has(toolKey(call_id))) {
-      this._add({ ...newTool(turn, call_id, name, {}), partial, streaming: true });
+      const tool = newTool(turn, call_id, name, {}, message.outside ?? '');
+      this._add({ ...tool, partial, streaming: true });
       return;
     }
     this._update(toolKey(call_id), entry => {
@@ -605,6 +606,7 @@ export class ChatStore {
         entry.input = input;
         entry.name = name;
         entry.streaming = false;
+        entry.outside = message.outside || entry.outside; // a card its input made first
       }
     });
   }

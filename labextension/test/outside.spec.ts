@@ -57,6 +57,34 @@ describe("an outside agent's call", () => {
     expect(marker(onlyTool(store)).textContent).toBe('Claude Code ran');
   });
 
+  it('is marked when its card was made by its streamed input first', () => {
+    const store = new ChatStore();
+    const input: KernelBody = {
+      type: 'tool_input',
+      turn: 7,
+      call_id: 'outside_1',
+      name: 'run_python',
+      partial: '{"code": "answer = 42"}'
+    };
+    store.apply(msg(1, input));
+    store.apply(msg(2, started));
+    expect(marker(onlyTool(store)).textContent).toBe('Claude Code runs');
+  });
+
+  it('is marked from its first input piece, while the person is asked', () => {
+    const store = new ChatStore();
+    const input: KernelBody = {
+      type: 'tool_input',
+      turn: 7,
+      call_id: 'outside_1',
+      name: 'edit_cell',
+      partial: '{"cell_id": "a1"}',
+      outside: 'Claude Code'
+    };
+    store.apply(msg(1, input)); // its approval comes next; tool_started only once allowed
+    expect(marker(onlyTool(store)).textContent).toBe('Claude Code runs');
+  });
+
   it('keeps its mark in the history a page reads', () => {
     const [entry] = historyEntries([
       {

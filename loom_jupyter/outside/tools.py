@@ -42,9 +42,12 @@ _WRITES = (
 _READS = " Every call is archived with the notebook and shown in its Loom sidebar."
 
 LIST_NOTEBOOKS = (
-    "Lists the notebooks open on the Jupyter Server (path, kernel, its state, last activity) "
-    "and which one the other tools work in. Give `attach` (a path from this list) to work in "
-    "another notebook from now on."
+    "Lists the notebooks open on the Jupyter Server (path, kernel, its state, last activity, "
+    "whether a page shows it) and which one the other tools work in, and why: unless "
+    "loom-jupyter mcp was started with --notebook, the notebook the person has on screen in "
+    "JupyterLab (else the one on screen last, else the one whose kernel was active last), "
+    "chosen at the first call and again at each list_notebooks. Give `attach` (a path from "
+    "this list) to work in another notebook from now on."
 )
 VARIABLE_PROVENANCE = (
     "Says where a variable of the attached notebook came from, from Loom's archive of every "

@@ -380,6 +380,12 @@ export interface ToolInputMsg {
   call_id: string;
   name: string;
   partial: string;
+  /**
+   * The outside agent that makes this call (`"Claude Code"`), as `tool_started` says it:
+   * an outside call's card is made by its input before the person is asked; `""`: Loom's own
+   * agent. (Protocol 1.3; may be absent.)
+   */
+  outside?: string;
   type: 'tool_input';
 }
 /**

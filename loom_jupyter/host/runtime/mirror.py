@@ -88,7 +88,7 @@ class TurnMirror:
         if event.kind == "thinking_delta":
             return [ThinkingMsg(turn, event.text, event.redacted)]
         if event.kind == "tool_draft":
-            return [ToolInputMsg(turn, event.call_id, event.name, event.piece)]
+            return [ToolInputMsg(turn, event.call_id, event.name, event.piece, self._outside)]
         if event.kind == "tool_started":
             self.started[event.call_id] = time.monotonic()
             inputs = self.inputs.get(event.call_id) or event.input

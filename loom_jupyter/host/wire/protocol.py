@@ -852,6 +852,10 @@ class ToolInputMsg:
     call_id: str
     name: str
     partial: str
+    outside: str = since("1.3", "")
+    """The outside agent that makes this call (`"Claude Code"`), as `tool_started` says it:
+    an outside call's card is made by its input before the person is asked; `""`: Loom's own
+    agent."""
     type: Literal["tool_input"] = "tool_input"
 
 
