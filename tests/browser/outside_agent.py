@@ -29,7 +29,7 @@ CALL_SECONDS = 240.0
 class OutsideAgent:
     """``loom-jupyter mcp`` started as Claude Code starts it, on a loop of its own."""
 
-    def __init__(self, runtime: Path, notebook: str, name: str = "claude-code") -> None:
+    def __init__(self, runtime: Path, notebook: str | None, name: str = "claude-code") -> None:
         self._runtime = runtime
         self._notebook = notebook
         self._name = name
@@ -63,10 +63,9 @@ class OutsideAgent:
 
         env = {k: v for k, v in os.environ.items() if not k.startswith(("LOOM_", "JUPYTER_"))}
         env["JUPYTER_RUNTIME_DIR"] = str(self._runtime)
+        chosen = ["--notebook", self._notebook] if self._notebook else []  # else: on screen
         params = StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "loom_jupyter.cli", "mcp", "--notebook", self._notebook],
-            env=env,
+            command=sys.executable, args=["-m", "loom_jupyter.cli", "mcp", *chosen], env=env
         )
         client = Client(
             stdio_client(params),
@@ -78,7 +77,7 @@ class OutsideAgent:
 
 
 @contextlib.contextmanager
-def outside_agent(runtime: Path, notebook: str) -> Iterator[OutsideAgent]:
+def outside_agent(runtime: Path, notebook: str | None) -> Iterator[OutsideAgent]:
     agent = OutsideAgent(runtime, notebook)
     agent.start()
     try:
