@@ -17,6 +17,7 @@ from loom_jupyter.archive.lease import LeaseMixin
 from loom_jupyter.archive.ledger import LedgerMixin
 from loom_jupyter.archive.opening import connection_pragmas, prepare_file
 from loom_jupyter.archive.outside import OutsideCallsMixin
+from loom_jupyter.archive.session_tables import SessionTablesMixin
 from loom_jupyter.archive.sessions import SessionsMixin
 from loom_jupyter.archive.tasks import TasksMixin
 from loom_jupyter.archive.turns import TurnsMixin
@@ -42,6 +43,7 @@ class Archive(
     CellChangesMixin,
     ExecutionsMixin,
     OutsideCallsMixin,
+    SessionTablesMixin,
 ):
     """An open archive. Get one with ``async with Archive.open(path) as archive``.
 

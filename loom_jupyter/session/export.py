@@ -1,4 +1,10 @@
-"""A whole session as a Markdown journal or as JSON (the CLI's and ``%cowork export``)."""
+"""A whole session as a Markdown journal or as JSON (the CLI's and ``%cowork export``).
+
+The JSON carries the session's row, its turns and its rows of every other table that
+holds a session's rows (``archive/tables.py``: model calls, tasks and subtasks, cell
+changes, executions, outside agents' marks), each under the table's name. The journal
+marks an outside agent's calls and lists the cells each turn changed.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +23,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from loom_jupyter.archive import SessionInfo
+    from loom_jupyter.archive.session_tables import SessionTables
     from loom_jupyter.messages import ContentBlock, Turn
 
 __all__ = ["ExportFormat", "clock", "export_session", "write_export"]
@@ -24,9 +31,15 @@ __all__ = ["ExportFormat", "clock", "export_session", "write_export"]
 ExportFormat = Literal["md", "json"]
 
 
-def export_session(info: SessionInfo, turns: Sequence[Turn], fmt: ExportFormat) -> str:
-    """The whole session in ``fmt``."""
-    return _json(info, turns) if fmt == "json" else _markdown(info, turns)
+def export_session(
+    info: SessionInfo, turns: Sequence[Turn], fmt: ExportFormat, tables: SessionTables | None = None
+) -> str:
+    """The whole session in ``fmt``; ``tables``: its rows of the other tables
+    (``Archive.session_tables``)."""
+    from loom_jupyter.archive.session_tables import SessionTables
+
+    rows = tables or SessionTables()
+    return _json(info, turns, rows) if fmt == "json" else _markdown(info, turns, rows)
 
 
 def write_export(path: Path, text: str, *, force: bool = False) -> Path:
@@ -52,12 +65,13 @@ def write_export(path: Path, text: str, *, force: bool = False) -> Path:
     return path
 
 
-def _json(info: SessionInfo, turns: Sequence[Turn]) -> str:
+def _json(info: SessionInfo, turns: Sequence[Turn], tables: SessionTables) -> str:
     secrets = secret_values()
-    payload = {
+    payload: dict[str, object] = {
         "session": dataclasses.asdict(info),
         "turns": [_turn_dict(turn, secrets) for turn in turns],
     }
+    payload.update({name: list(rows) for name, rows in tables.tables.items()})
     return json.dumps(payload, ensure_ascii=False, indent=2) + "\n"
 
 
@@ -78,7 +92,7 @@ def _block_dict(block: ContentBlock, secrets: Sequence[str]) -> dict[str, Any]:
     return data
 
 
-def _markdown(info: SessionInfo, turns: Sequence[Turn]) -> str:
+def _markdown(info: SessionInfo, turns: Sequence[Turn], tables: SessionTables) -> str:
     lines = [
         f"# {info.title or 'Untitled session'}",
         "",
@@ -89,15 +103,30 @@ def _markdown(info: SessionInfo, turns: Sequence[Turn]) -> str:
         f"- Tokens in/out: {info.input_tokens:,}/{info.output_tokens:,}; cost {session_cost(info)}",
         "",
     ]
+    outside = tables.outside_clients()
     for turn in turns:
-        lines += _markdown_turn(turn)
+        lines += _markdown_turn(turn, outside.get(turn.turn_number, ""))
+        lines += _changed_cells(tables.cell_changes(turn.turn_number))
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _markdown_turn(turn: Turn) -> list[str]:
+def _changed_cells(changes: list[dict[str, object]]) -> list[str]:
+    """The cells a turn changed (reverted ones say so)."""
+    if not changes:
+        return []
+    told = [
+        f"`{change['cell_id']}` {change['action']}"
+        + (" (reverted)" if change["reverted_at"] else "")
+        for change in changes
+    ]
+    return [f"Changed cells: {', '.join(told)}", ""]
+
+
+def _markdown_turn(turn: Turn, outside_client: str = "") -> list[str]:
     title = turn.role.capitalize()
     if turn.role == "tool":
         title = f"Tool `{turn.tool_name}`" + (" (error)" if turn.is_error else "")
+        title += f" · called by {outside_client} (outside agent)" if outside_client else ""
     status = "" if turn.status == "complete" else f" ({turn.status})"
     lines = [f"## {turn.turn_number}. {title}{status}", f"*{clock(turn.created_at)} UTC*", ""]
     if turn.role == "tool":

@@ -146,7 +146,8 @@ async def export(context: Context, args: ExportArgs) -> Report:
     if isinstance(context, ArchiveContext):
         archive = context.opened
         info = await pick_session(archive, args.session)
-        text = export_session(info, await archive.get_turns(info.id), args.format)
+        turns, tables = await archive.get_turns(info.id), await archive.session_tables(info.id)
+        text = export_session(info, turns, args.format, tables)
         if args.output is None:
             return Report(parts=(Block(text.rstrip("\n"), kind="markdown"),))
         target = write_export(Path(args.output), text, force=args.force)
@@ -158,7 +159,7 @@ async def export(context: Context, args: ExportArgs) -> Report:
     info = await host.views.session_info(sid)
     turns = await host.views.turns(sid)
     default = f"{host.location.path.stem}-cowork-{sid[:8]}.md"
-    text = export_session(info, turns, "md")
+    text = export_session(info, turns, "md", await host.views.archive.session_tables(sid))
     where = host.location.directory  # a relative PATH is the notebook's folder's
 
     def write() -> Path:
