@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sqlite3
 from pathlib import Path
@@ -20,7 +21,9 @@ from loom_jupyter.archive.outside import OutsideCallsMixin
 from loom_jupyter.archive.session_tables import SessionTablesMixin
 from loom_jupyter.archive.sessions import SessionsMixin
 from loom_jupyter.archive.tasks import TasksMixin
+from loom_jupyter.archive.turn_index import TailIndexer
 from loom_jupyter.archive.turns import TurnsMixin
+from loom_jupyter.errors import ArchiveError
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine, Generator
@@ -58,6 +61,8 @@ class Archive(
         self._db = db
         self._clock = clock
         self._storage = storage
+        # A read-only view (no storage) never writes, so never indexes (turn_index.py).
+        self._indexer = None if storage is None else TailIndexer(self._index_idle)
 
     @property
     def storage(self) -> ArchiveStorage | None:
@@ -118,8 +123,19 @@ class Archive(
         await self._db.execute("VACUUM INTO ?", (os.fspath(target),))
 
     async def close(self) -> None:
-        """Close the connection; safe to call twice."""
-        await self._db.close()
+        """Index the turns not yet in the full-text index, then close the connection;
+        safe to call twice."""
+        try:
+            if self._indexer is not None:
+                self._indexer.cancel()
+                with contextlib.suppress(ArchiveError):  # closed, busy or damaged
+                    await self.index_turns()
+        finally:
+            await self._db.close()
+
+    async def _index_idle(self) -> None:
+        """The idle indexing: the tail up to a streaming answer's row."""
+        await self.index_turns(past_partial=False)
 
     async def __aenter__(self) -> Archive:
         return self
@@ -187,4 +203,7 @@ async def _open(
     except BaseException:
         await db.close()
         raise
-    return Archive(db, clock, storage)
+    archive = Archive(db, clock, storage)
+    if archive._indexer is not None:
+        archive._indexer.nudge()  # a tail left by a killed writer is indexed once idle
+    return archive

@@ -135,6 +135,7 @@ async def search_for_people(
         ids = [s.id for s in await archive.list_sessions(limit=1_000_000)]
     if not ids or limit <= 0:
         return []
+    await archive.index_for_search()
     matches = []
     for (sid, number), kind in await _ranked_keys(archive._db, ids, query, limit):
         turns = {t.turn_number: t for t in await archive.get_turns(sid, number - 1, number + 1)}

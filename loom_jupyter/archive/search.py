@@ -42,6 +42,7 @@ from loom_jupyter.archive.ranking import (
     spoken_by,
     spread_context,
 )
+from loom_jupyter.archive.session_live import turn_count
 from loom_jupyter.records import SearchHit
 
 if TYPE_CHECKING:
@@ -117,11 +118,11 @@ def _sessions(session_ids: Sequence[str]) -> str:
 
 # Rows of the first statement: (kind, name, a, b, c).
 _SPAN = (
-    "SELECT 'span', c.id,"
+    "SELECT * FROM (SELECT 'span', c.id,"
     " (SELECT id FROM conversation_turns WHERE session_id = c.id ORDER BY turn_number LIMIT 1),"
     " (SELECT id FROM conversation_turns WHERE session_id = c.id"
-    " ORDER BY turn_number DESC LIMIT 1), c.turn_count"
-    " FROM cowork_sessions AS c WHERE c.id IN (SELECT id FROM s) AND c.turn_count > 0"
+    f" ORDER BY turn_number DESC LIMIT 1) AS last, {turn_count('c')}"
+    " FROM cowork_sessions AS c WHERE c.id IN (SELECT id FROM s)) WHERE last IS NOT NULL"
 )
 # The CROSS JOINs pin the plans to FTS first: driving from the session index instead
 # re-runs the full-text query once per turn (hundreds of times slower).

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast, get_args
 
+from loom_jupyter.archive.session_live import turn_count
 from loom_jupyter.archive.sessions import SUB_AGENT_SESSIONS, no_such_session, require_session
-from loom_jupyter.errors import ArchiveError, TurnNotFoundError
+from loom_jupyter.archive.turn_index import index_tail_now
+from loom_jupyter.errors import ArchiveBusyError, ArchiveError, TurnNotFoundError
 from loom_jupyter.records import SearchHit, ToolCall
 
 # The messages' types are imported where turns are read or written: opening an archive and
@@ -20,6 +23,7 @@ if TYPE_CHECKING:
 
     from loom_jupyter.archive.clock import Clock
     from loom_jupyter.archive.db import Db
+    from loom_jupyter.archive.turn_index import TailIndexer
     from loom_jupyter.messages import Turn, TurnDraft, TurnRole, TurnStatus
 
 __all__ = ["TurnsMixin", "append_sql", "turn_from_row"]
@@ -73,13 +77,13 @@ def _columns() -> tuple[str, ...]:
 
 @functools.cache
 def append_sql() -> str:
-    """The one statement that numbers, inserts and counts a turn (its values: :func:`_values`,
-    the time, the session's id)."""
+    """The one statement that numbers and inserts a turn (its values: :func:`_values`, the
+    time, the session's id); it writes the turn's row and indexes, nothing else."""
     columns = _columns()
     return (
         f"INSERT INTO conversation_turns (session_id, turn_number, {', '.join(columns)}, "
-        f"created_at) SELECT id, turn_count + 1, {', '.join('?' * len(columns))}, ?"
-        " FROM cowork_sessions WHERE id = ? RETURNING turn_number"
+        f"created_at) SELECT s.id, {turn_count('s')} + 1, {', '.join('?' * len(columns))}, ?"
+        " FROM cowork_sessions AS s WHERE s.id = ? RETURNING turn_number"
     )
 
 
@@ -109,21 +113,39 @@ class TurnsMixin:
 
     _db: Db
     _clock: Clock
+    _indexer: TailIndexer | None
 
     async def append_turn(self, session_id: str, turn: TurnDraft) -> int:
         """Archive one turn; returns its number once the transaction has committed.
 
         The first user turn also becomes the session's title (100 characters).
         """
-        # One statement is one transaction: numbered, inserted, indexed (FTS trigger) and
-        # counted in the session (track trigger) atomically, committed before it returns.
+        # One statement is one transaction: numbered and inserted, committed before it
+        # returns. The session's count and time are read from its turns (session_live.py);
+        # the full-text index takes the turn up once the archive is idle (turn_index.py).
         row = await self._db.fetchone(append_sql(), [*_values(turn), self._clock.now(), session_id])
         if row is None:
             raise no_such_session(self._db, session_id)
+        if self._indexer is not None:
+            self._indexer.nudge()
         return int(row[0])
 
+    async def index_turns(self, *, past_partial: bool = True) -> int:
+        """Add the turns appended since the last time to the full-text index (a search
+        does it first; an idle archive does it by itself, ``turn_index.py``); returns
+        how many. ``past_partial=False`` stops before a streaming answer's row."""
+        return await index_tail_now(self._db, past_partial=past_partial)
+
+    async def index_for_search(self) -> None:
+        """Index the whole tail before a search, unless this is a read-only view or another
+        writer holds the archive past the busy timeout (then the index is searched as is)."""
+        if self._indexer is not None:
+            with contextlib.suppress(ArchiveBusyError):
+                await self.index_turns()
+
     async def update_turn(self, session_id: str, turn_number: int, turn: TurnDraft) -> None:
-        """Rewrite a turn in place (a streaming answer's row as it grows; FTS follows).
+        """Rewrite a turn in place (a streaming answer's row as it grows; the full-text
+        index follows once the turn is in it).
 
         Only the text, blocks, token count, error flag and status change.
         """
@@ -146,6 +168,8 @@ class TurnsMixin:
         if changed == 0:
             await require_session(self._db, session_id)
             raise TurnNotFoundError(f"Session {session_id} has no turn {turn_number}.")
+        if self._indexer is not None:
+            self._indexer.nudge()  # a finished answer is indexed once the archive is idle
 
     async def get_turn(self, session_id: str, turn_number: int) -> Turn:
         """One turn; raises :class:`TurnNotFoundError` (or ``SessionNotFoundError``)."""
@@ -208,7 +232,7 @@ class TurnsMixin:
     async def last_turn_number(self, session_id: str) -> int:
         """The newest turn number of the session (0 when it has none)."""
         row = await self._db.fetchone(
-            "SELECT turn_count FROM cowork_sessions WHERE id = ?", [session_id]
+            f"SELECT {turn_count('s')} FROM cowork_sessions AS s WHERE s.id = ?", [session_id]
         )
         if row is None:
             raise no_such_session(self._db, session_id)
@@ -265,6 +289,7 @@ class TurnsMixin:
         cut = None if before_turn is None else (session_id, before_turn)
         from loom_jupyter.archive.search import search_turns  # on the first search
 
+        await self.index_for_search()
         return await search_turns(
             self._db, session_ids=session_ids, query=query, limit=limit, before=cut
         )

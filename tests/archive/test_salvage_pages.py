@@ -25,6 +25,8 @@ from damaged_archive import (
     damage,
     integrity,
     overwrite_page,
+    page_size,
+    root_page,
     rows,
 )
 
@@ -175,13 +177,18 @@ async def test_each_damage_keeps_its_turns(
         assert "revenue" in saved.content
 
 
-@pytest.mark.parametrize("seed", [4, 10])  # seeds that hit an interior page of the turns
+@pytest.mark.parametrize("seed", [4, 10])
 async def test_misplaced_pages_cost_only_their_own_rows(
     pristine: tuple[Path, Ledger], tmp_path: Path, seed: int
 ) -> None:
-    """Copies of valid pages over interior pages hide whole rowid ranges from the tree pass."""
+    """Copies of valid pages over interior pages hide whole rowid ranges from the tree pass:
+    six pages anywhere, and the turns' root (interior: the layout may move, the root stays)."""
     path = _copy(pristine, tmp_path)
+    root, size, image = root_page(path, "conversation_turns"), page_size(path), path.read_bytes()
+    assert image[(root - 1) * size] == 0x05  # an interior table page
+    source = random.Random(seed).choice([n for n in range(2, len(image) // size) if n != root])
     damage(path, "copy 6 pages", seed)
+    overwrite_page(path, root, image[(source - 1) * size : source * size])
     report = await recover_archive(path)
     turns = report.tally("conversation_turns")
     assert turns.from_pages > 100  # the page pass found what the tree could not reach
