@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from loom_jupyter.archive.salvage_read import TableRead
-    from loom_jupyter.archive.tables import Table
+    from loom_jupyter.archive.tables import ArchiveTable
 
 __all__ = ["HOMED_PARENTS", "Homes", "get", "values"]
 
@@ -78,7 +78,7 @@ class Homes:
         self.made: dict[str, dict[str, None]] = {parent: {} for parent in HOMED_PARENTS}
 
     def house(
-        self, declared: Table, rows: Sequence[Row], saved: Mapping[str, frozenset[int]]
+        self, declared: ArchiveTable, rows: Sequence[Row], saved: Mapping[str, frozenset[int]]
     ) -> list[Row]:
         """Recreate the parents ``rows`` name through a ``home`` reference that are neither
         saved nor recreated yet (references to ``declared`` itself once its rows are in);
@@ -95,7 +95,7 @@ class Homes:
             kept = [row for row, value in zip(kept, named, strict=True) if value in there]
         return kept
 
-    def homed(self, declared: Table, saved: frozenset[int]) -> int:
+    def homed(self, declared: ArchiveTable, saved: frozenset[int]) -> int:
         """Saved rows of ``declared`` that name a recreated parent (their own was lost)."""
         read = self._reads[declared.name]
         refs = [(ref.column, set(self.made.get(ref.parent, {}))) for ref in declared.refs]

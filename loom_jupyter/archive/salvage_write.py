@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from loom_jupyter.archive.salvage_read import TableRead
-    from loom_jupyter.archive.tables import Table
+    from loom_jupyter.archive.tables import ArchiveTable
 
 __all__ = ["Written", "table_columns", "verify", "write_rows"]
 
@@ -78,7 +78,7 @@ def _write(db: sqlite3.Connection, reads: Mapping[str, TableRead], notebook: str
     return Written(saved, tuple(made["cowork_sessions"]), orphans, tuple(made["tasks"]))
 
 
-def _stand_alone(db: sqlite3.Connection, declared: Table) -> int:
+def _stand_alone(db: sqlite3.Connection, declared: ArchiveTable) -> int:
     """Clear each ``alone`` reference to a row that is not there; how many rows stand alone."""
     alone = 0
     for ref in declared.refs:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     from loom_jupyter.archive.clock import Clock
     from loom_jupyter.archive.db import Db, Tx
-    from loom_jupyter.archive.tables import Table
+    from loom_jupyter.archive.tables import ArchiveTable
 
 __all__ = [
     "SUB_AGENT_SESSIONS",
@@ -209,7 +209,7 @@ class SessionsMixin:
         return new_id
 
 
-async def _fork_rows(tx: Tx, declared: Table, source: str, fork: str, last: int) -> None:
+async def _fork_rows(tx: Tx, declared: ArchiveTable, source: str, fork: str, last: int) -> None:
     """Copy ``declared``'s rows of turns 1..``last`` from ``source`` to ``fork``, if a fork
     copies them."""
     match declared.fork:

@@ -1,7 +1,7 @@
 """Every table of the archive, declared once: what the migrations, fork, recovery, export
 and ``docs/architecture.md`` read about it.
 
-A :class:`Table` names the migrations that make it, the rows of one session it holds
+A :class:`ArchiveTable` names the migrations that make it, the rows of one session it holds
 (``session_rows``), what a fork does with them (:data:`ForkRule`), how a recovery makes
 it again (:data:`Remake`) and what it does with a row whose parent row was lost
 (:class:`Ref`). :data:`TABLES` is in the order rows go into a new archive (parents
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MIGRATIONS",
     "TABLES",
+    "ArchiveTable",
     "Copied",
     "Derived",
     "Follows",
@@ -44,7 +45,6 @@ __all__ = [
     "ParentLost",
     "Ref",
     "Remake",
-    "Table",
     "Verbatim",
     "copied_tables",
     "ordered_migrations",
@@ -115,7 +115,7 @@ Remake = Verbatim | Derived
 
 
 @dataclass(frozen=True)
-class Table:
+class ArchiveTable:
     """One table's declaration."""
 
     name: str
@@ -129,8 +129,8 @@ class Table:
 
 
 _SESSION = Ref("session_id", "cowork_sessions", "home")
-TABLES: tuple[Table, ...] = (
-    Table(
+TABLES: tuple[ArchiveTable, ...] = (
+    ArchiveTable(
         "cowork_sessions",
         "one conversation: notebook, title, model, status, the session it was forked or "
         "delegated from, turn count, tokens and cost, saved state, the writer's lease",
@@ -140,17 +140,17 @@ TABLES: tuple[Table, ...] = (
         OwnRow(),
         refs=(Ref("parent_session_id", "cowork_sessions", "home"),),
     ),
-    Table(
+    ArchiveTable(
         "conversation_turns",
         "every turn verbatim: role, text, the API's content blocks, tool name, call id and "
-        "input, tokens, kernel, status (`complete|partial|interrupted`)",
+        "input, tokens, kernel, status (complete, partial or interrupted)",
         "turns",
         (create_sessions_and_turns, track_turns_by_trigger),
         "session_id = ?",
         Copied(),
         refs=(_SESSION,),
     ),
-    Table(
+    ArchiveTable(
         "turns_fts",
         "FTS5 over the turns' text and tool names (external content, `porter unicode61`, "
         "ranked with bm25; indexed behind the appends, when idle and before a search)",
@@ -163,7 +163,7 @@ TABLES: tuple[Table, ...] = (
             "INSERT INTO turns_fts (turns_fts) VALUES ('integrity-check')",
         ),
     ),
-    Table(
+    ArchiveTable(
         "model_calls",
         "one row per API request: model, tokens, cost, stop reason, latency, error (the cost "
         "ledger)",
@@ -173,7 +173,7 @@ TABLES: tuple[Table, ...] = (
         Left("the cost was paid once, by the session that made the call"),
         refs=(_SESSION,),
     ),
-    Table(
+    ArchiveTable(
         "tasks",
         "a delegation (`%delegate`): goal, plan, options, status, result, usage and cost",
         "delegated tasks",
@@ -182,7 +182,7 @@ TABLES: tuple[Table, ...] = (
         Left("a delegation ran once, in the session that asked for it"),
         refs=(_SESSION,),
     ),
-    Table(
+    ArchiveTable(
         "subtasks",
         "a delegation's steps: check, status, attempts, verdicts, result, effects, the "
         "sub-agent's session",
@@ -195,7 +195,7 @@ TABLES: tuple[Table, ...] = (
             Ref("child_session_id", "cowork_sessions", "home"),
         ),
     ),
-    Table(
+    ArchiveTable(
         "cell_changes",
         "each notebook change the agent made (cell, action, before and after): what "
         "reverting its turn undoes",
@@ -205,17 +205,17 @@ TABLES: tuple[Table, ...] = (
         Copied(),
         refs=(_SESSION,),
     ),
-    Table(
+    ArchiveTable(
         "executions",
         "every execution, the person's cells and the agent's code: code, names read, set "
         "and changed, effects, fingerprints, duration (provenance and rebuilds)",
         "executions (provenance, rebuild)",
         (create_executions, mark_late_executions),
         "session_id = ?",
-        Left("the kernel's history: provenance and rebuilds read every session's"),
+        Left("the kernel's history, which provenance and rebuilds read whole"),
         refs=(Ref("session_id", "cowork_sessions", "alone"),),
     ),
-    Table(
+    ArchiveTable(
         "outside_calls",
         "which `tool` turns an outside agent made (`loom-jupyter mcp`), and which client",
         "outside-agent marks",
@@ -228,7 +228,7 @@ TABLES: tuple[Table, ...] = (
 """Every table, parents before the rows that name them (the order rows go into a new archive)."""
 
 
-def ordered_migrations(tables: tuple[Table, ...]) -> tuple[Migration, ...]:
+def ordered_migrations(tables: tuple[ArchiveTable, ...]) -> tuple[Migration, ...]:
     """The migrations ``tables`` name, each once, by version; raises when a version is
     missing or taken twice (a file's ``user_version`` counts them)."""
     steps = {m.version: m for t in tables for m in t.migrations}
@@ -242,7 +242,7 @@ MIGRATIONS: tuple[Migration, ...] = ordered_migrations(TABLES)
 """Every schema step, oldest first; a file's ``user_version`` counts those applied."""
 
 
-def table(name: str) -> Table:
+def table(name: str) -> ArchiveTable:
     """The declaration of ``name``; raises ``KeyError`` for a table without one."""
     for declared in TABLES:
         if declared.name == name:
@@ -250,7 +250,7 @@ def table(name: str) -> Table:
     raise KeyError(name)
 
 
-def copied_tables() -> tuple[Table, ...]:
+def copied_tables() -> tuple[ArchiveTable, ...]:
     """The tables a recovery copies row by row, in insert order."""
     return tuple(t for t in TABLES if isinstance(t.remake, Verbatim))
 

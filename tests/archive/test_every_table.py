@@ -14,7 +14,7 @@ import asyncio
 import shutil
 import sqlite3
 from contextlib import closing
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 import pytest
 from every_table import DAMAGES, Built, build_every_table, counts, damage, held, verbatim_tables
@@ -26,20 +26,18 @@ from loom_jupyter.archive.schema import Migration
 from loom_jupyter.archive.tables import (
     MIGRATIONS,
     TABLES,
+    ArchiveTable,
     Copied,
     Derived,
     Follows,
     Left,
     OwnRow,
-    Table,
     ordered_migrations,
     table,
     undeclared,
 )
+from loom_jupyter.buildtools.archive_doc import DOC_PATH, render
 from loom_jupyter.session.recover_view import render_report
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 NOTEBOOK = "/work/analysis.ipynb"
 SEEDS = (0, 1, 2)
@@ -123,9 +121,17 @@ def test_the_declarations_hold_together(tmp_path: Path) -> None:
     db.close()
 
 
+def test_the_architecture_page_shows_the_declarations() -> None:
+    root = Path(__file__).resolve().parents[2]
+    page = (root / DOC_PATH).read_text(encoding="utf-8")
+    assert render(root) == page, "run: python -m loom_jupyter.buildtools.archive_doc"
+    for declared in TABLES:
+        assert f"| `{declared.name}` | {declared.doc} |" in page
+
+
 def test_migration_versions_must_run_one_to_n() -> None:
     gap = Migration("later", MIGRATIONS[0].apply, len(MIGRATIONS) + 2)
-    extra = Table("t", "", "", (gap,), None, Left("test"))
+    extra = ArchiveTable("t", "", "", (gap,), None, Left("test"))
     with pytest.raises(ValueError, match=r"1\.\.n"):
         ordered_migrations((*TABLES, extra))
     assert ordered_migrations(TABLES) == MIGRATIONS
