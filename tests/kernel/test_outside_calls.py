@@ -437,4 +437,7 @@ def test_a_write_is_refused_at_once_when_the_page_closed_or_went_silent(
     assert any(e["type"] == "ping" for e in wire.comm_events(silent.comm))
     assert not wire.events(silent.comm, "approval")  # no card for a page that is gone
     assert "NameError" in wire.value("'after_silence' in dir() or NameError")
+    read = call(wire, agent, "read_notebook")  # nor is the notebook read through it (D1)
+    assert "did not answer in time" not in text(read)
+    assert not wire.events(silent.comm, "notebook_request")
     close(wire, silent.comm)
