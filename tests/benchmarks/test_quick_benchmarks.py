@@ -30,6 +30,7 @@ BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
         ("notebook_edit_bench.py", "diff painted"),
         ("rebuild_bench.py", "late variables vs Run All"),
         ("bridge_bench.py", "Bridge round trip"),
+        ("recovery_tables.py", "Recovery per table"),
     ],
 )
 def test_quick_benchmark_prints_its_table(script: str, expected: str) -> None:

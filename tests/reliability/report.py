@@ -271,17 +271,21 @@ def _recovery() -> str:
         "## Recovering a damaged archive",
         "",
         "`%cowork recover` and `loom-jupyter recover NOTEBOOK` (`loom_jupyter/archive/salvage.py`)",
-        "copy every session, turn, task, subtask and model call that still reads into a new",
-        "archive with the normal schema — first through each table's b-tree (rowid ranges,",
-        "halved around damaged pages down to single rows; the -wal read too), then page by page",
+        "copy every row that still reads, of every table `loom_jupyter/archive/tables.py`",
+        "declares (sessions, turns, model calls, tasks, subtasks, cell changes, executions,",
+        "outside agents' marks), into a new archive with the normal schema — first through",
+        "each table's b-tree (rowid ranges, halved around damaged pages down to single rows;",
+        "the -wal read too), then page by page",
         "(every table leaf page's cells decoded and checked against the table's columns, so a",
         "misplaced page costs only its own rows; a destroyed header rebuilt from the pages) —",
-        "rebuild the full-text index from the saved turns, check it (`integrity_check`,",
+        "keep a row whose parent row was lost (under a recreated session or task, or on its",
+        "own), rebuild the full-text index from the saved turns, check it (`integrity_check`,",
         "`foreign_key_check`, the full-text index, then the app's own opening), and only then",
         "keep the damaged file as `<name>.damaged-<UTC time>` and put the new one in its place.",
         "Checked with real files (`tests/archive/test_salvage.py`,",
-        "`tests/archive/test_salvage_pages.py`, `tests/cli/test_cli_recover.py`,",
-        "`tests/jupyter/test_cowork_recover.py`):",
+        "`tests/archive/test_salvage_pages.py`, `tests/archive/test_every_table.py`,",
+        "`tests/cli/test_cli_recover.py`, `tests/jupyter/test_cowork_recover.py`,",
+        "`tests/kernel/test_recovered_kernel.py`):",
         "",
         *[f"- {line}" for line in _RECOVERY_CASES],
         "",
@@ -302,7 +306,16 @@ _RECOVERY_CASES = (
     "the rows in the new file, each row verbatim; the session goes on at the next turn number",
     "the sessions' page lost: every session recreated for its turns (“(recovered) …” + the "
     "first prompt, usage summed from its model calls; a sub-agent's stays closed)",
-    "a task's page lost: its subtasks are dropped and counted lost; nothing else is",
+    "a task's page lost: a finished “(recovered task)” is made for its subtasks, in the "
+    "session their sub-agent was delegated from; nothing is lost but the task's own row",
+    "every table of an archive with rows in all of them, damaged eight ways, three seeds each "
+    "(the header zeroed; page 1 overwritten; 4 and 12 pages zeroed; 6 pages overwritten with "
+    "copies of others; the last 5 % cut; a leaf page of each table zeroed; every session row "
+    "lost): each table keeps at least the rows its undamaged pages hold — all of them after "
+    "a destroyed header, at least 90 % after 4 zeroed pages —, verbatim; a row whose session "
+    "was lost is kept (under a recreated session; an execution on its own) and counted",
+    "a recovered archive in a real kernel: `%cowork provenance`, `%cowork rebuild`, a turn's "
+    "revert and the outside agents' marks work as before the damage",
     "a file cut off at two thirds; turns only in the -wal of a killed kernel",
     "an intact archive: “not damaged”, not a byte changed; the running coworker kept",
     "the four damages of issue 29 on a 600-turn archive, three seeds each (12 pages zeroed; 6 "
