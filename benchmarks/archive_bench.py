@@ -2,24 +2,22 @@
 
 Run ``python benchmarks/archive_bench.py`` (about a minute) or ``--quick`` (CI, a few
 seconds). Archives are built in a temp dir with bulk inserts (one transaction,
-``executemany``; the FTS triggers index every row). Each archive holds one large
+``executemany``, then the full-text index built in one go). Each archive holds one large
 "main" session (half the turns) plus 500-turn sessions of the same notebook;
 search, window and resume run against the main session, so a flat row across
 sizes means the cost does not grow with the session or the archive.
 
-A bulk insert leaves a tidy full-text index; a real archive grows one commit per
-turn, and each commit adds an FTS5 segment (FTS5's automerge folds them). So search
-is also measured on a session appended one turn per commit ("appended"). Merging
+A bulk insert leaves a tidy full-text index; a real archive's index grows one commit per
+batch of turns (``archive/turn_index.py``: when the archive is idle), and each commit adds
+an FTS5 segment (FTS5's automerge folds them). So search is also measured on a session
+indexed one turn per commit, the most segments an archive can have ("appended"). Merging
 those segments further at idle time (size-tiered, FTS5 ``usermerge`` 2) was tried:
 it left 4 segments instead of 7-10 and did not change the search median measurably,
 so the archive does not do it.
 
-Journal modes (issue 28): ``append_turn`` p50/p95 with WAL and with the rollback journal
-(``DELETE``, ``synchronous=FULL``: what ``journal_mode: auto`` picks on network and virtual
-filesystems), on the local disk and on real FUSE mounts (bindfs, as root with ``/dev/fuse``;
-``tests/fuse_mounts.py``): one with lock forwarding, one with lock forwarding and no caching
-(``direct_io``: the stand-in for NFS with working locks, where WAL cannot run at all).
-``--journals`` runs only that table.
+Journal modes (issues 28 and 39.4, ``benchmarks/journal_bench.py``): ``append_turn`` p50/p95
+with WAL and with the rollback journal, on the local disk and on real FUSE mounts, beside
+SQLite's floor there, and the pages one append writes. ``--journals`` runs only that table.
 
 Recovery (issue 29): a 2,000-turn archive (400 turns in ``--quick``) damaged in four ways,
 several seeds each (12 pages zeroed, spread over the file; 6 pages overwritten with copies of
@@ -30,7 +28,8 @@ median), how many only the page pass found, and the time of ``recover_archive``.
 Goals: append p99 <= 2 ms; search median <= 5 ms at 100k turns; a 1 MB query (pasted
 text ending in one unbroken megabyte-long word) <= 200 ms with the same hits as its first
 64 words; window and resume <= 100 ms at 100k turns and flat in archive size; append p50
-<= 3 ms on a FUSE mount with the rollback journal; recovery keeps >= 95 % of the turns
+<= 3 ms on a FUSE mount with the rollback journal, <= 0.5 ms with WAL on the local disk;
+recovery keeps >= 95 % of the turns
 (>= 94 % when 5 % is cut off). The benchmark prints; it never asserts.
 """
 
@@ -52,10 +51,10 @@ import time
 import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.journal_bench import JournalTable, bench_journals
 from loom_jupyter.archive import Archive
 from loom_jupyter.archive.salvage import recover_archive
 from loom_jupyter.messages import TurnDraft, TurnRole
@@ -69,10 +68,6 @@ from tests.damaged_archive import (
     integrity,
     page_size,
 )
-from tests.fuse_mounts import LOCKS_NO_CACHE, LOCKS_SHARED, BindMounts, missing_fuse
-
-if TYPE_CHECKING:
-    from loom_jupyter.settings import JournalMode
 
 NOTEBOOK = "/data/projects/sales/analysis.ipynb"
 WINDOW_BUDGET = 60_000  # tokens
@@ -156,6 +151,7 @@ def build_archive(path: Path, turns: int, maker: TextMaker) -> str:
             " token_count, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
             _turn_rows(sid, size, maker),
         )
+    db.execute("INSERT INTO turns_fts (turns_fts) VALUES ('rebuild')")
     # The main session is the most recently active one, as after a long project.
     db.execute(
         "UPDATE cowork_sessions SET last_active_at = '2027-01-01T00:00:00.000000+00:00'"
@@ -291,101 +287,12 @@ async def bench_size(folder: Path, turns: int, queries: int, maker: TextMaker) -
     return rows
 
 
-@dataclass(frozen=True)
-class JournalRow:
-    """``append_turn`` on one filesystem with one journal (times in ms)."""
-
-    where: str
-    journal: str
-    p50: float
-    p95: float
-    goal: str
-
-    def line(self) -> str:
-        return f"{self.where:<44} {self.journal:<8} {self.p50:>8.3f} {self.p95:>8.3f}   {self.goal}"
-
-
-async def _append_ms(path: Path, texts: list[str], mode: JournalMode) -> tuple[list[float], str]:
-    """Each ``append_turn``'s wall time, and the filesystem and journal in force."""
-    async with Archive.open(path, journal_mode=mode) as archive:
-        sid = await archive.create_session(notebook_path=NOTEBOOK, model="claude-sonnet")
-        times = []
-        for i, text in enumerate(texts):
-            start = time.perf_counter()
-            await archive.append_turn(
-                sid, TurnDraft(role=_ROLES[i % 4], content=text, token_count=200)
-            )
-            times.append(time.perf_counter() - start)
-        return _ms(times), f"{archive.filesystem.fs_type}|{archive.journal_mode}"
-
-
 def _long_turn(maker: TextMaker, least: int = 1_500) -> str:
     """A turn of about 1.8 KB, as the measurements in the issue used."""
     text = maker.turn()
     while len(text) < least:
         text += "\n\n" + maker.turn()
     return text
-
-
-@dataclass(frozen=True)
-class JournalTable:
-    """The journal modes' rows, the turns they appended, and why FUSE is missing if it is."""
-
-    rows: list[JournalRow]
-    turns: int
-    mean_bytes: float
-    note: str = ""
-
-    def print(self) -> None:
-        print(
-            f"\njournal modes: append_turn, {self.turns} turns of ~{self.mean_bytes / 1000:.1f} KB"
-            " each; times in ms"
-        )
-        print(f"{'filesystem':<44} {'journal':<8} {'p50':>8} {'p95':>8}   goal")
-        print("-" * 84)
-        for row in self.rows:
-            print(row.line())
-        if self.note:
-            print(self.note)
-
-
-async def bench_journals(folder: Path, count: int, corpus: list[str]) -> JournalTable:
-    """``append_turn`` p50/p95 per journal mode, on the local disk and on FUSE mounts."""
-    maker = TextMaker(random.Random(28), corpus)  # its own: the other rows' texts stay as they were
-    texts = [_long_turn(maker) for _ in range(count)]
-    size = statistics.mean(len(t.encode()) for t in texts)
-    rows = []
-    for mode in ("wal", "delete"):
-        ms, said = await _append_ms(folder / f"local-{mode}.sqlite", texts, mode)
-        rows.append(
-            JournalRow(
-                f"local disk ({said.split('|')[0]})",
-                said.split("|")[1],
-                statistics.median(ms),
-                pct(ms, 95),
-                "",
-            )
-        )
-    why = missing_fuse()
-    if why is not None:
-        return JournalTable(rows, count, size, f"FUSE not measured: {why}")
-    setups = (
-        ("fuse", "locks forwarded", LOCKS_SHARED, ("wal", "delete")),
-        ("nocache", "locks forwarded, no cache", LOCKS_NO_CACHE, ("delete",)),
-    )
-    with BindMounts(folder / "fuse") as mounts:
-        for name, label, options, modes in setups:
-            mount = mounts.mount(name, *options)
-            for mode in modes:
-                ms, said = await _append_ms(mount / f"{name}-{mode}.sqlite", texts, mode)
-                fs_type, journal = said.split("|")
-                goal = "p50 <= 3 ms" if journal == "delete" else ""
-                rows.append(
-                    JournalRow(
-                        f"{fs_type} ({label})", journal, statistics.median(ms), pct(ms, 95), goal
-                    )
-                )
-    return JournalTable(rows, count, size)
 
 
 def megabyte_query(maker: TextMaker) -> str:
@@ -418,8 +325,15 @@ async def bench_long_query(archive: Archive, sid: str, size: str, maker: TextMak
     )
 
 
+_INDEX_NEWEST = (
+    "INSERT INTO turns_fts (rowid, content, tool_name) SELECT id, content, tool_name"
+    " FROM conversation_turns WHERE id = last_insert_rowid()"
+)
+
+
 def append_one_by_one(path: Path, turns: int, maker: TextMaker) -> str:
-    """A session of ``turns`` turns, one commit each (as the coworker writes them)."""
+    """A session of ``turns`` turns, each indexed in its own commit (an index batch of one
+    turn: the most FTS5 segments an archive can have)."""
     db = sqlite3.connect(path, isolation_level=None)
     db.execute("PRAGMA synchronous = OFF")  # commits still add segments; fsyncs only cost time
     sid = uuid.uuid4().hex
@@ -429,11 +343,14 @@ def append_one_by_one(path: Path, turns: int, maker: TextMaker) -> str:
         (sid, NOTEBOOK, "2026-01-01", "2026-01-01", turns),
     )
     for row in _turn_rows(sid, turns, maker):
+        db.execute("BEGIN")
         db.execute(
             "INSERT INTO conversation_turns (session_id, turn_number, role, content, tool_name,"
             " token_count, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
             row,
         )
+        db.execute(_INDEX_NEWEST)
+        db.execute("COMMIT")
     db.close()
     return sid
 
@@ -603,7 +520,9 @@ async def main(
     with tempfile.TemporaryDirectory(prefix="loom-bench-") as tmp:
         folder = Path(tmp)
         if not recovery_only:
-            journals = await bench_journals(folder, journal_turns, maker.corpus)
+            own = TextMaker(random.Random(28), maker.corpus)  # the other rows' texts stay
+            texts = [_long_turn(own) for _ in range(journal_turns)]
+            journals = await bench_journals(folder, texts)
             if journals_only:
                 journals.print()
                 return

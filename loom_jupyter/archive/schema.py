@@ -340,6 +340,53 @@ def create_outside_calls(db: sqlite3.Connection) -> None:
     )
 
 
+@migration(11)
+def lighten_appends(db: sqlite3.Connection) -> None:
+    """Version 11: an append writes its turn and little else (issue 39.4).
+
+    The session's turn count and activity time are read from its newest turn
+    (``session_live.py``) instead of being counted by a trigger; the full-text index
+    follows the appends in batches (``turn_index.py``): a turn is indexed when its id is
+    at most the largest id in ``turns_fts_docsize``, so the delete and update triggers
+    touch only indexed turns. The title trigger writes only while the title is empty;
+    ``idx_turns_window`` also holds ``created_at`` (the newest turn's time, from the index).
+    """
+    title = (
+        "substr(trim(replace(replace(replace(new.content, char(13), ' '), char(10), ' '),"
+        " char(9), ' ')), 1, 100)"
+    )
+    indexed = "(SELECT coalesce(max(id), 0) FROM turns_fts_docsize)"
+    _run(
+        db,
+        f"""
+        DROP TRIGGER turns_track_session;
+        DROP TRIGGER turns_fts_insert;
+        DROP TRIGGER turns_fts_delete;
+        DROP TRIGGER turns_fts_update;
+        CREATE TRIGGER turns_title AFTER INSERT ON conversation_turns
+            WHEN new.role = 'user' BEGIN
+            UPDATE cowork_sessions SET title = {title}
+            WHERE id = new.session_id AND title = '' AND {title} <> '';
+        END;
+        CREATE TRIGGER turns_fts_delete AFTER DELETE ON conversation_turns
+            WHEN old.id <= {indexed} BEGIN
+            INSERT INTO turns_fts (turns_fts, rowid, content, tool_name)
+            VALUES ('delete', old.id, old.content, old.tool_name);
+        END;
+        CREATE TRIGGER turns_fts_update AFTER UPDATE OF content, tool_name
+            ON conversation_turns WHEN old.id <= {indexed} BEGIN
+            INSERT INTO turns_fts (turns_fts, rowid, content, tool_name)
+            VALUES ('delete', old.id, old.content, old.tool_name);
+            INSERT INTO turns_fts (rowid, content, tool_name)
+            VALUES (new.id, new.content, new.tool_name);
+        END;
+        DROP INDEX idx_turns_window;
+        CREATE INDEX idx_turns_window
+            ON conversation_turns (session_id, turn_number, token_count, created_at);
+        """,
+    )
+
+
 def schema_version(db: sqlite3.Connection) -> int:
     """The number of migrations ``db`` has had."""
     return int(db.execute("PRAGMA user_version").fetchone()[0])

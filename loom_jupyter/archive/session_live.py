@@ -1,6 +1,6 @@
 """A session's turn count and activity time, read from its newest turn.
 
-An append writes only its turn (``lean_appends.py``); the session row's stored
+An append writes only its turn (``schema.lighten_appends``); the session row's stored
 ``turn_count`` and ``last_active_at`` are brought up to date once a batch, when the
 full-text index takes up the new turns (``turn_index.py``). Where a session is read they
 are derived from its newest turn in the (session, turn number, tokens, time) index — two

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, cast
 
 from typing_extensions import assert_never
 
+from loom_jupyter.archive.session_live import session_select
 from loom_jupyter.archive.tables import TABLES, Copied, Follows, Left, OwnRow
 from loom_jupyter.errors import ArchiveError, SessionNotFoundError
 from loom_jupyter.records import SessionInfo, SessionStatus
@@ -48,7 +49,7 @@ def no_such_session(db: Tx, session_id: str) -> SessionNotFoundError:
 
 async def require_session(db: Tx, session_id: str) -> SessionInfo:
     """The session ``session_id``; raises :class:`SessionNotFoundError`."""
-    row = await db.fetchone("SELECT * FROM cowork_sessions WHERE id = ?", [session_id])
+    row = await db.fetchone(f"{session_select()} WHERE s.id = ?", [session_id])
     if row is None:
         raise no_such_session(db, session_id)
     return session_from_row(row)
@@ -107,8 +108,7 @@ class SessionsMixin:
         ``delegated=False`` leaves out the sessions of delegated sub-agents."""
         where, params = _filters(notebook_path, status, delegated=delegated)
         rows = await self._db.fetchall(
-            f"SELECT * FROM cowork_sessions {where}"
-            " ORDER BY last_active_at DESC, rowid DESC LIMIT ?",
+            f"{session_select()} {where} ORDER BY last_active_at DESC, s.rowid DESC LIMIT ?",
             [*params, limit],
         )
         return [session_from_row(row) for row in rows]

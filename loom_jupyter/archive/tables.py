@@ -25,6 +25,7 @@ from loom_jupyter.archive.schema import (
     create_sessions_and_turns,
     create_tasks,
     create_turns_fts,
+    lighten_appends,
     mark_late_executions,
     track_turns_by_trigger,
 )
@@ -135,7 +136,7 @@ TABLES: tuple[ArchiveTable, ...] = (
         "one conversation: notebook, title, model, status, the session it was forked or "
         "delegated from, turn count, tokens and cost, saved state, the writer's lease",
         "sessions",
-        (create_sessions_and_turns, track_turns_by_trigger),
+        (create_sessions_and_turns, track_turns_by_trigger, lighten_appends),
         "id = ?",
         OwnRow(),
         refs=(Ref("parent_session_id", "cowork_sessions", "home"),),
@@ -145,7 +146,7 @@ TABLES: tuple[ArchiveTable, ...] = (
         "every turn verbatim: role, text, the API's content blocks, tool name, call id and "
         "input, tokens, kernel, status (complete, partial or interrupted)",
         "turns",
-        (create_sessions_and_turns, track_turns_by_trigger),
+        (create_sessions_and_turns, track_turns_by_trigger, lighten_appends),
         "session_id = ?",
         Copied(),
         refs=(_SESSION,),
@@ -155,7 +156,7 @@ TABLES: tuple[ArchiveTable, ...] = (
         "FTS5 over the turns' text and tool names (external content, `porter unicode61`, "
         "ranked with bm25; indexed behind the appends, when idle and before a search)",
         "full-text index",
-        (create_turns_fts,),
+        (create_turns_fts, lighten_appends),
         None,
         Follows("conversation_turns"),
         Derived(

@@ -16,8 +16,8 @@ sessions up to date (the live values are read from the turns, ``session_live.py`
 the session row too is written once a batch instead of once a turn.
 
 The index is whole up to its largest id: every turn whose id is at most the largest id
-in ``turns_fts_docsize`` (FTS5's row per indexed turn) is indexed, no later one is
-(the delete and update triggers keep it so, ``lean_appends.py``). Nothing else records
+in ``turns_fts_docsize`` (FTS5's row per indexed turn) is indexed, no later one is (the
+delete and update triggers keep it so, ``schema.lighten_appends``). Nothing else records
 how far it got, so a kill -9 at any moment leaves a tail that the next indexing takes
 up; nothing to repair. A read-only reader (another notebook's project search) sees the
 index as the writer last left it: at most the turns of the last half second are
