@@ -98,7 +98,7 @@ async def _live_part(ctx: ToolContext, args: ReadNotebookInput) -> str:
 
 def _span(args: ReadNotebookInput, count: int) -> tuple[int, int]:
     start = args.start_cell if args.start_cell is not None else 1
-    end = args.end_cell if args.end_cell is not None else count
+    end = args.end_cell if args.end_cell is not None else max(count, start)  # none: (empty)
     if end < start:
         raise ToolError(f"end_cell ({end}) is before start_cell ({start}).")
     return start, end

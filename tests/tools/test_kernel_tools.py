@@ -216,6 +216,16 @@ async def test_read_notebook_without_a_file_or_with_a_broken_one(
     assert "read_file" in bad.text_content
 
 
+async def test_read_notebook_of_a_notebook_with_no_cells(notebook_dir: Path, call: Caller) -> None:
+    path = notebook_dir / "new.ipynb"
+    write: Any = nbformat.write
+    write(nbformat.v4.new_notebook(), str(path))
+    call.ctx = dataclasses.replace(call.ctx, notebook_path=path)
+    out = await call("read_notebook", history=0)
+    assert not out.is_error, out.text_content
+    assert "Notebook new.ipynb (0 cells" in out.text_content
+
+
 async def test_top_level_await_works_like_in_ipython(call: Caller) -> None:
     code = "import asyncio\nvalue = await asyncio.sleep(0, result=7)\nvalue * 6"
     out = await call("run_python", code=code)
