@@ -144,7 +144,7 @@ def _row(
 
 
 async def prefill(notebook: Path, turns: int) -> str:
-    """An archive with one session of ``turns`` turns (bulk insert; FTS triggers fire)."""
+    """An archive with one session of ``turns`` turns (bulk insert, then indexed at once)."""
     path = archive_path_for(notebook)
     async with Archive.open(path) as archive:
         sid = await archive.create_session(notebook_path=str(notebook), model="scripted")
@@ -157,6 +157,7 @@ async def prefill(notebook: Path, turns: int) -> str:
         archived_rows(sid, turns, random.Random(turns)),
     )
     db.execute("UPDATE cowork_sessions SET turn_count = ? WHERE id = ?", (turns, sid))
+    db.execute("INSERT INTO turns_fts (turns_fts) VALUES ('rebuild')")
     db.execute("COMMIT")
     db.execute("PRAGMA optimize")
     db.close()

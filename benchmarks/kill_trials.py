@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 from jupyter_client.manager import KernelManager, start_new_kernel
 
+from loom_jupyter.archive.session_live import last_active_at, turn_count
 from loom_jupyter.jupyter.cell.render import ANSWER_MIME
 from loom_jupyter.testing import FakeAnthropic
 
@@ -230,8 +231,8 @@ class Trials:
 
     def _session_id(self) -> str:
         rows = self._rows(
-            "SELECT id FROM cowork_sessions WHERE status = 'active'"
-            " ORDER BY last_active_at DESC LIMIT 1"
+            f"SELECT s.id FROM cowork_sessions AS s WHERE s.status = 'active'"
+            f" ORDER BY {last_active_at('s')} DESC LIMIT 1"
         )
         return str(rows[0][0]) if rows else ""
 
@@ -240,7 +241,9 @@ class Trials:
         return [str(r[0]) for r in rows]
 
     def _last_turn(self, session: str) -> int:
-        rows = self._rows("SELECT turn_count FROM cowork_sessions WHERE id = ?", (session,))
+        rows = self._rows(
+            f"SELECT {turn_count('s')} FROM cowork_sessions AS s WHERE s.id = ?", (session,)
+        )
         return int(rows[0][0]) if rows else 0
 
     def _partial_text(self, session: str, *, after: int) -> str:

@@ -94,6 +94,7 @@ def build(path: Path, turns: int) -> str:
         " tool_input, token_count, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         turn_rows(sid, turns, random.Random(turns)),
     )
+    db.execute("INSERT INTO turns_fts (turns_fts) VALUES ('rebuild')")  # as the idle indexing
     db.execute("COMMIT")
     db.execute("PRAGMA optimize")
     db.close()
