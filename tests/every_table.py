@@ -110,12 +110,12 @@ async def _turn(archive: Archive, sid: str, step: int, rng: random.Random) -> tu
     text = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(10, 160)))
     kind = step % 4
     if kind == 0:
-        await archive.append_turn(sid, TurnDraft(role="user", content=f"ask {step}: {text}"))
+        await _append(archive, sid, TurnDraft(role="user", content=f"ask {step}: {text}"))
     elif kind == 1:
         call = ToolUseBlock(f"tu_{step}", "edit_cell", {"cell_id": f"c{step}"})
         blocks = (TextBlock(text), call)
-        number = await archive.append_turn(
-            sid, TurnDraft(role="assistant", content=text, blocks=blocks)
+        number = await _append(
+            archive, sid, TurnDraft(role="assistant", content=text, blocks=blocks)
         )
         await archive.record_model_call(
             sid,
@@ -132,12 +132,24 @@ async def _turn(archive: Archive, sid: str, step: int, rng: random.Random) -> tu
     elif kind == 2:
         result = ToolResultBlock(f"tu_{step - 1}", (TextBlock(text),), False)
         draft = TurnDraft(role="tool", content=text, blocks=(result,), tool_name="edit_cell")
-        await archive.append_turn(sid, draft)
+        await _append(archive, sid, draft)
     else:
-        await archive.append_turn(sid, TurnDraft(role="assistant", content=text))
+        await _append(archive, sid, TurnDraft(role="assistant", content=text))
         if step % 8 == 7:
             return 0, await _outside(archive, sid, step, text)
     return 0, 0
+
+
+async def _append(archive: Archive, sid: str, draft: TurnDraft, client: str = "") -> int:
+    """Append a turn (an outside agent's call with ``client``) and index it at once, so the
+    file's layout (and what a seeded damage hits) does not depend on when the archive was
+    idle enough to index by itself."""
+    if client:
+        number = await archive.append_outside_call(sid, draft, client)
+    else:
+        number = await archive.append_turn(sid, draft)
+    await archive.index_turns()
+    return number
 
 
 def _step(number: int, step: int) -> RevertStep:
@@ -159,7 +171,7 @@ async def _outside(archive: Archive, sid: str, number: int, text: str) -> int:
             tool_call_id=f"out_{number}_{call}",
             tool_input={"history": call},
         )
-        last = await archive.append_outside_call(sid, draft, CLIENT)
+        last = await _append(archive, sid, draft, CLIENT)
     return last
 
 
@@ -171,7 +183,7 @@ async def _delegations(archive: Archive, sid: str, notebook: str, count: int) ->
             child = await archive.create_session(
                 notebook_path=notebook, model="claude-sonnet", parent_session_id=sid
             )
-            await archive.append_turn(child, TurnDraft(role="user", content=f"do step {key}"))
+            await _append(archive, child, TurnDraft(role="user", content=f"do step {key}"))
             await archive.close_session(child)
             await archive.update_subtask(sub, status="done", child_session_id=child)
 

@@ -4,9 +4,9 @@ The file is opened read-only (its WAL included) and never written. Each table
 a recovery copies (:func:`~loom_jupyter.archive.tables.copied_tables`) is read
 by rowid ranges; a range that SQLite reports damaged is cut in half until the
 damage is pinned to single rowids, so one overwritten page costs the rows on
-that page and nothing else. How many rows there should
-be comes from an index that still reads whole (indexes hold every rowid),
-else from the unreadable rowids themselves.
+that page and nothing else. How many rows there should be comes from the
+indexes that still read whole (each holds every rowid), else from the
+unreadable rowids themselves.
 """
 
 from __future__ import annotations
@@ -126,7 +126,12 @@ def _columns(db: sqlite3.Connection, table: str) -> set[str]:
 
 
 def _indexed_rowids(db: sqlite3.Connection, table: str) -> frozenset[int] | None:
-    """The table's rowids as the first index that reads whole has them (partial ones skipped)."""
+    """The table's rowids as the indexes that read whole have them (partial ones skipped).
+
+    Each holds every rowid; a valid page copied over one of them reads whole but hides
+    the rowids it replaced, so the indexes' union is taken.
+    """
+    rowids: frozenset[int] | None = None
     for index in db.execute(f'PRAGMA index_list("{table}")').fetchall():
         name, partial = str(index[1]), bool(index[4])
         if partial:
@@ -137,8 +142,8 @@ def _indexed_rowids(db: sqlite3.Connection, table: str) -> frozenset[int] | None
             if not is_damage(error):
                 raise
             continue
-        return frozenset(int(row[0]) for row in found)
-    return None
+        rowids = (rowids or frozenset()) | {int(row[0]) for row in found}
+    return rowids
 
 
 def _last_rowid(db: sqlite3.Connection, table: str, indexed: frozenset[int] | None) -> int | None:

@@ -91,7 +91,8 @@ class Left:
 
 @dataclass(frozen=True)
 class Follows:
-    """Kept in step with another table by triggers (a fork does nothing itself)."""
+    """Kept in step with another table (by triggers, or indexed behind its appends): a fork
+    does nothing itself."""
 
     table: str
 
@@ -232,11 +233,11 @@ TABLES: tuple[ArchiveTable, ...] = (
 def ordered_migrations(tables: tuple[ArchiveTable, ...]) -> tuple[Migration, ...]:
     """The migrations ``tables`` name, each once, by version; raises when a version is
     missing or taken twice (a file's ``user_version`` counts them)."""
-    steps = {m.version: m for t in tables for m in t.migrations}
-    named = {m.name for m in steps.values()}
-    if sorted(steps) != list(range(1, len(steps) + 1)) or len(named) != len(steps):
-        raise ValueError(f"migration versions must run 1..n, each once: {sorted(steps)}")
-    return tuple(steps[v] for v in sorted(steps))
+    steps = sorted({m for t in tables for m in t.migrations}, key=lambda m: m.version)
+    versions = [m.version for m in steps]
+    if versions != list(range(1, len(steps) + 1)):
+        raise ValueError(f"migration versions must run 1..n, each once: {versions}")
+    return tuple(steps)
 
 
 MIGRATIONS: tuple[Migration, ...] = ordered_migrations(TABLES)

@@ -3,9 +3,9 @@
 One archive with rows in every table (``tests/every_table.py``, which fails when a
 declared table has none) is damaged in each way of :data:`every_table.DAMAGES`, with
 several seeds, and recovered: each table keeps at least the rows its undamaged pages
-hold, all of them after a destroyed header and at least 90 % after a few zeroed pages;
-rows are copied verbatim, and the report says per table what was saved, lost, by which
-pass, and kept without its parent.
+hold — all of them after a destroyed header, at least 90 % after a few zeroed pages
+(unless those pages held more than a tenth of the table) —, copied verbatim, and the
+report says per table what was saved, lost, by which pass, and kept without its parent.
 """
 
 from __future__ import annotations
@@ -134,6 +134,9 @@ def test_migration_versions_must_run_one_to_n() -> None:
     extra = ArchiveTable("t", "", "", (gap,), None, Left("test"))
     with pytest.raises(ValueError, match=r"1\.\.n"):
         ordered_migrations((*TABLES, extra))
+    twice = Migration("again", MIGRATIONS[0].apply, len(MIGRATIONS))  # a version taken twice
+    with pytest.raises(ValueError, match=r"1\.\.n"):
+        ordered_migrations((*TABLES, ArchiveTable("t", "", "", (twice,), None, Left("test"))))
     assert ordered_migrations(TABLES) == MIGRATIONS
 
 
@@ -166,8 +169,8 @@ async def test_every_table_keeps_what_its_undamaged_pages_hold(
         assert tally.from_trees + tally.from_pages == tally.saved
         if kind in ("zero header", "page 1 destroyed"):
             assert share >= 0.99, (name, tally)
-        if kind == "zero 4 pages":
-            assert share >= 0.90, (name, tally)
+        if kind == "zero 4 pages" and whole[name] >= 0.9 * before[name]:
+            assert share >= 0.90, (name, tally)  # unless the zeroed pages held a tenth of it
         made = len(report.recreated_sessions if name == "cowork_sessions" else ())
         made += len(report.recreated_tasks if name == "tasks" else ())
         assert after[name] == tally.saved + made, name

@@ -312,7 +312,8 @@ _RECOVERY_CASES = (
     "(the header zeroed; page 1 overwritten; 4 and 12 pages zeroed; 6 pages overwritten with "
     "copies of others; the last 5 % cut; a leaf page of each table zeroed; every session row "
     "lost): each table keeps at least the rows its undamaged pages hold — all of them after "
-    "a destroyed header, at least 90 % after 4 zeroed pages —, verbatim; a row whose session "
+    "a destroyed header, at least 90 % after 4 zeroed pages unless they held more than a "
+    "tenth of the table —, verbatim; a row whose session "
     "was lost is kept (under a recreated session; an execution on its own) and counted",
     "a recovered archive in a real kernel: `%cowork provenance`, `%cowork rebuild`, a turn's "
     "revert and the outside agents' marks work as before the damage",
