@@ -24,7 +24,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from loom_jupyter.host.wire.protocol import ProtocolError, parse_inbound
+from loom_jupyter.host.wire.protocol import PROTOCOL_MAJOR, ProtocolError, parse_inbound
 from loom_jupyter.jupyter.sidebar import AGENT_TARGET, TARGET
 
 if TYPE_CHECKING:
@@ -56,6 +56,24 @@ class Peer:
     def id(self) -> str:
         """The comm id."""
         return str(self.comm.comm_id)
+
+
+def _other_version(data: object) -> str | None:
+    """The version a hello names when it names another major protocol, however unreadable
+    the rest of it is (a JSON reader may even make a huge number a float): the version is
+    checked first, so such a front is refused like any other of that version."""
+    if not isinstance(data, dict) or data.get("type") != "hello":
+        return None
+    number = data.get("protocol")
+    if isinstance(number, bool) or not isinstance(number, int | float):
+        return None
+    if number != number or number in (float("inf"), float("-inf")) or number == PROTOCOL_MAJOR:
+        return None
+    return f"{int(number)}.0"
+
+
+def _speaks(peer: Peer, version: str) -> None:
+    peer.ready, peer.protocol = False, version
 
 
 class CommLink:
@@ -138,6 +156,9 @@ class CommLink:
         except ProtocolError as exc:
             asked = data.get("request_id") if isinstance(data, dict) else None
             request_id = asked if isinstance(asked, str) and len(asked) <= 200 else ""
+            other = _other_version(data)
+            if other is not None:
+                self._loop.call_soon_threadsafe(_speaks, peer, other)
             self._loop.call_soon_threadsafe(self._reject, peer, str(exc), request_id)
             return
         asyncio.run_coroutine_threadsafe(self._deliver(peer, message), self._loop)
