@@ -55,7 +55,7 @@ def corrupt_error(path: Path, detail: str) -> ArchiveCorruptError:
     return ArchiveCorruptError(
         f"The archive {path} is not a readable SQLite database ({detail}). "
         "It was left untouched. Run %cowork recover in the notebook (or `loom-jupyter "
-        "recover NOTEBOOK` in a terminal) to copy every turn that can still be read into a "
+        "recover NOTEBOOK` in a terminal) to copy every row that can still be read into a "
         "new archive; the damaged file is kept beside it."
     )
 
