@@ -1,4 +1,10 @@
-import { ILabShell, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import {
+  ILabShell,
+  ILayoutRestorer,
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import { ICommandPalette } from '@jupyterlab/apputils';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
@@ -8,8 +14,11 @@ import { LoomSidebar, SIDEBAR_ID } from './panel';
 export { LoomSidebar, SIDEBAR_ID } from './panel';
 
 const PLUGIN_ID = 'loom-jupyter:sidebar';
-/** Command that reveals the Loom sidebar. */
+/** Command that reveals the Loom sidebar (palette: "Loom: Open chat"; shortcut in
+ * schema/sidebar.json). */
 const OPEN_COMMAND = 'loom:open-sidebar';
+/** Where the palette lists it. */
+const PALETTE_CATEGORY = 'Loom';
 /** Rank among the right-sidebar panels (lower ranks sit higher). */
 const SIDEBAR_RANK = 600;
 
@@ -52,19 +61,23 @@ function openOnce(app: JupyterFrontEnd, registry: ISettingRegistry | null): void
 
 /**
  * In JupyterLab and in Notebook 7 (whose shell is not ILabShell, hence
- * optional): the sidebar goes into the right area through `app.shell`.
+ * optional): the sidebar goes into the right area through `app.shell`. Both
+ * shells' layout restorers bring it back (open or not) after a reload; the
+ * palette and a shortcut open it.
  */
 const plugin: JupyterFrontEndPlugin<void> = {
   id: PLUGIN_ID,
   description: 'The Loom sidebar: a chat with the coworker in the active notebook’s kernel.',
   autoStart: true,
   requires: [INotebookTracker],
-  optional: [ILabShell, ISettingRegistry],
+  optional: [ILabShell, ISettingRegistry, ILayoutRestorer, ICommandPalette],
   activate: (
     app: JupyterFrontEnd,
     tracker: INotebookTracker,
     labShell: ILabShell | null,
-    registry: ISettingRegistry | null
+    registry: ISettingRegistry | null,
+    restorer: ILayoutRestorer | null,
+    palette: ICommandPalette | null
   ): void => {
     const sidebar = new LoomSidebar({
       tracker,
@@ -74,10 +87,17 @@ const plugin: JupyterFrontEndPlugin<void> = {
       reveal: () => app.shell.activateById(SIDEBAR_ID)
     });
     app.shell.add(sidebar, 'right', { rank: SIDEBAR_RANK });
+    restorer?.add(sidebar, SIDEBAR_ID);
     app.commands.addCommand(OPEN_COMMAND, {
-      label: 'Open the Loom sidebar',
-      icon: loomIcon,
+      label: args => (args.isPalette === true ? 'Open chat' : 'Open the Loom sidebar'),
+      caption: 'Show the Loom chat for the current notebook',
+      icon: args => (args.isPalette === true ? undefined : loomIcon),
       execute: () => app.shell.activateById(SIDEBAR_ID)
+    });
+    palette?.addItem({
+      command: OPEN_COMMAND,
+      category: PALETTE_CATEGORY,
+      args: { isPalette: true }
     });
     openOnce(app, registry);
   }

@@ -16,6 +16,22 @@ import { ScreenWatch } from './onscreen';
 /** The id of the sidebar widget (also its tab's `data-id` in the right sidebar). */
 export const SIDEBAR_ID = 'loom-sidebar';
 
+/** The tab's caption, and what it says while a card waits for the person. */
+export const CAPTION = 'Loom';
+export const CAPTION_WAITING = 'Loom — waiting for your answer';
+
+/** A card in a chat that waits for the person: a pending approval, or an open trust
+ * card that asks (not one shown only to read). */
+const WAITING =
+  '[data-loom="approval"][data-decision="pending"],' +
+  '[data-loom="trust"]:not([hidden])[data-status="untrusted"],' +
+  '[data-loom="trust"]:not([hidden])[data-status="changed"]';
+
+/** Whether a chat's node holds a card that waits for the person. */
+export function waitsForAnswer(node: Element): boolean {
+  return node.querySelector(WAITING) !== null;
+}
+
 class Header extends Widget {
   constructor() {
     super();
@@ -55,7 +71,7 @@ export class LoomSidebar extends Panel {
     this.addClass('loom-Sidebar');
     this.node.dataset.loom = 'sidebar';
     this.title.icon = loomIcon;
-    this.title.caption = 'Loom';
+    this.title.caption = CAPTION;
     this._options = options;
     this.addWidget(this._header);
     this.addWidget(this._empty);
@@ -75,7 +91,33 @@ export class LoomSidebar extends Panel {
 
   dispose(): void {
     this._screen?.dispose();
+    this._watch.disconnect();
     super.dispose();
+  }
+
+  /** A card waits for the person in one of the notebooks' chats (the tab shows a badge). */
+  get attention(): boolean {
+    return this._attention;
+  }
+
+  /**
+   * The tab's badge: while an approval or trust card waits in any notebook's chat
+   * (also one not on screen), the tab carries `loom-mod-attention` and
+   * `data-loom="attention"`, and its caption says so.
+   */
+  private _checkAttention(): void {
+    const waiting = [...this._chats.values()].some(chat => waitsForAnswer(chat.node));
+    if (waiting === this._attention) {
+      return;
+    }
+    this._attention = waiting;
+    this.title.className = waiting ? 'loom-mod-attention' : '';
+    this.title.caption = waiting ? CAPTION_WAITING : CAPTION;
+    // The shell keeps its own keys in the dataset (the tab's data-id): change only ours.
+    const dataset: Record<string, string> = { ...this.title.dataset };
+    delete dataset.loom;
+    this.title.dataset = waiting ? { ...dataset, loom: 'attention' } : dataset;
+    this.node.dataset.attention = waiting ? 'true' : 'false';
   }
 
   /** The notebook the sidebar currently follows, if any. */
@@ -88,6 +130,12 @@ export class LoomSidebar extends Panel {
     if (chat === undefined) {
       chat = new ChatView({ ...this._options, notebook: panel });
       this._chats.set(panel, chat);
+      this._watch.observe(chat.node, {
+        subtree: true,
+        childList: true,
+        attributes: true,
+        attributeFilter: ['data-decision', 'data-status', 'hidden']
+      });
       panel.disposed.connect(() => this._closed(panel));
       panel.context.pathChanged.connect(() => this._showHeader());
       this._screen?.look(this._options.tracker.currentWidget);
@@ -122,6 +170,7 @@ export class LoomSidebar extends Panel {
       this._follow(this._options.tracker.currentWidget);
     }
     chat?.dispose();
+    this._checkAttention();
   }
 
   private _showHeader(): void {
@@ -134,4 +183,6 @@ export class LoomSidebar extends Panel {
   private readonly _chats = new Map<NotebookPanel, ChatView>();
   private _current: ChatView | null = null;
   private readonly _screen: ScreenWatch | undefined;
+  private _attention = false;
+  private readonly _watch = new MutationObserver(() => this._checkAttention());
 }

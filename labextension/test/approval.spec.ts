@@ -4,7 +4,9 @@
  */
 import { Decision } from '../src/protocol';
 import { ApprovalEntry } from '../src/store';
+import { ToolEntry } from '../src/store';
 import { ApprovalCard } from '../src/views/approval';
+import { ToolCard } from '../src/views/toolcard';
 import { FakeElement, installFakeDocument } from './fakedom';
 
 beforeAll(installFakeDocument);
@@ -22,6 +24,23 @@ function entry(always: string | null, summary = 'run `git status`'): ApprovalEnt
     question: 'run',
     decision: null,
     by: null
+  };
+}
+
+function tool(): ToolEntry {
+  return {
+    kind: 'tool',
+    key: 'c:r1',
+    turn: 1,
+    name: 'shell',
+    input: { command: 'git status' },
+    partial: '',
+    summary: '',
+    result: '',
+    isError: false,
+    durationMs: null,
+    streaming: true,
+    done: false
   };
 }
 
@@ -72,5 +91,49 @@ describe('ApprovalCard', () => {
     expect(buttons.map(b => b.textContent)).toEqual(['Keep this change', 'Leave it undone']);
     buttons[1].click();
     expect(decided).toEqual(['deny']);
+  });
+
+  it('shows the code once: here while it waits, in the tool card once answered', async () => {
+    const list = document.createElement('div') as unknown as FakeElement;
+    const toolCard = new ToolCard(tool());
+    const other = new ToolCard({ ...tool(), key: 'c:r0' });
+    list.append(other.node as unknown as FakeElement, toolCard.node as unknown as FakeElement);
+    const pending = entry('');
+    const card = new ApprovalCard(pending, () => undefined);
+    list.append(card.node as unknown as FakeElement);
+    await Promise.resolve(); // the card looks for its tool card once it is in the list
+
+    expect(toolCard.node.dataset.approval).toBe('pending');
+    expect(other.node.dataset.approval).toBeUndefined();
+    expect(card.node.dataset.paired).toBe('true');
+    expect(card.node.dataset.decision).toBe('pending');
+
+    card.update({ ...pending, decision: 'allow', by: 'sidebar' });
+    expect(toolCard.node.dataset.approval).toBe('answered');
+    expect(card.node.dataset.decision).toBe('allow');
+  });
+
+  it('pairs a tool card that comes after its approval (as after a reload)', async () => {
+    const list = document.createElement('div') as unknown as FakeElement;
+    const card = new ApprovalCard(entry(''), () => undefined);
+    list.append(card.node as unknown as FakeElement);
+    await Promise.resolve();
+    expect(card.node.dataset.paired).toBeUndefined(); // no tool card yet: the code is here
+
+    const toolCard = new ToolCard(tool());
+    list.append(toolCard.node as unknown as FakeElement);
+    await Promise.resolve();
+    expect(toolCard.node.dataset.approval).toBe('pending');
+    expect(card.node.dataset.paired).toBe('true');
+  });
+
+  it('leaves a keep question and its tool card apart', async () => {
+    const list = document.createElement('div') as unknown as FakeElement;
+    const toolCard = new ToolCard(tool());
+    const card = new ApprovalCard({ ...entry(null), question: 'keep' }, () => undefined);
+    list.append(toolCard.node as unknown as FakeElement, card.node as unknown as FakeElement);
+    await Promise.resolve();
+    expect(toolCard.node.dataset.approval).toBeUndefined();
+    expect(card.node.dataset.paired).toBeUndefined();
   });
 });

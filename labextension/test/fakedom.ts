@@ -14,6 +14,7 @@ export class FakeElement {
   checked = false;
   value = '';
   children: (FakeElement | string)[] = [];
+  parentElement: FakeElement | null = null;
   readonly dataset: Record<string, string> = {};
   readonly attributes: Record<string, string> = {};
   readonly style: Record<string, string> = {};
@@ -50,10 +51,16 @@ export class FakeElement {
 
   append(...nodes: (FakeElement | string)[]): void {
     this.children.push(...nodes);
+    this._adopt(nodes);
   }
 
   replaceChildren(...nodes: (FakeElement | string)[]): void {
     this.children = [...nodes];
+    this._adopt(nodes);
+  }
+
+  private _adopt(nodes: (FakeElement | string)[]): void {
+    nodes.forEach(node => typeof node !== 'string' && (node.parentElement = this));
   }
 
   /** Elements below this one with the tag or `[data-loom="..."]` given. */

@@ -1,9 +1,10 @@
 /** An approval request: the tool input first, then allow / deny / always. A "keep" question
- * (a call changed files Loom protects; Loom undid it) shows the attempted change instead. */
+ * (a call changed files Loom protects; Loom undid it) shows the attempted change instead.
+ * The code shows once: see `pairWithApproval` (views/toolcard.ts). */
 import { Decision, inputFields } from '../protocol';
 import { ApprovalEntry } from '../store';
 import { button, h } from './dom';
-import { toolInput } from './toolcard';
+import { pairWhenListed, toolInput } from './toolcard';
 
 const LABELS: Record<Decision, string> = { allow: 'Allow', deny: 'Deny', always: 'Always' };
 const DECISIONS = ['allow', 'deny', 'always'] as const;
@@ -31,6 +32,8 @@ export class ApprovalCard {
       this.node.replaceChildren(...this._keep(entry));
       return;
     }
+    this.node.dataset.call = entry.requestId;
+    pairWhenListed(this.node, entry.requestId);
     const fields = inputFields(entry.input);
     const parts: HTMLElement[] = [
       h('div', { className: 'loom-Approval-title', text: `Allow ${entry.tool}?` }),

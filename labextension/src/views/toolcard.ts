@@ -14,6 +14,48 @@ export function toolInput(entry: Pick<ToolEntry, 'input' | 'partial'>): string {
   return hasKeys || !entry.partial ? inputText(entry.input) : entry.partial;
 }
 
+/** The call id in a tool entry's key (`c:<id>`); its approval's request id is the same. */
+export function callId(key: string): string {
+  return key.startsWith('c:') ? key.slice(2) : key;
+}
+
+/**
+ * One card per approval: a call's tool card and its approval card (`data-call`, the same
+ * id) do not both show the code. While the question waits the tool card shows only its
+ * head (`data-approval="pending"`); once answered the approval card shows only its outcome
+ * (`data-paired`; style/base.css). Either card may come first (after a reload the tool card
+ * comes after its approval), so each looks for the other when it is drawn.
+ */
+export function pairWithApproval(list: Element, callId: string): void {
+  const find = (loom: string): HTMLElement | undefined =>
+    Array.from(list.querySelectorAll<HTMLElement>(`[data-loom="${loom}"]`)).find(
+      node => node.dataset.call === callId
+    );
+  const tool = find('tool-card');
+  const approval = find('approval');
+  if (tool === undefined || approval === undefined || approval.dataset.question === 'keep') {
+    return;
+  }
+  tool.dataset.approval = approval.dataset.decision === 'pending' ? 'pending' : 'answered';
+  approval.dataset.paired = 'true';
+}
+
+/** Pair `node`'s call once `node` is in the list (a new card is listed right after it is
+ * built). */
+export function pairWhenListed(node: HTMLElement, callId: string): void {
+  const pair = (): void => {
+    const list = node.parentElement;
+    if (list !== null && list !== undefined) {
+      pairWithApproval(list, callId);
+    }
+  };
+  if (node.parentElement === null) {
+    queueMicrotask(pair);
+  } else {
+    pair();
+  }
+}
+
 export class ToolCard {
   readonly node: HTMLDetailsElement;
 
@@ -32,6 +74,9 @@ export class ToolCard {
     const state = Private.state(entry);
     this.node.dataset.state = state;
     this.node.dataset.tool = entry.name;
+    const call = callId(entry.key);
+    this.node.dataset.call = call;
+    pairWhenListed(this.node, call);
     if (entry.outside) {
       this.node.dataset.outside = entry.outside; // an outside agent's call (DESIGN §14)
     }
