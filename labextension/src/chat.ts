@@ -339,8 +339,7 @@ export class ChatView extends Widget {
     this._notebookMessage(message);
     if (message.type === 'welcome') {
       this._resendOutbox();
-      if (this._restarted) {
-        this._restarted = false;
+      if (this._restartedBy(message)) {
         this._store.notice('info', RESTART_NOTICE);
       }
     }
@@ -354,6 +353,21 @@ export class ChatView extends Widget {
     if (message.type === 'turn_error' && message.client_id) {
       this._takeBack(message.client_id);
     }
+  }
+
+  /**
+   * Whether a welcome follows a kernel restart: a new kernel session after a conversation was
+   * shown, from another kernel process than the last welcome named (`%unload_ext` and
+   * `%load_ext` start a new session in the same process: no restart). A kernel that names no
+   * process is judged by its session alone.
+   */
+  private _restartedBy(welcome: Extract<KernelMessage, { type: 'welcome' }>): boolean {
+    const [restarted, before] = [this._restarted, this._kernelProcess];
+    this._restarted = false;
+    this._kernelProcess = welcome.kernel_process ?? '';
+    return (
+      restarted && (before === '' || this._kernelProcess === '' || before !== this._kernelProcess)
+    );
   }
 
   /** A message the kernel could not send (no API key...) goes back into the box. */
@@ -562,4 +576,6 @@ export class ChatView extends Widget {
   private readonly _footer = new Footer(change => this._setOptions(change));
   private _jumpTo: { turn: number; pages: number } | null = null;
   private _restarted = false;
+  /** The kernel process the last welcome named ('' when none did). */
+  private _kernelProcess = '';
 }

@@ -8,6 +8,7 @@ import {
   ApprovalModeView,
   Decision,
   HistoryEntry,
+  KernelBody,
   KernelMessage,
   KernelState,
   ModelOptions,
@@ -93,6 +94,9 @@ export type Usage = {
   contextTokens: number;
   contextBudget: number;
 };
+
+/** A `usage` message's fields, as it comes alone or in a `welcome`. */
+type UsageFields = Extract<KernelBody, { type: 'usage' }>;
 
 /** What changed; views redraw only that part. */
 export type Change =
@@ -371,15 +375,7 @@ export class ChatStore {
         });
         return;
       case 'usage':
-        this.usage = {
-          inputTokens: message.input_tokens,
-          outputTokens: message.output_tokens,
-          costUsd: message.cost_usd,
-          unpriced: message.unpriced,
-          contextTokens: message.context_tokens,
-          contextBudget: message.context_budget
-        };
-        this._changed.emit({ kind: 'usage' });
+        this._usage(message);
         return;
       case 'turn_done':
         this._turnDone(message.turn, message.text);
@@ -452,6 +448,25 @@ export class ChatStore {
       this._trust(message.trust, false);
     }
     this._key(message.has_key ?? true, '', false);
+    if (message.usage !== undefined) {
+      this._usage(message.usage); // the footer as the session's last request left it
+    }
+  }
+
+  /** The footer's usage (null: no request yet). */
+  private _usage(usage: UsageFields | null): void {
+    this.usage =
+      usage === null
+        ? null
+        : {
+            inputTokens: usage.input_tokens,
+            outputTokens: usage.output_tokens,
+            costUsd: usage.cost_usd,
+            unpriced: usage.unpriced,
+            contextTokens: usage.context_tokens,
+            contextBudget: usage.context_budget
+          };
+    this._changed.emit({ kind: 'usage' });
   }
 
   /** The key's state; the field opens without a key, on a problem, or when `open`. */

@@ -606,3 +606,45 @@ describe('the key field (DESIGN §12, "The key")', () => {
     expect(store.keyWhere).toContain('readable by you only');
   });
 });
+
+describe("the footer's usage", () => {
+  const usage = (cost: number) => ({
+    type: 'usage' as const,
+    input_tokens: 1200,
+    output_tokens: 80,
+    cost_usd: cost,
+    context_tokens: 1200,
+    context_budget: 100_000,
+    unpriced: false
+  });
+
+  type Welcome = Extract<KernelBody, { type: 'welcome' }>;
+  const welcomeWith = (used: Welcome['usage']): KernelBody => ({
+    ...(welcome() as Welcome),
+    usage: used
+  });
+
+  it("shows a reopened session's cost from its welcome, before any turn", () => {
+    const { store } = fed([msg(1, welcomeWith(usage(0.42)))]);
+    expect(store.usage).toEqual({
+      inputTokens: 1200,
+      outputTokens: 80,
+      costUsd: 0.42,
+      unpriced: false,
+      contextTokens: 1200,
+      contextBudget: 100_000
+    });
+  });
+
+  it('follows each request after it, and a welcome of a session without one clears it', () => {
+    const { store } = fed([msg(1, welcomeWith(usage(0.42))), msg(2, usage(0.5))]);
+    expect(store.usage?.costUsd).toBe(0.5);
+    store.apply(msg(3, welcomeWith(null)));
+    expect(store.usage).toBeNull();
+  });
+
+  it('keeps what it shows when an older kernel’s welcome says nothing of usage', () => {
+    const { store } = fed([msg(1, usage(0.3)), msg(2, welcome())]);
+    expect(store.usage?.costUsd).toBe(0.3);
+  });
+});

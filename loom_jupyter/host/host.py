@@ -79,15 +79,32 @@ MISSING_KEY = (
     "the notebook, its folder and the archive. Or run export ANTHROPIC_API_KEY=... in the "
     "terminal before starting Jupyter. Then send your message again."
 )
+_MISSING_KEY_AT: dict[str, str] = {
+    "console": (
+        "No Anthropic API key yet. Run %cowork login here (it asks for the key without "
+        "showing it and keeps it outside your folders and the archive), or run export "
+        "ANTHROPIC_API_KEY=... in the shell before starting the kernel (jupyter console). "
+        "Then send your message again."
+    ),
+    "terminal": (
+        "No Anthropic API key yet. Run %cowork login here (it asks for the key without "
+        "showing it and keeps it outside your folders and the archive), or run export "
+        "ANTHROPIC_API_KEY=... in the shell before starting IPython. Then send your message "
+        "again."
+    ),
+}
 
 
-def missing_key_message() -> str | None:
-    """The message shown when no API key is configured (environment or stored), else None.
+def missing_key_message(
+    front: Literal["notebook", "console", "terminal"] = "notebook",
+) -> str | None:
+    """The message shown when no API key is configured (environment or stored), else None,
+    in the words of the ``front`` in use (a console or a terminal has no cells or sidebar).
 
     The store is read again each time (once a turn): a key saved by another kernel counts."""
     import loom_jupyter.apikey as apikey
 
-    return None if apikey.key_state().has_key else MISSING_KEY
+    return None if apikey.key_state().has_key else _MISSING_KEY_AT.get(front, MISSING_KEY)
 
 
 class Host:
@@ -129,6 +146,16 @@ class Host:
         # then run on the engine thread without slowing it.
         self.loaded: concurrent.futures.Future[None] = concurrent.futures.Future()
         self.kernel_run = uuid.uuid4().hex  # this kernel's run, on its execution records
+
+    @property
+    def kernel_process(self) -> str:
+        """An opaque name of this kernel's process: the same after an extension reload, new
+        after a kernel restart (a page's "kernel restarted" notice compares it)."""
+        import hashlib
+
+        from loom_jupyter.archive.liveness import kernel_process
+
+        return hashlib.sha256(kernel_process(self.owner).encode()).hexdigest()[:16]
 
     @property
     def owner(self) -> str:
@@ -372,7 +399,11 @@ class Host:
         session = await self.session_async()
         self.floor.begin(source, text, client_id)  # raises while another turn runs
         try:
-            problem = missing_key_message() if session.settings.provider == "anthropic" else None
+            terminal = self.location.source == "terminal"  # plain IPython: no cells, no sidebar
+            front: Literal["notebook", "terminal"] = "terminal" if terminal else "notebook"
+            problem = (
+                missing_key_message(front) if session.settings.provider == "anthropic" else None
+            )
             if problem:  # not sent: the sidebar puts the text back in its box, shows the key field
                 from loom_jupyter.host.wire.protocol import TurnErrorMsg
 
@@ -468,6 +499,7 @@ class Host:
             before = running.turn if running is not None and running.turn else None
             items, more = await self.views.history(before)
             summary = await self.views.summary()
+            usage = await self.views.usage()  # a running turn's own usage follows it
             if floor.mirror is running:
                 break
         from loom_jupyter.host.services.keys import has_key
@@ -488,6 +520,8 @@ class Host:
             trust=trust_view(self.trust_read()),
             has_key=has_key(self),
             protocol=PROTOCOL_VERSION,
+            kernel_process=self.kernel_process,
+            usage=usage,
         )
         self.fronts_lack_key = self.fronts_lack_key or not welcome.has_key
         return welcome, list(running.sent) if running is not None else []

@@ -218,7 +218,12 @@ def test_every_field_of_a_minor_version_is_optional_in_the_schema_and_has_a_defa
     current: dict[str, Any],
 ) -> None:
     added = contract.added()
-    assert added["Welcome"] == {"protocol": "1.1", "commands": "1.1"}
+    assert added["Welcome"] == {
+        "protocol": "1.1",
+        "commands": "1.1",
+        "kernel_process": "1.3",
+        "usage": "1.3",
+    }
     assert added["Envelope"] == {"reply_to": "1.1"}
     assert added["Hello"]["minor"] == "1.1"
     assert added["TrustView"] == dict.fromkeys(

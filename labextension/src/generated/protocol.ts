@@ -146,6 +146,16 @@ export interface Welcome {
    * 1.1; a page completes from them, so it shows what this kernel can do). (Protocol 1.1; may be absent.)
    */
   commands?: SlashCommand[];
+  /**
+   * Names the kernel's process (the same across an extension reload, new after a kernel
+   * restart): a page says "kernel restarted" only when it changes. `""`: not said. (Protocol 1.3; may be absent.)
+   */
+  kernel_process?: string;
+  /**
+   * The session's usage as the footer shows it after its last request (`null`: none yet),
+   * so a page opened later shows the cost before the next turn. (Protocol 1.3; may be absent.)
+   */
+  usage?: UsageMsg | null;
   type: 'welcome';
 }
 /**
@@ -330,6 +340,24 @@ export interface SlashCommand {
   front: boolean;
 }
 /**
+ * One model request's usage.
+ */
+export interface UsageMsg {
+  input_tokens: number;
+  output_tokens: number;
+  /**
+   * The session's total of what is priced.
+   */
+  cost_usd: number;
+  context_tokens: number;
+  context_budget: number;
+  /**
+   * Some of it ran on a model without a public price: show "price unknown", never $0.
+   */
+  unpriced: boolean;
+  type: 'usage';
+}
+/**
  * A page of older history (the reply to `load_more`).
  */
 export interface History {
@@ -470,24 +498,6 @@ export interface ApprovalClosed {
   decision: 'allow' | 'deny' | 'always';
   by: 'sidebar' | 'stdin' | 'timeout';
   type: 'approval_closed';
-}
-/**
- * One model request's usage.
- */
-export interface UsageMsg {
-  input_tokens: number;
-  output_tokens: number;
-  /**
-   * The session's total of what is priced.
-   */
-  cost_usd: number;
-  context_tokens: number;
-  context_budget: number;
-  /**
-   * Some of it ran on a model without a public price: show "price unknown", never $0.
-   */
-  unpriced: boolean;
-  type: 'usage';
 }
 /**
  * The turn ended.

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         SessionRow,
         SessionSummary,
         ToolItem,
+        UsageMsg,
     )
     from loom_jupyter.messages import Turn
     from loom_jupyter.records import ModelCallRecord, SessionInfo
@@ -102,6 +103,23 @@ class Views:
             for m in matches
         )
         return SearchPage(clipped.text, hits, clipped.note)
+
+    async def usage(self) -> UsageMsg | None:
+        """The footer's usage as the session's last request left it (None before one): that
+        request's tokens, the session's cost so far and the window's budget."""
+        from loom_jupyter.host.wire.protocol import UsageMsg
+        from loom_jupyter.models.pricing import unpriced_call
+
+        session = await self._sessions.session_async()
+        sid = session.session_id
+        calls = [c for c in await self.archive.model_calls(sid) if c.error is None] if sid else []
+        if not calls:
+            return None
+        last = calls[-1]
+        context = last.input_tokens + last.cache_creation_tokens + last.cache_read_tokens
+        budget, cost = session.window.config.budget_tokens, session.state.cost_usd
+        unpriced = any(unpriced_call(c) for c in calls)
+        return UsageMsg(context, last.output_tokens, cost, context, budget, unpriced)
 
     async def panel_data(self) -> PanelData:
         """What the live panel shows of the current session."""

@@ -782,6 +782,12 @@ class Welcome:
     commands: tuple[SlashCommand, ...] = since("1.1", ())
     """The slash commands this kernel offers, in the order the front lists them (protocol
     1.1; a page completes from them, so it shows what this kernel can do)."""
+    kernel_process: str = since("1.3", "")
+    """Names the kernel's process (the same across an extension reload, new after a kernel
+    restart): a page says "kernel restarted" only when it changes. `""`: not said."""
+    usage: UsageMsg | None = since("1.3", None)  # noqa: RUF009 (a field(): frozen, None)
+    """The session's usage as the footer shows it after its last request (`null`: none yet),
+    so a page opened later shows the cost before the next turn."""
     type: Literal["welcome"] = "welcome"
 
 
