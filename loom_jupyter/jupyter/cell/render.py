@@ -13,7 +13,10 @@ diff cards) escapes every string that came from the model or the archive. The
 model's thinking streams into a collapsed ``<details>`` ("thinking…",
 expandable) above the answer it leads to. :class:`TextRenderer` prints the answer as
 readable plain text, a line at a time (:mod:`.plain_markdown`), the thinking as plain
-text under a "thinking…" line.
+text under a "thinking…" line: in terminal IPython, and in a kernel whose cell came from
+a console (``jupyter console``, qtconsole), which shows a display only as it first came
+and would cut a streamed answer to its first piece; there the lines are ``stream``
+output, which every front shows whole.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from loom_jupyter.engine.events import Event
+    from loom_jupyter.jupyter.kernel.front import FrontKind
     from loom_jupyter.tools.base import ExecutionResult
 
 __all__ = [
@@ -91,11 +95,13 @@ class Renderer(Protocol):
         ...
 
 
-def make_renderer(shell: Any) -> Renderer:
-    """Rich output inside a kernel, plain text in a terminal shell."""
-    if getattr(shell, "kernel", None) is not None:
-        return NotebookRenderer()
-    return TextRenderer()
+def make_renderer(shell: Any, front: FrontKind | None = None) -> Renderer:
+    """Rich output for a notebook front, plain text for a terminal shell and for a console
+    (``front``: the cell's front, :func:`~loom_jupyter.jupyter.kernel.front.front_kind`;
+    ``None``: any kernel's front counts as a notebook)."""
+    if front is None:
+        front = "notebook" if getattr(shell, "kernel", None) is not None else "terminal"
+    return NotebookRenderer() if front == "notebook" else TextRenderer()
 
 
 class NotebookRenderer:
@@ -157,12 +163,12 @@ class NotebookRenderer:
             self._flush(now)
 
     def show_execution(self, code: str, result: ExecutionResult) -> None:
-        """Display the figures the agent's code made."""
-        from IPython.core.display import Image
+        """Display the figures the agent's code made (with words where an image cannot show)."""
         from IPython.display import display
 
         for image in result.images:
-            display(Image(data=_decode(image.data), format="png"))
+            words = "(a figure the agent's code made)"
+            display({image.media_type: image.data, "text/plain": words}, raw=True)
 
     def message(self, text: str, *, level: str = "info") -> None:
         """A small coloured line."""
@@ -287,14 +293,8 @@ def _change(event: Any) -> str | None:
     return change_of(event.result)
 
 
-def _decode(data: str) -> bytes:
-    import base64
-
-    return base64.b64decode(data)
-
-
 class TextRenderer:
-    """Plain text for terminal IPython (and any shell without a kernel)."""
+    """Plain text for terminal IPython and a console's cells (printed: ``stream`` in a kernel)."""
 
     rich = False
 

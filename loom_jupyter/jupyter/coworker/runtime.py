@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from loom_jupyter.jupyter.cell.approval import StdinApprover
     from loom_jupyter.jupyter.cell.render import Renderer
     from loom_jupyter.jupyter.kernel.activity import CellActivity
+    from loom_jupyter.jupyter.kernel.front import FrontKind
     from loom_jupyter.jupyter.panel.widget import Panel
     from loom_jupyter.jupyter.sidebar.agents import AgentHub
     from loom_jupyter.jupyter.sidebar.cellguard import CellGuard
@@ -328,6 +329,21 @@ class KernelCowork:
         return self.session.settings.provider == "anthropic"
 
     @property
+    def front(self) -> FrontKind:
+        """The front of the cell running now: a notebook page, a console, or a terminal."""
+        from loom_jupyter.jupyter.kernel.front import front_kind
+
+        placed = self.location.source not in ("terminal", "unknown")
+        return front_kind(self.shell, placed=placed)
+
+    def missing_key(self) -> str | None:
+        """The no-key message in the words of the front in use, when requests need a key
+        and there is none (else None)."""
+        from loom_jupyter.host.host import missing_key_message
+
+        return missing_key_message(self.front) if self.needs_api_key else None
+
+    @property
     def in_kernel(self) -> bool:
         """True inside ipykernel (rich output); False in a terminal shell."""
         return getattr(self.shell, "kernel", None) is not None
@@ -396,6 +412,10 @@ class KernelCowork:
             head = f"{where} — resumed “{title}” ({plural(host.resumed_prompts, 'prompt')})"
         mode, source = host.approval_mode()
         hint = f"approval: {mode} ({source}) · %cowork sessions to switch · %cowork --help for help"
+        if info is not None and self.location.source in ("terminal", "unknown"):
+            # No notebook names this conversation: it may be another shell's, from this folder.
+            when = info.last_active_at[:16].replace("T", " ")
+            head += f", last active {when} UTC; %cowork new starts a new one"
         untrusted = host.untrusted_line()
         offers = [o.hint() for o in host.orphans if not o.writer_alive]
         offer = host.restart_offer.text("%cowork rebuild") if host.restart_offer else None
@@ -411,7 +431,7 @@ class KernelCowork:
         _ = self.session  # waits for the end of opening (and raises if it failed)
         from loom_jupyter.jupyter.cell.render import make_renderer
 
-        renderer = make_renderer(self.shell)
+        renderer = make_renderer(self.shell, self.front)
         assert self.approver is not None
         self._renderer = self.approver.renderer = renderer
         to_cell = self._to_cell(renderer)

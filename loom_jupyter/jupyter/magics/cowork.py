@@ -260,10 +260,8 @@ class CoworkMagics(Magics):
                 assert_never(parsed)
 
     def _prompt(self, text: str) -> None:
-        from loom_jupyter.host.host import missing_key_message
-
         cowork = self._get_cowork(None)
-        problem = missing_key_message() if cowork.needs_api_key else None
+        problem = cowork.missing_key()  # in the words of this front (a cell, a console)
         if problem:
             print(problem)
             return

@@ -184,9 +184,7 @@ def _front(cowork: KernelCowork) -> DelegateFront:
 
 
 def _missing_key(cowork: KernelCowork) -> bool:
-    from loom_jupyter.host.host import missing_key_message
-
-    problem = missing_key_message() if cowork.needs_api_key else None
+    problem = cowork.missing_key()
     if problem:
         print(problem)
     return bool(problem)
@@ -212,7 +210,7 @@ def _finish(
     """Run ``coro`` pumping the main thread; an interrupt cancels every running subtask."""
     from loom_jupyter.jupyter.cell.render import make_renderer
 
-    renderer = make_renderer(cowork.shell)
+    renderer = make_renderer(cowork.shell, cowork.front)
     front.renderer = renderer
     future = cowork.loop_thread.submit(coro)
     try:
