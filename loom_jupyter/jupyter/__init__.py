@@ -14,8 +14,9 @@ the ones above it in this list, ``tests/core/test_layering.py`` checks it):
 - ``notebook``    which notebook (and so which archive) this kernel serves; the rules
                   for following a rename
 - ``kernel``      the machinery: the engine loop's thread, marshalling to the main
-                  thread, the KernelBridge over the live namespace, the person's cells
-- ``panel``       the ipywidgets panel and its data
+                  thread, the KernelBridge over the live namespace, the person's cells,
+                  which front asked for a cell
+- ``panel``       the live panel (``%cowork status``): a display updated in place
 - ``sidebar``     the sidebar's comm target ``loom`` (docs/sidebar-protocol.md)
 - ``delegation``  %delegate's live task tables and progress to panel and sidebar
 - ``coworker``    one coworker per kernel (``KernelCowork``): the archive, the session,

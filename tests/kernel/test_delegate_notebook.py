@@ -95,6 +95,14 @@ def test_the_delegate_walkthrough_runs(tmp_path: Path) -> None:
     assert "— passed (2/2 subtasks passed)" in outputs
     assert "{'north': 295, 'south': 165}" in outputs
     assert "[passed]" in outputs  # %delegate status
+    live = [
+        out["data"]
+        for cell in notebook.cells
+        for out in cell.get("outputs", [])
+        if "data-loom-task" in str(out.get("data", {}).get("text/html", ""))
+    ]
+    assert live  # the live table, saved as it last was: HTML and the same table as text
+    assert all(str(data["text/plain"]).startswith("task ") for data in live)
     archive = tmp_path / ".loom" / "delegate.ipynb.sqlite"
     with sqlite3.connect(f"file:{archive}?mode=ro", uri=True) as db:
         assert db.execute("SELECT status FROM tasks").fetchall() == [("passed",)]

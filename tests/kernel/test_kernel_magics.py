@@ -20,6 +20,10 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.kernel
 
 
+def _display_id(message: dict[str, Any]) -> str:
+    return str(message["content"].get("transient", {}).get("display_id", ""))
+
+
 def _request_text(fake: FakeAnthropic, index: int = -1) -> str:
     return json.dumps(fake.message_requests[index].body["messages"])
 
@@ -35,9 +39,10 @@ def test_load_prints_a_banner_and_the_answer_streams(
     assert kernel.value("'anthropic' in __import__('sys').modules") == "False"
 
     status = kernel.run("%cowork status")
-    assert status.of("display_data")[0]["content"]["data"].get(
-        "application/vnd.jupyter.widget-view+json"
-    )
+    (panel,) = status.of("display_data")
+    assert "Session state" in panel["content"]["data"]["text/html"]  # HTML, never a widget
+    assert "Session: (none yet)" in panel["content"]["data"]["text/plain"]
+    panel_id = panel["content"]["transient"]["display_id"]
 
     answer = " ".join(f"word{i}" for i in range(40))
     fake.add({"content": [answer], "delay": 0.1})
@@ -47,7 +52,8 @@ def test_load_prints_a_banner_and_the_answer_streams(
     assert len(markdown) >= 3  # one display, then several in-place updates
     assert markdown[-1] == answer
     assert turn.of("update_display_data")
-    assert turn.of("comm_msg")  # the live panel's widgets moved while the cell ran
+    moved = [m for m in turn.of("update_display_data") if _display_id(m) == panel_id]
+    assert "Prompts: 1" in moved[-1]["content"]["data"]["text/plain"]  # live, while it ran
     rows = archive_rows(
         notebook, "SELECT role, content, status FROM conversation_turns ORDER BY turn_number"
     )

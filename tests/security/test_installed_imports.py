@@ -372,7 +372,7 @@ def drive(root: Path, fake: FakeAnthropic, planting: set[str], cache: Path) -> D
         out.tool_results = json.dumps(
             [r.body for r in fake.message_requests if r.body and READ_TURN in json.dumps(r.body)]
         )
-        for name in ("yaml", "anthropic", "pydantic", "ipywidgets", "aiosqlite", "matplotlib"):
+        for name in ("yaml", "anthropic", "pydantic", "aiosqlite", "matplotlib"):
             out.origins[name] = silent_value(
                 wire,
                 f"__import__('os').path.realpath(__import__('sys').modules[{name!r}].__file__)",
@@ -519,7 +519,7 @@ def test_the_sidebars_autoload_loads_the_installed_loom(first: Driven) -> None:
 @pytest.mark.kernel
 @pytest.mark.attack(
     attack=(
-        "A cloned folder's `yaml/`, `anthropic/`, `pydantic/`, `ipywidgets/` or `aiosqlite.py` "
+        "A cloned folder's `yaml/`, `anthropic/`, `pydantic/`, `matplotlib/` or `aiosqlite.py` "
         "runs when Loom first imports the name (opening the archive, the first turn, the "
         "sidebar, the panel)"
     ),

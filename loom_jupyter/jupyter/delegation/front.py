@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from loom_jupyter.jupyter.delegation.view import progress_line, task_table_html, to_sidebar
+from loom_jupyter.jupyter.delegation.view import progress_line, task_table_bundle, to_sidebar
 from loom_jupyter.orchestrator import attach
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ _TABLE_EVERY = 0.5  # seconds between live-table redraws (status changes redraw 
 
 
 class TaskBoard(Protocol):
-    """Where a task's live table is shown besides its cell (the ipywidgets panel)."""
+    """Where a task's live table is shown besides its cell (the live panel)."""
 
     def show_task(self, snapshot: TaskSnapshot) -> None:
         """Draw ``snapshot`` (main thread)."""
@@ -124,10 +124,10 @@ class DelegateFront:
         """Show ``snapshot`` as a live table in the current cell (main thread)."""
         if not self.cowork.in_kernel or snapshot.task_id in self._tables:
             return
-        from IPython.core.display import HTML
         from IPython.display import display
 
-        self._tables[snapshot.task_id] = display(HTML(task_table_html(snapshot)), display_id=True)
+        bundle = task_table_bundle(snapshot)
+        self._tables[snapshot.task_id] = display(bundle, raw=True, display_id=True)
 
     def _redraw(self, update: TaskUpdate) -> None:
         snapshot = update.snapshot
@@ -141,9 +141,7 @@ class DelegateFront:
         ):
             return
         self._drawn[snapshot.task_id] = now
-        from IPython.core.display import HTML
-
-        handle.update(HTML(task_table_html(snapshot)))
+        handle.update(task_table_bundle(snapshot), raw=True)
 
 
 async def attach_front(cowork: FrontHost, session: CoworkSession | None = None) -> DelegateFront:

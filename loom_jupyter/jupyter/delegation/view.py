@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from loom_jupyter.host.wire.protocol import TaskView
     from loom_jupyter.orchestrator import TaskSnapshot, TaskUpdate
 
-__all__ = ["progress_line", "task_table_html", "task_table_text", "to_sidebar"]
+__all__ = ["progress_line", "task_table_bundle", "task_table_html", "task_table_text", "to_sidebar"]
 
 _COLORS = {
     "passed": "#2e7d32",
@@ -61,6 +61,12 @@ def _row_html(view: object) -> str:
         esc(view.last_tool or ""),
     )
     return "<tr>" + "".join(f"<td style='padding:0 8px'>{c}</td>" for c in cells) + "</tr>"
+
+
+def task_table_bundle(snapshot: TaskSnapshot) -> dict[str, str]:
+    """The live table as a display: HTML, and the same table as text wherever HTML does
+    not show (a console, a saved notebook read as text)."""
+    return {"text/html": task_table_html(snapshot), "text/plain": task_table_text(snapshot)}
 
 
 def task_table_text(snapshot: TaskSnapshot) -> str:

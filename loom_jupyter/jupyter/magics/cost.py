@@ -43,10 +43,10 @@ def show_plot(calls: Sequence[ModelCallRecord]) -> None:
     if not _has_matplotlib():
         show_text(NO_MATPLOTLIB)
         return
-    from IPython.core.display import Image
     from IPython.display import display
 
-    display(Image(data=base64.b64decode(cost_plot_png(calls)), format="png"))
+    words = f"(A plot of tokens and cost for each of the {len(calls)} model calls above.)"
+    display({"image/png": cost_plot_png(calls), "text/plain": words}, raw=True)
 
 
 def _has_matplotlib() -> bool:

@@ -1,5 +1,5 @@
-"""The live ipywidgets panel (``%cowork status``).
+"""The live panel (``%cowork status``): a display updated in place, readable when saved.
 
-- ``widget``  the panel and its text fallback in a terminal
-- ``data``    what it shows, read from the archive
+- ``widget``  the panel: one display per kernel, updated as events come; text in a terminal
+- ``render``  its HTML and plain-text twin
 """

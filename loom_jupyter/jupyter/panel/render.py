@@ -1,7 +1,8 @@
 """The live panel drawn from its :class:`~loom_jupyter.host.services.panel_data.PanelData`.
 
-HTML for the widget (escaped, with inline SVG sparklines and the agent's edit cards) and
-plain text for terminals; the numbers themselves are the host's.
+One display bundle: HTML (escaped, with inline SVG sparklines, the agent's edit cards and
+the session state folded in a ``<details>``) and the same as plain text, for terminals,
+consoles and a saved notebook read as text; the numbers themselves are the host's.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from loom_jupyter.models.pricing import cost_text
 if TYPE_CHECKING:
     from loom_jupyter.host.services.panel_data import PanelData
 
-__all__ = ["panel_html", "panel_text", "sparkline_svg"]
+__all__ = ["panel_bundle", "panel_html", "panel_text", "sparkline_svg"]
 
 
 def sparkline_svg(values: list[float], *, width: int = 160, height: int = 28) -> str:
@@ -85,3 +86,17 @@ def panel_html(data: PanelData) -> str:
         card = diff_html(diff) if diff else ""
         rows.append(f'<div data-loom="edit-card">✎ {esc(summary)}{card}</div>')
     return '<div style="line-height:1.6">' + "<br>".join(rows) + "</div>"
+
+
+def panel_bundle(data: PanelData) -> dict[str, str]:
+    """The whole panel as one display: HTML and its plain-text twin."""
+    yaml = html.escape(data.state_yaml.strip() or "(empty)")
+    state = (
+        '<details data-loom="panel-state"><summary>Session state</summary>'
+        f"<pre style='margin:0'>{yaml}</pre></details>"
+    )
+    box = (
+        '<div data-loom="panel" style="border:1px solid #ccc;padding:4px 8px">'
+        f"{panel_html(data)}{state}</div>"
+    )
+    return {"text/html": box, "text/plain": panel_text(data)}

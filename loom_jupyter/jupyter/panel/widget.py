@@ -1,18 +1,23 @@
-"""The live panel: an ipywidgets view of the session, with a text fallback.
+"""The live panel: a display of the session, updated in place, that reads well when saved.
 
-The widgets' ``value`` traits are updated from the main thread as events are
-rendered; widget updates from the kernel reach the browser while a cell is
-still running, so the panel moves during a streaming turn. Where widgets cannot
-render (terminal IPython), :meth:`Panel.show` prints :func:`panel_text`.
+Every ``%cowork status`` shows the kernel's one panel under one ``display_id``; as events
+are rendered (main thread) the display is updated (``update_display_data``), which reaches
+the browser while a cell is still running, so the panel moves during a streaming turn.
+
+It is plain HTML with a text twin, never an ipywidget: a saved notebook keeps the last HTML
+it showed, so a reopened notebook, nbviewer and GitHub show the panel as it was, where a
+widget whose model went with its kernel reads "Error displaying widget: model not found"
+(JupyterLab picks a widget view over the HTML beside it in the same bundle). A console,
+which shows a display only as it first came, and terminal IPython get :func:`panel_text`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import html
+import uuid
 from typing import TYPE_CHECKING, Any
 
-from loom_jupyter.jupyter.panel.render import panel_html, panel_text
+from loom_jupyter.jupyter.panel.render import panel_bundle, panel_text
 
 if TYPE_CHECKING:
     from loom_jupyter.engine.events import Event
@@ -28,10 +33,12 @@ class Panel:
     def __init__(self, shell: Any, data: PanelData) -> None:
         self._shell = shell
         self.data = data
-        self._widgets: tuple[Any, Any, Any] | None = None
+        self._display_id: str | None = None  # None until a view is shown
+        self._shown: dict[str, str] = {}  # the bundle the views show now
+        self._tasks: dict[str, TaskSnapshot] = {}
 
     def apply(self, event: Event) -> None:
-        """Fold an engine event in and refresh the widgets (main thread)."""
+        """Fold an engine event in and refresh the views (main thread)."""
         self.data = self.data.apply(event)
         self._refresh()
 
@@ -39,7 +46,7 @@ class Panel:
         """Show a delegation's live table (the three most recent tasks; main thread)."""
         from loom_jupyter.jupyter.delegation.view import task_table_html, task_table_text
 
-        self._tasks = {**getattr(self, "_tasks", {}), snapshot.task_id: snapshot}
+        self._tasks[snapshot.task_id] = snapshot
         recent = list(self._tasks.values())[-3:]
         html_ = "".join(task_table_html(s) for s in recent)
         text = "\n".join(task_table_text(s) for s in recent)
@@ -52,32 +59,24 @@ class Panel:
         self._refresh()
 
     def show(self) -> None:
-        """Display the panel (widgets in a kernel, text elsewhere)."""
+        """Display a view of the panel (a display in a kernel, text in a terminal)."""
         if getattr(self._shell, "kernel", None) is None:
             print(panel_text(self.data))
             return
         from IPython.display import display
 
-        display(self._box())
-
-    def _box(self) -> Any:
-        import ipywidgets as widgets  # the installed one, never the folder's (importguard)
-
-        if self._widgets is None:
-            head = widgets.HTML()
-            state = widgets.HTML()
-            box = widgets.VBox(
-                [head, widgets.Accordion(children=[state], titles=("Session state",))],
-                layout=widgets.Layout(border="1px solid #ccc", padding="4px 8px"),
-            )
-            self._widgets = (head, state, box)
-            self._refresh()
-        return self._widgets[2]
+        self._display_id = self._display_id or uuid.uuid4().hex
+        self._shown = panel_bundle(self.data)
+        display(self._shown, raw=True, display_id=self._display_id)
 
     def _refresh(self) -> None:
-        if self._widgets is None:
+        """Update every view when what it shows changed (most events change nothing)."""
+        if self._display_id is None:
             return
-        head, state, _ = self._widgets
-        head.value = panel_html(self.data)
-        yaml = self.data.state_yaml.strip() or "(empty)"
-        state.value = f"<pre style='margin:0'>{html.escape(yaml)}</pre>"
+        bundle = panel_bundle(self.data)
+        if bundle == self._shown:
+            return
+        from IPython.display import update_display
+
+        self._shown = bundle
+        update_display(bundle, raw=True, display_id=self._display_id)
