@@ -84,6 +84,8 @@ def match_expressions(query: str) -> list[tuple[MatchKind, str]]:
         return []
     every = all_words(query)
     distinct = list(dict.fromkeys(every))
+    if len(distinct) == 1:  # one word: a turn that holds it holds the whole query
+        return [("phrase", fts_string(distinct[0]))]
     kinds: list[tuple[MatchKind, str]] = []
     if len(every) > 1:
         kinds.append(("phrase", fts_string(" ".join(every))))

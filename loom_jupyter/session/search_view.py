@@ -40,7 +40,7 @@ def render_matches(
         text = f"No turns in {where} match {_shown(query)}."
     else:
         kinds = ", ".join(
-            f"{sum(m.kind == k for m in matches)} {_KIND_TEXT[k]}"
+            f"{sum(m.kind == k for m in matches)} {_label(k, query)}"
             for k in _KIND_TEXT
             if any(m.kind == k for m in matches)
         )
@@ -54,6 +54,15 @@ def render_matches(
     return text
 
 
+def _label(kind: MatchKind, query: str) -> str:
+    """How a turn matched, in words: a one-word query's hit is its "exact word"."""
+    from loom_jupyter.archive.ranking import all_words
+
+    if kind == "phrase" and len(set(all_words(query))) == 1:
+        return "exact word"
+    return _KIND_TEXT[kind]
+
+
 def _shown(query: str, width: int = 80) -> str:
     """The query as the heading quotes it: whole when short, else its start."""
     return repr(query if len(query) <= width else query[: width - 1] + "…")
@@ -64,7 +73,7 @@ def _entry(number: int, match: ReadableMatch, query: str) -> str:
     place = f"{match.notebook} · " if match.notebook else ""
     head = (
         f"{number}. {place}session {turn.session_id[:8]} · turn {turn.turn_number} · "
-        f"{_who(turn)} · {_when(turn.created_at)} · {_KIND_TEXT[match.kind]}"
+        f"{_who(turn)} · {_when(turn.created_at)} · {_label(match.kind, query)}"
     )
     lines = [head, f"   {snippet(turn.content, query, _MATCH_WIDTH)}"]
     for label, near in (("before", match.before), ("after", match.after)):

@@ -59,6 +59,13 @@ async def test_the_exact_phrase_ranks_before_scattered_words(
     assert kinds.index((4, "all_words")) < kinds.index((3, "some_words"))
 
 
+async def test_a_one_word_querys_hits_are_exact(archive: Archive, session: str) -> None:
+    await fill(archive, session)
+    matches = await search_for_people(archive, "REVENUE", session_id=session)
+    assert matches
+    assert {m.kind for m in matches} == {"phrase"}
+
+
 async def test_limit_and_other_sessions(archive: Archive, session: str, notebook: str) -> None:
     await fill(archive, session)
     other = await archive.create_session(notebook_path=notebook, model="m")

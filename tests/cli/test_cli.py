@@ -63,7 +63,8 @@ def test_search_one_session_or_all(notebook: Notebook) -> None:
     assert notebook.newer[:8] in one.out
     assert notebook.older[:8] not in one.out
     both = run_cli("search", str(notebook.path), "revenue", "--all-sessions", "--limit", "3")
-    assert both.out.startswith("3 match(es) for 'revenue' in any session")
+    assert both.out.startswith("3 match(es) for 'revenue' in any session (3 exact word):")
+    assert "some words" not in both.out  # a one-word query's every hit holds it (issue 40.6)
     numbered = [line[:3] for line in both.out.splitlines() if re.match(r"\d\. ", line)]
     assert numbered == ["1. ", "2. ", "3. "]
     assert notebook.older[:8] in both.out

@@ -292,6 +292,10 @@ def test_the_sidebar_key_never_comes_back_on_the_comm(
         wire.wait(lambda: [k for k in wire.events(comm, "key") if k["has_key"]], "the key")
         path = config / "loom" / apikey.KEY_FILE_NAME
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        told = wire.wait(lambda: _notices(wire, comm, "Key saved"), "where the key went")
+        assert told == [f"Key saved in {path} (readable by you only), outside this notebook and "
+                        "its folder. Loom uses it from your next message; %cowork logout "
+                        "removes it."]  # issue 40.6: where it went  # fmt: skip
 
         again = wire.open_comm(hello(since_seq=0, kernel_session=welcome["kernel_session"]))
         wire.wait(lambda: wire.events(again, "key"), "the replay")
@@ -304,6 +308,11 @@ def test_the_sidebar_key_never_comes_back_on_the_comm(
         assert KEY.encode() not in _bytes_under(notebook_dir)
     finally:
         wire.shutdown()
+
+
+def _notices(wire: Wire, comm: str, words: str) -> list[str]:
+    """The notices on ``comm`` that say ``words``."""
+    return [n["message"] for n in wire.events(comm, "notice") if words in n["message"]]
 
 
 _PERCENT_ENV = re.compile(r"%env\s+ANTHROPIC_(API_KEY|AUTH_TOKEN)")

@@ -2,25 +2,27 @@
 
 The sidebar's key field sends ``set_key``; ``%cowork login`` / ``logout`` change the
 store from a cell. Either way every front is told with a ``key`` message, which never
-holds the key. The key goes straight to :mod:`loom_jupyter.apikey` (the keyring or a
-0600 file in the person's config folder): it is not archived, logged or kept in the
-replay log, and is not put in the process environment, which subprocesses inherit.
+holds the key; the page that sent the key hears where it was saved (a notice). The key
+goes straight to :mod:`loom_jupyter.apikey` (the keyring or a 0600 file in the person's
+config folder): it is not archived, logged or kept in the replay log, and is not put in
+the process environment, which subprocesses inherit.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import TYPE_CHECKING, Protocol
 
 import loom_jupyter.apikey as apikey
 from loom_jupyter.errors import LoomError
-from loom_jupyter.host.wire.protocol import KeyMsg
+from loom_jupyter.host.wire.protocol import KeyMsg, NoticeMsg
 
 if TYPE_CHECKING:
     from loom_jupyter.host.runtime.floor import TurnFloor
     from loom_jupyter.settings import Settings
 
-__all__ = ["KeyHost", "has_key", "key_message", "save_key", "tell_key"]
+__all__ = ["KeyHost", "has_key", "key_message", "save_key", "saved_words", "tell_key"]
 
 
 class KeyHost(Protocol):
@@ -56,12 +58,25 @@ def tell_key(host: KeyHost) -> None:
     host.fronts_lack_key = not message.has_key
 
 
-async def save_key(host: KeyHost, key: str) -> str:
-    """Store ``key`` and tell every front; what went wrong ("" when saved). The store's
-    file and keyring calls run off the engine loop."""
+async def save_key(host: KeyHost, key: str) -> KeyMsg | NoticeMsg:
+    """Store ``key`` and tell every front; the reply for the front that sent it: where the
+    key went, or why it was not saved. The store's file and keyring calls run off the
+    engine loop."""
     try:
-        await asyncio.to_thread(apikey.save_key, key)
+        state = await asyncio.to_thread(apikey.save_key, key)
     except LoomError as exc:  # the shape, or the store refused: said without the key
-        return str(exc)
+        return key_message(host, str(exc))
     tell_key(host)
-    return ""
+    return NoticeMsg(saved_words(state.where), "info")
+
+
+def saved_words(where: str) -> str:
+    """The confirmation for a key just saved in ``where`` (and what still wins over it)."""
+    words = (
+        f"Key saved in {where}, outside this notebook and its folder. Loom uses it from your "
+        "next message; %cowork logout removes it."
+    )
+    in_env = [name for name in apikey.ENV_NAMES if os.environ.get(name)]
+    if in_env:
+        words += f" {in_env[0]} in this kernel's environment still wins over it."
+    return words

@@ -333,12 +333,10 @@ class SidebarHub:
 
     async def _set_key(self, peer: Peer, key: str) -> None:
         """The key field: store the key outside the notebook; every front hears whether
-        there is one now (a key that was not saved: this front hears why, never the key)."""
-        from loom_jupyter.host.services.keys import key_message, save_key
+        there is one now, this front where it was saved or why not (never the key)."""
+        from loom_jupyter.host.services.keys import save_key
 
-        problem = await save_key(self._host, key)
-        if problem:
-            self._reply(peer, key_message(self._host, problem))
+        self._reply(peer, await save_key(self._host, key))
 
     async def _examples(self, peer: Peer) -> None:
         """Example prompts for an empty conversation, from the live namespace."""
