@@ -87,6 +87,8 @@ def test_the_key_field_keeps_the_key_out_of_the_page_and_the_notebook(
     expect(field).to_have_value("")  # cleared at once, before the kernel answers
     expect(panel.locator(KEY_CARD)).to_be_hidden()  # the kernel has a key now
     assert stat.S_IMODE(no_key.stat().st_mode) == 0o600
+    saved = panel.locator('[data-loom="notice"]', has_text="Key saved in")  # and where it went
+    expect(saved).to_contain_text(f"{no_key} (readable by you only)")
 
     fake.add("Hello with the saved key.")
     send(panel, "hello")

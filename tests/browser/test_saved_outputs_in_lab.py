@@ -3,8 +3,9 @@
 ``%cowork status`` shows the live panel; a later turn moves it in place; the notebook is
 saved (Jupyter signs it, so a reopened page trusts its outputs), the kernel restarts and a
 new page opens it: the panel shows as it last was, and no output reads "Error displaying
-widget: model not found" (a widget view in a trusted output is what JupyterLab would pick).
-A shipped notebook opens unmodified. Every wait is on a condition, never a sleep.
+widget: model not found" (a widget view in a trusted output is what JupyterLab would pick),
+and the sidebar's footer shows the session's cost before any new turn. A shipped notebook
+opens unmodified. Every wait is on a condition, never a sleep.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING
 import pytest
 from lab_harness import PAGE_TIMEOUT_MS, LabPage, write_notebook
 from playwright.sync_api import expect
-from sidebar_page import ANSWER_TIMEOUT_MS, env_cell, open_chat, wait_kernel_idle
+from sidebar_page import ANSWER_TIMEOUT_MS, env_cell, open_chat, sidebar, wait_kernel_idle
 
 from loom_jupyter.testing import FakeAnthropic
 
@@ -73,6 +74,8 @@ def test_the_status_panel_moves_live_and_reads_the_same_after_a_restart_and_reop
     notebook = lab.page.locator(".jp-NotebookPanel:visible")
     expect(notebook.locator(PANEL)).to_contain_text("prompts 1")
     assert "model not found" not in notebook.inner_text()
+    footer_cost = sidebar(lab).locator('[data-loom="cost"]')  # issue 40.6: before any new turn
+    expect(footer_cost).to_contain_text("$")
 
 
 @pytest.mark.parametrize("name", ["quickstart.ipynb", "delegate.ipynb", "resume.ipynb"])
