@@ -59,6 +59,24 @@ function openOnce(app: JupyterFrontEnd, registry: ISettingRegistry | null): void
     .catch(reason => console.warn('loom: could not open the panel once', reason));
 }
 
+/** Where Notebook 7 keeps whether the panel was open (this browser's local storage). */
+const OPEN_STATE = 'loom-jupyter:notebook7-sidebar-open';
+
+/**
+ * Notebook 7's shell ignores the layout restorer's side panels, so remember (in this
+ * browser) whether the panel is open and open it again when a page loads.
+ */
+function keepOpenInNotebook7(app: JupyterFrontEnd, sidebar: LoomSidebar): void {
+  void app.restored.then(() => {
+    if (window.localStorage.getItem(OPEN_STATE) === 'true') {
+      app.shell.activateById(SIDEBAR_ID);
+    }
+    sidebar.shownChanged.connect((_, shown) =>
+      window.localStorage.setItem(OPEN_STATE, String(shown))
+    );
+  });
+}
+
 /**
  * In JupyterLab and in Notebook 7 (whose shell is not ILabShell, hence
  * optional): the sidebar goes into the right area through `app.shell`. Both
@@ -88,6 +106,9 @@ const plugin: JupyterFrontEndPlugin<void> = {
     });
     app.shell.add(sidebar, 'right', { rank: SIDEBAR_RANK });
     restorer?.add(sidebar, SIDEBAR_ID);
+    if (labShell === null) {
+      keepOpenInNotebook7(app, sidebar);
+    }
     app.commands.addCommand(OPEN_COMMAND, {
       label: args => (args.isPalette === true ? 'Open chat' : 'Open the Loom sidebar'),
       caption: 'Show the Loom chat for the current notebook',

@@ -6,7 +6,8 @@
  */
 import { PathExt } from '@jupyterlab/coreutils';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
-import { ISignal } from '@lumino/signaling';
+import { ISignal, Signal } from '@lumino/signaling';
+import type { Message } from '@lumino/messaging';
 import { Panel, Widget } from '@lumino/widgets';
 
 import { ChatOptions, ChatView } from './chat';
@@ -93,6 +94,21 @@ export class LoomSidebar extends Panel {
     this._screen?.dispose();
     this._watch.disconnect();
     super.dispose();
+  }
+
+  /** The panel came on screen (true) or went off it (false). */
+  get shownChanged(): ISignal<this, boolean> {
+    return this._shownChanged;
+  }
+
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    this._shownChanged.emit(true);
+  }
+
+  protected onAfterHide(msg: Message): void {
+    super.onAfterHide(msg);
+    this._shownChanged.emit(false);
   }
 
   /** A card waits for the person in one of the notebooks' chats (the tab shows a badge). */
@@ -184,5 +200,6 @@ export class LoomSidebar extends Panel {
   private _current: ChatView | null = null;
   private readonly _screen: ScreenWatch | undefined;
   private _attention = false;
+  private readonly _shownChanged = new Signal<this, boolean>(this);
   private readonly _watch = new MutationObserver(() => this._checkAttention());
 }

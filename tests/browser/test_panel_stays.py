@@ -14,7 +14,15 @@ from typing import TYPE_CHECKING
 import pytest
 from lab_harness import SIDEBAR_ID, LabPage, write_notebook
 from playwright.sync_api import expect
-from sidebar_page import ANSWER_TIMEOUT_MS, env_cell, open_chat, send, wait_answer, wait_state
+from sidebar_page import (
+    ANSWER_TIMEOUT_MS,
+    env_cell,
+    open_chat,
+    open_notebook7,
+    send,
+    wait_answer,
+    wait_state,
+)
 
 from loom_jupyter.testing import FakeAnthropic
 
@@ -134,3 +142,16 @@ def test_tool_cards_wrap_instead_of_scrolling_sideways(
         assert not card.locator(".loom-ToolCard-name").evaluate(OVERFLOWS), name
         assert not card.evaluate(OVERFLOWS), name
     assert not panel.locator('[data-loom="messages"]').evaluate(OVERFLOWS)
+
+
+def test_notebook7_brings_the_panel_back_after_a_reload(
+    fresh_lab: LabPage, notebook_dir: Path, fake: FakeAnthropic
+) -> None:
+    lab = fresh_lab  # a page of its own: Notebook 7 is another app than the shared JupyterLab
+    path = write_notebook(notebook_dir, "nb7.ipynb", [env_cell(fake.base_url)])
+    open_notebook7(lab, path.relative_to(lab.server.root_dir).as_posix())
+
+    lab.page.reload()
+    lab.page.wait_for_function("() => window.jupyterapp !== undefined")
+    lab.page.evaluate("async () => { await window.jupyterapp.restored; }")
+    panel_shown(lab)
