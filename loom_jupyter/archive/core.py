@@ -127,7 +127,7 @@ class Archive(
         safe to call twice."""
         try:
             if self._indexer is not None:
-                self._indexer.cancel()
+                await self._indexer.stop()
                 with contextlib.suppress(ArchiveError):  # closed, busy or damaged
                     await self.index_turns()
         finally:

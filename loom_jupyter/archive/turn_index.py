@@ -123,11 +123,15 @@ class TailIndexer:
         else:
             self._timer = asyncio.get_running_loop().call_later(self._idle, self._fire)
 
-    def cancel(self) -> None:
-        """Forget a pending run (the archive is closing and indexes its tail itself)."""
+    async def stop(self) -> None:
+        """Forget a pending run and let one in flight end (the archive is closing and
+        indexes its tail itself; a run left pending would die with the loop)."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        task, self._task = self._task, None
+        if task is not None and not task.done():
+            await asyncio.wait({task})
 
     def _fire(self) -> None:
         self._timer = None
