@@ -91,7 +91,11 @@ def recovered(tmp_path_factory: pytest.TempPathFactory, fake: FakeAnthropic) -> 
 
     wire = start_wire(fake, notebook, folder / "config", approval="auto")
     try:
-        banner = _printed_load(wire)
+        # the load's output may come after its reply: wait for the banner, not a moment
+        banner = wire.wait(
+            lambda: _printed_load(wire) if "%cowork recover" in _printed_load(wire) else None,
+            "the banner's word on recovery",
+        )
         report, _ = wire.typed("%cowork recover")
         yield Recovered(wire, report, banner, edited)
     finally:
