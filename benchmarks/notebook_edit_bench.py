@@ -78,7 +78,7 @@ import time
 from loom_jupyter.jupyter.coworker.registry import current
 from loom_jupyter.tools.notebook import ReadNotebook, ReadNotebookInput
 _cw = current(get_ipython())
-_ctx = _cw.session._tool_context(_cw.session.session_id, 1)
+_ctx = _cw.session.tool_context(_cw.session.session_id, 1)
 async def _timed_read():
     started = time.perf_counter()
     await ReadNotebook().run(ReadNotebookInput(include_outputs=True, history=0), _ctx)

@@ -24,7 +24,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from loom_jupyter.host.wire.protocol import PROTOCOL_MAJOR, ProtocolError, parse_inbound
+from loom_jupyter.host.wire.protocol import ProtocolError, parse_inbound
 from loom_jupyter.jupyter.sidebar import AGENT_TARGET, TARGET
 
 if TYPE_CHECKING:
@@ -67,9 +67,14 @@ def _other_version(data: object) -> str | None:
     number = data.get("protocol")
     if isinstance(number, bool) or not isinstance(number, int | float):
         return None
-    if number != number or number in (float("inf"), float("-inf")) or number == PROTOCOL_MAJOR:
-        return None
+    if number != number or abs(number) < _UNREADABLE or abs(number) == float("inf"):
+        return None  # a number a hello can carry is read by the protocol itself
     return f"{int(number)}.0"
+
+
+_UNREADABLE = 2**63
+"""A protocol number this large reaches the kernel as a float where jupyter_client reads
+JSON with orjson, and no integer field takes it."""
 
 
 def _speaks(peer: Peer, version: str) -> None:
