@@ -158,13 +158,14 @@ def test_responder_function_and_times() -> None:
 
 def test_http_fault_has_error_body_request_id_and_retry_after() -> None:
     entry = {"fault": "http", "status": 429, "retry_after": 3}
-    with FakeAnthropic([entry]) as fake, pytest.raises(urllib.error.HTTPError) as caught:
-        _post(fake.base_url, "/v1/messages", _body())
+    with FakeAnthropic([entry]) as fake:
+        with pytest.raises(urllib.error.HTTPError) as caught:
+            _post(fake.base_url, "/v1/messages", _body())
+        body = json.loads(caught.value.read())  # while the server runs: it may still be sending
     error = caught.value
     assert error.code == 429
     assert error.headers["retry-after"] == "3"
     assert error.headers["request-id"].startswith("req_fake_")
-    body = json.loads(error.read())
     assert body["type"] == "error"
     assert body["error"]["type"] == "rate_limit_error"
 
