@@ -7,7 +7,6 @@ refused, so a command that would have run under the Always leaves its trace on d
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -48,8 +47,6 @@ def _shell() -> AnyTool:
 
 @pytest.fixture
 def repo(tmp_path: Path) -> ToolContext:
-    if shutil.which("git") is None:
-        pytest.skip("git is not installed")
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     (tmp_path / "data.csv").write_text("a,b\n1,2\n")
     return ToolContext(notebook_dir=tmp_path, settings=Settings(), kernel=LocalKernel())
