@@ -85,10 +85,7 @@ class AgentHub:
         """Unregister the target and close the open links (also at interpreter exit)."""
         link, self.link = self.link, None
         if link is not None:
-            try:
-                link.unregister()
-            except Exception:  # the kernel is going away: nothing left to tidy
-                _log.debug("unregistering the agents' comm target failed", exc_info=True)
+            link.unregister()
 
     def release(self) -> CommLink | None:
         """Let go of the open links for a successor to :meth:`take` (the notebook was

@@ -118,10 +118,14 @@ class CommLink:
         self._loop, self._deliver, self._reject = loop, deliver, reject
 
     def unregister(self) -> None:
-        """Stop accepting new sidebars and close the open ones."""
+        """Stop accepting new sidebars and close the open ones (quietly when the kernel is
+        going away: nothing is left to tidy then)."""
         manager = getattr(self._kernel, "comm_manager", None)
-        if manager is not None and manager.targets.get(self.target) == self._opened:
-            manager.unregister_target(self.target, self._opened)
+        try:
+            if manager is not None and manager.targets.get(self.target) == self._opened:
+                manager.unregister_target(self.target, self._opened)
+        except Exception:
+            _log.debug("unregistering the %s comm target failed", self.target, exc_info=True)
         for peer in list(self._peers.values()):
             self._drop(peer)
             try:

@@ -97,10 +97,7 @@ class SidebarHub:
         """Unregister the comm target and close the open comms (also at interpreter exit)."""
         link, self.link = self.link, None
         if link is not None:
-            try:
-                link.unregister()
-            except Exception:  # the kernel is going away: nothing left to tidy
-                _log.debug("unregistering the sidebar comm target failed", exc_info=True)
+            link.unregister()
 
     def release(self) -> Handover:
         """Let go of the open sidebars and the numbered log (main thread), for a successor
