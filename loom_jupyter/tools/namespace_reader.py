@@ -318,10 +318,10 @@ def _wait_moving(
         now = time.monotonic()
         if count() != last:
             last, since = count(), now
+        if now >= deadline:  # first: a stall that ends at the deadline ran out of the listing's time
+            return "deadline"
         if now - since >= stall:
             return "stalled"
-        if now >= deadline:
-            return "deadline"
 
 
 def _wait(run: _Run, seconds: float) -> Any:
