@@ -167,6 +167,8 @@ class _RangeReader:
         self._range = f"{select} WHERE rowid BETWEEN ? AND ? ORDER BY rowid"
         # One rowid is looked up, not scanned: a scan steps on into the next (maybe damaged) page.
         self._point = f"{select} WHERE rowid = ?"
+        table = select.rsplit(" FROM ", 1)[1]
+        self._next = f"SELECT rowid FROM {table} WHERE rowid > ? ORDER BY rowid LIMIT 1"
         self.rows: list[tuple[object, ...]] = []
         self._unreadable: list[int] = []
 
@@ -184,13 +186,32 @@ class _RangeReader:
         """
         start, idle = 1, 0
         while start <= last if last is not None else idle < _EMPTY_RUN:
-            before = len(self.rows)
+            before, damaged = len(self.rows), len(self._unreadable)
             self.read(start, start + _CHUNK - 1)
             idle = idle + 1 if len(self.rows) == before else 0
             start += _CHUNK
+            if len(self.rows) == before and len(self._unreadable) == damaged:
+                # An empty, undamaged range: go on from the next row the tree holds, so a
+                # garbled "last rowid" (a copied page's) is never read chunk by chunk.
+                following = self._next_rowid(start - 1)
+                if following == "none":
+                    break
+                if following != "damaged":
+                    start = max(start, following)
         if last is None:
             end = max((int(str(row[0])) for row in self.rows), default=0)
             self._unreadable = [rowid for rowid in self._unreadable if rowid < end]
+
+    def _next_rowid(self, after: int) -> int | Literal["none", "damaged"]:
+        """The smallest rowid past ``after`` the table's tree holds, ``"none"`` when it
+        cleanly holds none, ``"damaged"`` when the tree reports damage on the way."""
+        try:
+            row = self._db.execute(self._next, (after,)).fetchone()
+        except sqlite3.DatabaseError as error:
+            if not is_damage(error):
+                raise
+            return "damaged"
+        return "none" if row is None else int(row[0])
 
     def read(self, low: int, high: int) -> None:
         """Rows with rowid in ``low..high``."""

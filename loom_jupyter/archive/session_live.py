@@ -3,8 +3,8 @@
 An append writes only its turn (``schema.lighten_appends``); the session row's stored
 ``turn_count`` and ``last_active_at`` are brought up to date once a batch, when the
 full-text index takes up the new turns (``turn_index.py``). Where a session is read they
-are derived from its newest turn in the (session, turn number, tokens, time) index — two
-index lookups, never a scan — with the stored columns as a floor (what that batch, a
+are derived from its newest turn, found through the (session, turn number) key — an
+index lookup and a row, never a scan — with the stored columns as a floor (what that batch, a
 fork, a recovery or an older archive wrote), which a later turn can only raise. So the
 next turn's number never reuses a number a recovery lost, and a turn committed just
 before a kill -9 is counted at once, with nothing to repair.

@@ -27,6 +27,7 @@ from loom_jupyter.archive.schema import (
     create_turns_fts,
     lighten_appends,
     mark_late_executions,
+    one_index_per_append,
     track_turns_by_trigger,
 )
 
@@ -147,7 +148,7 @@ TABLES: tuple[ArchiveTable, ...] = (
         "every turn verbatim: role, text, the API's content blocks, tool name, call id and "
         "input, tokens, kernel, status (complete, partial or interrupted)",
         "turns",
-        (create_sessions_and_turns, track_turns_by_trigger, lighten_appends),
+        (create_sessions_and_turns, track_turns_by_trigger, lighten_appends, one_index_per_append),
         "session_id = ?",
         Copied(),
         refs=(_SESSION,),

@@ -201,8 +201,8 @@ class TurnsMixin:
     ) -> list[Turn]:
         """The newest turns whose ``token_count`` sum fits ``token_budget``, ascending.
 
-        Walks backwards over the (session, turn number, tokens) index in growing
-        pages, so the cost follows the window's size, not the session's.
+        Walks backwards over the (session, turn number) key in growing pages, so the
+        cost follows the window's size, not the session's.
         """
         await require_session(self._db, session_id)
         span = await self._window_span(session_id, token_budget, max_turns)
