@@ -7,10 +7,21 @@ import { NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 import { UUID } from '@lumino/coreutils';
 import { Widget } from '@lumino/widgets';
 
-import { LinkState, LoomConnection, Request, serverRoot } from './connection';
+import { LinkState, LoomConnection, serverRoot } from './connection';
 import { NotebookDocument, editProposal } from './document';
 import { RenderContext } from './markdown';
-import { Decision, FrontMessage, Hello, KernelMessage, Queued, SearchHitItem } from './protocol';
+import {
+  Decision,
+  Hello,
+  KernelMessage,
+  Notification,
+  Queued,
+  REQUEST_REPLIES,
+  ReplyTo,
+  Request,
+  SearchHitItem
+} from './protocol';
+import { Requests } from './requests';
 import { Change, ChatStore } from './store';
 import { KeyCard } from './views/apikey';
 import { parseSlash } from './views/completion';
@@ -71,12 +82,13 @@ export class ChatView extends Widget {
         insertBelow: code => this._insert(code)
       }
     };
+    this._requests = new Requests(this._connection, text => this._store.notice('warning', text));
     this._sessions = new SessionBar({
-      list: () => this._send({ type: 'sessions' }),
+      list: () => this._request({ type: 'sessions' }),
       resume: session => this._send({ type: 'resume', session }),
       create: () => this._send({ type: 'new' }),
       fork: () => this._send({ type: 'fork', at_turn: null }),
-      search: query => this._send({ type: 'search', query }),
+      search: query => this._request({ type: 'search', query }),
       jump: hit => this._jump(hit)
     });
     this._status = new StatusLine(() => void this._connection.load());
@@ -92,7 +104,7 @@ export class ChatView extends Widget {
       revert: turn => this._send({ type: 'revert_turn', turn })
     });
     this._tips = new ProvenanceTips(this._messages.node, name =>
-      this._ask({ type: 'where_from', name }, 'origin', origin => this._tips.answer(origin))
+      this._ask({ type: 'where_from', name }, origin => this._tips.answer(origin))
     );
     this._document = new NotebookDocument(options.notebook, {
       reply: reply => void this._send(reply),
@@ -111,7 +123,7 @@ export class ChatView extends Widget {
       stop: () => this._send({ type: 'stop' }),
       cancel: id => this._cancel(id),
       complete: query =>
-        void this._ask({ type: 'complete', query, kind: 'all' }, 'completions', reply =>
+        void this._ask({ type: 'complete', query, kind: 'all' }, reply =>
           this._composer.showMentions(reply.query, reply.items)
         ),
       commands: () => this._store.commands
@@ -176,8 +188,17 @@ export class ChatView extends Widget {
     super.dispose();
   }
 
-  private _send(message: FrontMessage): boolean {
+  private _send(message: Notification): boolean {
     return this._connection.send(message);
+  }
+
+  /**
+   * A request whose reply the conversation shows (a session list, search hits, older
+   * messages, a command's card); false when no kernel listens. A reply that comes after the
+   * request timed out still shows (it arrives as any message does).
+   */
+  private _request(message: Request): boolean {
+    return this._requests.ask(message, reply => this._onMessage(reply));
   }
 
   /** A slash command of the kernel's table runs without the model; anything else is a
@@ -193,7 +214,7 @@ export class ChatView extends Widget {
     if (command.front && this._answer(name, args)) {
       return;
     }
-    if (!this._send({ type: 'command', name, args })) {
+    if (!this._request({ type: 'command', name, args })) {
       this._store.notice('warning', `/${name} needs Loom running in this kernel.`);
     }
   }
@@ -266,7 +287,7 @@ export class ChatView extends Widget {
   private _loadMore(): void {
     const before = this._store.moreBefore;
     if (before !== null) {
-      this._send({ type: 'load_more', before_turn: before });
+      this._request({ type: 'load_more', before_turn: before });
     }
   }
 
@@ -304,25 +325,18 @@ export class ChatView extends Widget {
    * examples): its reply goes to `use`, not into the conversation; an error notice in its
    * place does. False when no kernel listens.
    */
-  private _ask<T extends KernelMessage['type']>(
-    request: Request,
-    reply: T,
-    use: (answer: Extract<KernelMessage, { type: T }>) => void
+  private _ask<M extends Request>(
+    request: M,
+    use: (answer: Exclude<ReplyTo<M['type']>, { type: 'notice' }>) => void
   ): boolean {
-    if (!this._connection.canSend) {
-      return false;
-    }
-    this._connection.invoke(request, reply).then(
-      answer => {
-        if (answer.type === reply) {
-          use(answer as Extract<KernelMessage, { type: T }>);
-        } else {
-          this._onMessage(answer);
-        }
-      },
-      (error: Error) => console.debug(error.message) // the view keeps what it shows
-    );
-    return true;
+    return this._requests.ask(request, answer => {
+      const message: KernelMessage = answer;
+      if (message.type === REQUEST_REPLIES[request.type]) {
+        use(answer as Exclude<ReplyTo<M['type']>, { type: 'notice' }>);
+      } else {
+        this._onMessage(message);
+      }
+    });
   }
 
   private _onMessage(message: KernelMessage): void {
@@ -344,7 +358,7 @@ export class ChatView extends Widget {
       }
     }
     if (message.type === 'turn_done') {
-      this._send({ type: 'sessions' }); // the title and counts the turn changed
+      this._request({ type: 'sessions' }); // the title and counts the turn changed
     }
     if (message.type === 'turn_started' && message.client_id !== null) {
       this._outbox.delete(message.client_id);
@@ -481,7 +495,7 @@ export class ChatView extends Widget {
   }
 
   private _askExamples(): void {
-    this._ask({ type: 'examples' }, 'examples', reply => this._guide.setExamples(reply.prompts));
+    this._ask({ type: 'examples' }, reply => this._guide.setExamples(reply.prompts));
   }
 
   /** A cell of this notebook ran: it may have set a variable a tip told of. */
@@ -563,6 +577,7 @@ export class ChatView extends Widget {
   private readonly _document: NotebookDocument;
   private readonly _store = new ChatStore();
   private readonly _connection: LoomConnection;
+  private readonly _requests: Requests;
   private readonly _outbox = new Map<string, string>();
   private readonly _sessions: SessionBar;
   private readonly _status: StatusLine;

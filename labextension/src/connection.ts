@@ -21,8 +21,13 @@ import {
   KernelMessage,
   KernelReader,
   KernelType,
+  Notification,
   PROTOCOL_MAJOR,
-  PROTOCOL_MINOR
+  PROTOCOL_MINOR,
+  REQUEST_REPLIES,
+  ReplyTo,
+  Request,
+  kernelReads
 } from './protocol';
 
 /**
@@ -33,16 +38,30 @@ import {
  */
 export { LOAD_CODE };
 
-/** A front message answered by one reply to this front, which echoes its `request_id`. */
-export type Request = Extract<
-  FrontMessage,
-  { type: 'load_more' | 'sessions' | 'search' | 'complete' | 'command' | 'where_from' | 'examples' }
->;
+export type { Request };
 
 /** How long `invoke` waits for a reply before giving up. */
 export const INVOKE_TIMEOUT_MS = 15_000;
-/** The first minor version (of major 1) whose kernels read `focus` and send `ping`. */
-const FOCUS_SINCE_MINOR = 3;
+
+/**
+ * Why a request got no reply: `offline` (the comm is not open), `older-kernel` (the kernel's
+ * protocol version does not have this request), `timeout` (nothing came within the time),
+ * `unknown-reply` (it came as a message type this page does not know: a newer kernel).
+ */
+export type RequestFailure = 'offline' | 'older-kernel' | 'timeout' | 'unknown-reply';
+
+/** The rejection of `invoke`: which request failed, and why. */
+export class RequestError extends Error {
+  constructor(
+    readonly request: Request,
+    readonly reason: RequestFailure,
+    readonly timeoutMs: number,
+    readonly kernelVersion: string | null
+  ) {
+    super(`loom: ${request.type} request failed: ${reason}`);
+    this.name = 'RequestError';
+  }
+}
 
 /**
  * no-kernel: the notebook has no kernel; dead: the kernel died;
@@ -108,37 +127,53 @@ export class LoomConnection implements IDisposable {
     return this._comm !== null && this._state === 'open' && !this._comm.isDisposed;
   }
 
-  /** Send one message; false when the comm is not open (the caller keeps it). */
-  send(message: FrontMessage): boolean {
-    if (this._comm === null || !this.canSend) {
-      return false;
-    }
-    this._comm.send({ ...message } as unknown as JSONObject);
-    return true;
+  /** The kernel's protocol version from its welcome (null: none yet). */
+  get kernelVersion(): string | null {
+    return this._reader.kernelVersion;
   }
 
   /**
-   * Send a request and wait for its reply: the message whose envelope's `reply_to` is the
-   * request's id (a 1.0 kernel's envelope has none: then the next message of type `reply`).
-   * The reply is the caller's, not `received`'s; it may be an error `notice`. Rejects when
-   * the comm is not open or nothing came within `timeoutMs`.
+   * Send one message (a request goes through `invoke`); false when the comm is not open (the
+   * caller keeps it) or the kernel's protocol version does not have this message type.
    */
-  invoke(
-    message: Request,
-    reply: KernelType,
+  send(message: Notification): boolean {
+    return kernelReads(message.type, this._reader.kernelVersion) && this._post(message);
+  }
+
+  /**
+   * Send a request with a fresh `request_id` and wait for its reply: the message whose
+   * envelope's `reply_to` is that id (a 1.0 kernel's envelope has none: then the next message
+   * of the request's reply type). The reply is the caller's, not `received`'s; it may be an
+   * error `notice`. Rejects with a `RequestError` when the comm is not open, the kernel is too
+   * old for this request, the answer is a type this page does not know, or nothing came
+   * within `timeoutMs` (a reply after that goes to `received`).
+   */
+  invoke<M extends Request>(
+    message: M,
     timeoutMs = INVOKE_TIMEOUT_MS
-  ): Promise<KernelMessage> {
+  ): Promise<ReplyTo<M['type']>> {
     const id = UUID.uuid4();
+    const fail = (reason: RequestFailure): RequestError =>
+      new RequestError(message, reason, timeoutMs, this._reader.kernelVersion);
     return new Promise((resolve, reject) => {
-      if (!this.send({ ...message, request_id: id })) {
-        reject(new Error('loom: the kernel is not connected'));
+      if (!kernelReads(message.type, this._reader.kernelVersion)) {
+        reject(fail(this.canSend ? 'older-kernel' : 'offline'));
+        return;
+      }
+      if (!this._post({ ...message, request_id: id })) {
+        reject(fail('offline'));
         return;
       }
       const timer = setTimeout(() => {
         this._pending.delete(id);
-        reject(new Error(`loom: no answer to ${message.type} within ${timeoutMs} ms`));
+        reject(fail('timeout'));
       }, timeoutMs);
-      this._pending.set(id, { reply, resolve, timer });
+      this._pending.set(id, {
+        reply: REQUEST_REPLIES[message.type],
+        resolve: answer => resolve(answer as ReplyTo<M['type']>),
+        reject: reason => reject(fail(reason)),
+        timer
+      });
     });
   }
 
@@ -171,20 +206,24 @@ export class LoomConnection implements IDisposable {
   /**
    * The notebook is on screen now, or not (`focus`: the person just turned to it, e.g.
    * its tab became current or the window gained focus). A kernel of protocol 1.3 or later
-   * hears of a change, and of every turn to it; the next `hello` carries it anyway.
+   * (which reads `focus`) hears of a change, and of every turn to it; the next `hello`
+   * carries it anyway.
    */
   showing(onScreen: boolean, focus = false): void {
     const changed = onScreen !== this._onScreen;
     this._onScreen = onScreen;
-    if ((changed || (focus && onScreen)) && this._readsFocus()) {
+    if (changed || (focus && onScreen)) {
       this.send({ type: 'focus', on_screen: onScreen });
     }
   }
 
-  /** Whether the kernel's welcome said a version that reads `focus`. */
-  private _readsFocus(): boolean {
-    const [major, minor] = (this._reader.kernelVersion ?? '1.0').split('.').map(Number);
-    return major === PROTOCOL_MAJOR && minor >= FOCUS_SINCE_MINOR;
+  /** Put one message on the comm; false when it is not open. */
+  private _post(message: FrontMessage): boolean {
+    if (this._comm === null || !this.canSend) {
+      return false;
+    }
+    this._comm.send({ ...message } as unknown as JSONObject);
+    return true;
   }
 
   dispose(): void {
@@ -312,15 +351,20 @@ export class LoomConnection implements IDisposable {
     const read = this._reader.read(msg.content.data);
     this._answered = true;
     this._setState('open');
-    if (!('message' in read)) {
+    if ('skipped' in read) {
+      this._skipped(read.reply_to);
+      return;
+    }
+    if ('notice' in read) {
       if (read.notice !== null) {
         this._unreadable.emit(read.notice);
       }
       return;
     }
     if (read.message.type === 'ping') {
-      // at once, whatever else runs: a page that does not answer is taken for closed
-      this.send({ type: 'pong', ping_id: read.message.ping_id, on_screen: this._onScreen });
+      // at once, whatever else runs: a page that does not answer is taken for closed (the
+      // ping says the kernel reads pong, whatever its welcome said)
+      this._post({ type: 'pong', ping_id: read.message.ping_id, on_screen: this._onScreen });
       return;
     }
     if (!this._settle(read.message)) {
@@ -346,6 +390,16 @@ export class LoomConnection implements IDisposable {
     clearTimeout(waiting.timer);
     waiting.resolve(message);
     return true;
+  }
+
+  /** A request answered with a message type this page does not know fails at once. */
+  private _skipped(replyTo: string | null): void {
+    const waiting = replyTo === null ? undefined : this._pending.get(replyTo);
+    if (replyTo !== null && waiting !== undefined) {
+      this._pending.delete(replyTo);
+      clearTimeout(waiting.timer);
+      waiting.reject('unknown-reply');
+    }
   }
 
   /**
@@ -420,6 +474,7 @@ namespace Private {
   export type Waiting = {
     reply: KernelType;
     resolve: (message: KernelMessage) => void;
+    reject: (reason: RequestFailure) => void;
     timer: ReturnType<typeof setTimeout>;
   };
   export const RESTARTING = new Set<Kernel.Status>(['starting', 'restarting', 'autorestarting']);

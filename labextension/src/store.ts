@@ -4,6 +4,7 @@
  */
 import { ISignal, Signal } from '@lumino/signaling';
 
+import { NOTEBOOK_TOOLS, SLASH_COMMANDS } from './generated/lists';
 import {
   ApprovalModeView,
   Decision,
@@ -205,22 +206,7 @@ export function historyEntries(items: HistoryEntry[]): Entry[] {
 /** The state of one notebook's conversation as the kernel reported it. */
 /** The slash commands the page answers itself, offered when the kernel's `welcome` has no
  * table (a protocol 1.0 kernel): with a newer kernel its own table says these and more. */
-export const PAGE_COMMANDS: readonly SlashCommand[] = [
-  { name: 'new', args: '', description: 'start a new conversation', front: true },
-  {
-    name: 'fork',
-    args: '',
-    description: 'copy this conversation and continue in the copy',
-    front: true
-  },
-  { name: 'sessions', args: '', description: "list this notebook's conversations", front: true },
-  {
-    name: 'search',
-    args: 'WORDS',
-    description: 'search every conversation of this notebook',
-    front: true
-  }
-];
+export const PAGE_COMMANDS: readonly SlashCommand[] = SLASH_COMMANDS.filter(c => c.front);
 
 export class ChatStore {
   entries: Entry[] = [];
@@ -675,8 +661,8 @@ export class ChatStore {
   private readonly _changed = new Signal<this, Change>(this);
 }
 
-/** The tools that change the notebook: a turn that ran one offers "revert". */
-export const NOTEBOOK_TOOLS = new Set(['edit_cell', 'insert_cell', 'delete_cell', 'move_cell']);
+/** The tools that change the notebook: a turn that ran one offers "revert" (generated). */
+export { NOTEBOOK_TOOLS };
 
 /**
  * The person's turns (their message's turn number) whose tool cards changed the

@@ -2,10 +2,11 @@
  * The message box's completion logic: what the caret completes (a slash
  * command or an @-mention), the commands' filter, putting a pick into the text,
  * reading a sent slash command, and the store's command cards. The command table is
- * the kernel's (`welcome.commands`); `slash-commands.json` is a copy of today's, which
- * tests/jupyter/test_slash_commands.py checks against the kernel's.
+ * the kernel's (`welcome.commands`); the tests use today's, generated from the kernel's
+ * registry into src/generated/lists.ts (tests/jupyter/test_slash_commands.py checks it).
  */
 import { ChatStore, Entry, PAGE_COMMANDS } from '../src/store';
+import { SLASH_COMMANDS } from '../src/generated/lists';
 import { KernelMessage, SlashCommand } from '../src/protocol';
 import {
   CompletionItem,
@@ -15,9 +16,7 @@ import {
   completionContext,
   parseSlash as parseIn
 } from '../src/views/completion';
-import TABLE from './slash-commands.json';
 
-const SLASH_COMMANDS: readonly SlashCommand[] = TABLE;
 const commandItems = (query: string): CompletionItem[] => itemsOf(SLASH_COMMANDS, query);
 const parseSlash = (text: string): { name: string; args: string } | null => {
   const found = parseIn(SLASH_COMMANDS, text);

@@ -11,7 +11,9 @@ import {
   PROTOCOL_VERSION,
   inputCode,
   inputFields,
+  THIS_PAGE,
   isReply,
+  kernelReads,
   parseKernelMessage,
   partialCode
 } from '../src/protocol';
@@ -157,5 +159,66 @@ describe('version skew', () => {
     const text = { ...envelope, type: 'text', delta: 'x' } as KernelMessage;
     expect(isReply(text)).toBe(false);
     expect(isReply({ ...text, reply_to: '' })).toBe(true);
+  });
+});
+
+describe('skew both ways (issue 41.5)', () => {
+  const weather = { ...envelope, reply_to: null, type: 'weather', sky: 'blue' };
+  const welcomeOf = (version: string) => ({
+    ...envelope,
+    reply_to: '',
+    type: 'welcome',
+    session: null,
+    history: [],
+    more_before: null,
+    busy: false,
+    state: { type: 'status', state: 'idle', detail: '' },
+    queue: [],
+    subshells: true,
+    tasks: [],
+    options: null,
+    approval: null,
+    trust: null,
+    has_key: true,
+    protocol: version
+  });
+
+  afterEach(() => jest.restoreAllMocks());
+
+  it('skips a type it does not know from a newer minor of its major, logged once', () => {
+    const info = jest.spyOn(console, 'info').mockImplementation(() => undefined);
+    const reader = new KernelReader();
+    expect(reader.read(welcomeOf('1.4'))).toEqual({ message: expect.anything() });
+    expect(reader.read(weather)).toEqual({ skipped: 'weather', reply_to: null });
+    expect(reader.read({ ...weather, reply_to: 'r1' })).toEqual({
+      skipped: 'weather',
+      reply_to: 'r1'
+    });
+    expect(info).toHaveBeenCalledTimes(1);
+  });
+
+  it('tells of a type it does not know from a kernel no newer, or of another major', () => {
+    jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    for (const version of [PROTOCOL_VERSION, '1.0', '2.0', '0.9']) {
+      const reader = new KernelReader();
+      reader.read(welcomeOf(version));
+      expect(reader.read(weather)).toEqual({ notice: expect.stringContaining('"weather"') });
+    }
+  });
+
+  it('knows every kernel message type of its own version', () => {
+    expect(THIS_PAGE.known.has('ping')).toBe(true);
+    expect(THIS_PAGE.known.has('weather')).toBe(false);
+  });
+
+  it('sends a front message type only to a kernel whose version has it', () => {
+    expect(kernelReads('focus', '1.2')).toBe(false);
+    expect(kernelReads('focus', '1.3')).toBe(true);
+    expect(kernelReads('focus', null)).toBe(false); // no welcome yet: taken for 1.0
+    expect(kernelReads('sessions', null)).toBe(true);
+    expect(kernelReads('sessions', '2.0')).toBe(false); // another major reads none of ours
+    // a request a later minor version adds goes to kernels of that version on
+    expect(kernelReads('examples', '1.3', { examples: '1.4' })).toBe(false);
+    expect(kernelReads('examples', '1.4', { examples: '1.4' })).toBe(true);
   });
 });

@@ -29,7 +29,7 @@ def test_every_command_the_kernel_answers_has_a_handler_and_only_those() -> None
         if spec.name in kernel_side or kernel_answers:
             assert callable(handler(spec)), spec.name
         else:  # answered by every front that offers it: no handler to keep in step
-            assert spec.handler == "", spec.name
+            assert spec.handler is None, spec.name
 
 
 async def test_a_front_command_that_reaches_the_kernel_gets_its_usage() -> None:
@@ -39,9 +39,12 @@ async def test_a_front_command_that_reaches_the_kernel_gets_its_usage() -> None:
 
 
 def test_the_fronts_test_table_is_the_kernels() -> None:
-    """The page completes from ``welcome.commands``; its jest tests use a copy of today's
-    table, which must be the kernel's rows."""
-    copy = json.loads((ROOT / "labextension/test/slash-commands.json").read_text())
+    """The page completes from ``welcome.commands``; its jest tests (and a 1.0 kernel's
+    page) use today's table, generated into ``lists.ts``: the kernel's rows."""
+    lists = (ROOT / contract.LISTS_PATH).read_text()
+    assert lists == contract.lists(), f"{contract.LISTS_PATH} is stale: run the contract"
+    table = lists.split("export const SLASH_COMMANDS: readonly SlashCommand[] = ", 1)[1]
+    copy = json.loads(table.rstrip().removesuffix(";"))
     assert copy == [
         {"name": c.name, "args": c.args, "description": c.description, "front": c.front}
         for c in SLASH_COMMANDS

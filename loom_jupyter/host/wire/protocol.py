@@ -22,7 +22,7 @@ import dataclasses
 import functools
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, get_args
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar, get_args
 
 # pydantic reads the fields' annotations at run time: these names must be importable here
 from loom_jupyter.cells import CellChange, ChangeResult  # noqa: TC001
@@ -30,7 +30,7 @@ from loom_jupyter.errors import LoomError
 from loom_jupyter.records import SubtaskStatus, TaskStatus  # noqa: TC001
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     from pydantic import TypeAdapter, ValidationError
 
@@ -40,6 +40,7 @@ __all__ = [
     "PROTOCOL_MAJOR",
     "PROTOCOL_MINOR",
     "PROTOCOL_VERSION",
+    "REPLIES",
     "SINCE",
     "Approval",
     "ApprovalClosed",
@@ -120,9 +121,12 @@ __all__ = [
     "UsageMsg",
     "Welcome",
     "WhereFrom",
+    "added_in",
     "decode",
     "encode",
     "field_since",
+    "message_since",
+    "page_reads",
     "parse_inbound",
     "reply_to",
     "since",
@@ -174,6 +178,31 @@ def field_since(cls: type, name: str) -> str | None:
         (f.metadata.get(SINCE) for f in dataclasses.fields(cls) if f.name == name), None
     )
     return found
+
+
+_Message = TypeVar("_Message", bound=type)
+_ADDED = "_loom_added_in"
+
+
+def added_in(version: str) -> Callable[[_Message], _Message]:
+    """A message type added in minor ``version`` (e.g. ``"1.3"``); every other type is 1.0.
+
+    An older side does not know it: a page sends it only to a kernel whose `welcome` says
+    ``version`` or later, and the kernel sends it only to a page whose `hello` does (an older
+    page would not read it; a page of this release skips a type it does not know).
+    ``buildtools/compat.py`` holds each frozen schema to these declarations.
+    """
+
+    def mark(cls: _Message) -> _Message:
+        setattr(cls, _ADDED, version)
+        return cls
+
+    return mark
+
+
+def message_since(cls: type) -> str:
+    """The version that added message type ``cls`` (``"1.0"``: one of the first)."""
+    return str(getattr(cls, _ADDED, f"{PROTOCOL_MAJOR}.0"))
 
 
 # -- front -> kernel ----------------------------------------------------------
@@ -443,6 +472,7 @@ class SetKey:
     type: Literal["set_key"] = "set_key"
 
 
+@added_in("1.1")
 @dataclass(frozen=True)
 class OutsideCall:
     """An outside agent's tool call (DESIGN §14), from an `agent` link: run `tool` with
@@ -463,6 +493,7 @@ class OutsideCall:
     type: Literal["outside_call"] = "outside_call"
 
 
+@added_in("1.3")
 @dataclass(frozen=True)
 class Focus:
     """The page's notebook came on screen (it became the current notebook, the page became
@@ -475,6 +506,7 @@ class Focus:
     type: Literal["focus"] = "focus"
 
 
+@added_in("1.3")
 @dataclass(frozen=True)
 class Pong:
     """The answer to a `ping`, at once (protocol 1.3): this page is still there."""
@@ -1150,6 +1182,7 @@ class OutsidePart:
     """The image's type, e.g. `image/png`."""
 
 
+@added_in("1.1")
 @dataclass(frozen=True)
 class OutsideResult:
     """The result of an `outside_call`, to the link that sent it only: capped and redacted
@@ -1161,6 +1194,7 @@ class OutsideResult:
     type: Literal["outside_result"] = "outside_result"
 
 
+@added_in("1.3")
 @dataclass(frozen=True)
 class Ping:
     """Is this page still there? (protocol 1.3; sent only to pages whose `hello` said 1.3 or
@@ -1172,6 +1206,7 @@ class Ping:
     type: Literal["ping"] = "ping"
 
 
+@added_in("1.3")
 @dataclass(frozen=True)
 class PagesMsg:
     """What an outside agent's link hears in answer to its `hello` (protocol 1.3): the pages
@@ -1223,6 +1258,28 @@ Outbound: TypeAlias = (
     | Ping
     | PagesMsg
 )
+
+REPLIES: Mapping[type[Request], type[Outbound]] = {
+    LoadMore: History,
+    Sessions: SessionsMsg,
+    Search: SearchResults,
+    Complete: Completions,
+    Command: CommandResult,
+    WhereFrom: Origin,
+    Examples: ExamplesMsg,
+}
+"""Each :data:`Request` and the message type that answers it (or an error `notice`); the
+page's generated `REQUEST_REPLIES` is this table."""
+
+_KERNEL_MINORS: dict[str, int] = {
+    cls.type: int(message_since(cls).partition(".")[2]) for cls in get_args(Outbound)
+}
+
+
+def page_reads(kind: str, minor: int) -> bool:
+    """Whether a page of this major version and minor version ``minor`` knows the kernel
+    message type ``kind`` (one added in a later minor is not sent to it)."""
+    return _KERNEL_MINORS.get(kind, 0) <= minor
 
 
 # -- the codec --------------------------------------------------------------------

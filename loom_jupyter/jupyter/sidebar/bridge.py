@@ -24,7 +24,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from loom_jupyter.host.wire.protocol import ProtocolError, parse_inbound
+from loom_jupyter.host.wire.protocol import Hello, ProtocolError, page_reads, parse_inbound
 from loom_jupyter.jupyter.sidebar import AGENT_TARGET, TARGET
 
 if TYPE_CHECKING:
@@ -51,6 +51,7 @@ class Peer:
     gone: bool = False  # it did not answer a ``ping``: no page until it speaks again
     on_screen: bool = False  # it shows the notebook now (its hello, ``focus``, ``pong``)
     agent: str = ""  # an outside agent's link: its client's name (``loom-agent`` only)
+    minor: int | None = None  # its minor version (its hello): later types are not sent to it
 
     @property
     def id(self) -> str:
@@ -170,12 +171,18 @@ class CommLink:
                 self._loop.call_soon_threadsafe(_speaks, peer, other)
             self._loop.call_soon_threadsafe(self._reject, peer, str(exc), request_id)
             return
+        if isinstance(message, Hello):  # what it reads: kernel message types up to its minor
+            peer.minor = message.minor
         asyncio.run_coroutine_threadsafe(self._deliver(peer, message), self._loop)
 
     # -- the engine thread ---------------------------------------------------------
 
     def send(self, peer: Peer, data: dict[str, Any]) -> None:
-        """Send ``data`` to one sidebar, as a reply to its last message."""
+        """Send ``data`` to one sidebar, as a reply to its last message; a message type added
+        after the page's minor version is held back (that page would not know it)."""
+        if peer.minor is not None and not page_reads(str(data.get("type")), peer.minor):
+            _log.debug("no %s to a page of minor version %d", data.get("type"), peer.minor)
+            return
         context = contextvars.copy_context()
         try:
             context.run(self._send_as_reply, peer, data)
