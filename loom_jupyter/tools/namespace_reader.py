@@ -318,7 +318,7 @@ def _wait_moving(
         now = time.monotonic()
         if count() != last:
             last, since = count(), now
-        if now >= deadline:  # first: a stall that ends at the deadline ran out of the listing's time
+        if now >= deadline:  # first: a stall ending at the deadline ran out of its time
             return "deadline"
         if now - since >= stall:
             return "stalled"
