@@ -14,7 +14,7 @@ import argparse
 import asyncio
 import shlex
 import sys
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from loom_jupyter.cli.locate import UsageError
 from loom_jupyter.controls import visible
@@ -43,7 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser], spec: Spec) -> None:
+def _add_command(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], spec: Spec[Any]
+) -> None:
     """A subcommand from the registry: NOTEBOOK (PATH for ``trust``), then the arguments
     the command's dataclass gives the terminal."""
     about = spec.cli_about or spec.about
@@ -141,7 +143,7 @@ def _names() -> set[str]:
     return {spec.name for spec in commands_for("cli")} | {"mcp"}
 
 
-def _fits(spec: Spec, rest: str) -> bool:
+def _fits(spec: Spec[Any], rest: str) -> bool:
     """Whether ``rest`` is NOTEBOOK (PATH for ``trust``) and ``spec``'s arguments, any values."""
     from loom_jupyter.host.commands.checking import words_of
 

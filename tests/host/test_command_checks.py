@@ -4,6 +4,8 @@ argument of the registry that has choices or takes a number. Pure."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from loom_jupyter.host.commands.checking import BadValue, Fits, Misfit, read
@@ -46,7 +48,7 @@ def test_the_one_rule() -> None:
     assert not near("status", "status")  # the command itself is no slip
 
 
-def _bad_values() -> list[tuple[Spec, Front, str, Argument]]:
+def _bad_values() -> list[tuple[Spec[Any], Front, str, Argument]]:
     """(command, front, line, the argument given ``yolo``) for every argument that has
     choices or takes a number, in a cell and in the sidebar (the terminal's argparse says
     the choices itself)."""
@@ -70,7 +72,7 @@ def _bad_values() -> list[tuple[Spec, Front, str, Argument]]:
     ids=[f"{front}:{spec.name} {line}" for spec, front, line, _ in _bad_values()],
 )
 def test_a_value_a_command_does_not_take_names_those_it_takes(
-    spec: Spec, front: Front, line: str, argument: Argument
+    spec: Spec[Any], front: Front, line: str, argument: Argument
 ) -> None:
     reading = read(spec, front, line)
     assert isinstance(reading, BadValue), reading

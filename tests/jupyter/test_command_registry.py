@@ -15,7 +15,6 @@ import pytest
 from loom_jupyter.cli import build_parser
 from loom_jupyter.cli.render import report_text
 from loom_jupyter.errors import LoomError
-from loom_jupyter.host.commands import arguments
 from loom_jupyter.host.commands.context import ArchiveContext, HostContext
 from loom_jupyter.host.commands.registry import COMMANDS, availability, command, commands_for
 from loom_jupyter.host.commands.report import Block, Items, Note, Report, Table, to_markdown
@@ -90,11 +89,10 @@ class GreetArgs:
     tone: Literal["warm", "dry"] = arg("how", default="warm", fronts=["magic", "cli"])
 
 
-def test_a_new_commands_dataclass_makes_every_fronts_parser(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(arguments, "GreetArgs", GreetArgs, raising=False)
-    spec = Spec("greet", "say hello", "Say hello to WHO.", "GreetArgs", "", frozenset(FRONTS))
+def test_a_new_commands_dataclass_makes_every_fronts_parser() -> None:
+    spec = Spec(
+        "greet", "say hello", "Say hello to WHO.", lambda: GreetArgs, None, frozenset(FRONTS)
+    )
     assert spec.usage("sidebar") == "/greet WHO [--times N] [--loud]"
     assert spec.usage("magic") == "%cowork greet WHO [--times N] [--loud] [--tone TONE]"
     assert spec.required

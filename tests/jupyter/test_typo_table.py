@@ -11,7 +11,7 @@ lines through real fronts).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -43,7 +43,7 @@ def near_misses(name: str) -> Iterator[str]:
                 yield miss
 
 
-def sample_words(spec: Spec, front: Front) -> list[str]:
+def sample_words(spec: Spec[Any], front: Front) -> list[str]:
     """Valid words for every positional argument ``front`` offers."""
     words = []
     for a in arguments(spec.args):

@@ -100,7 +100,7 @@ def words_of(rest: str) -> list[str]:
         return rest.split()
 
 
-def read(spec: Spec, front: Front, rest: str) -> Reading:
+def read(spec: Spec[Any], front: Front, rest: str) -> Reading:
     """What ``rest`` (the words after the command's name) is for ``spec`` on ``front``."""
     try:
         return Fits(parse_words(spec, front, rest))
@@ -113,21 +113,21 @@ def read(spec: Spec, front: Front, rest: str) -> Reading:
     return BadValue(" ".join(bad)) if bad else Misfit(problem)
 
 
-def shape_fits(spec: Spec, front: Front, rest: str) -> bool:
+def shape_fits(spec: Spec[Any], front: Front, rest: str) -> bool:
     """Whether ``rest`` has the shape of ``spec``'s arguments (any values), or is empty or
     ``--help`` (the command then shows its usage)."""
     words = words_of(rest)
     return not words or rest.strip() in _HELP or _shape(spec, front, words) is not None
 
 
-def _shape(spec: Spec, front: Front, words: list[str]) -> argparse.Namespace | None:
+def _shape(spec: Spec[Any], front: Front, words: list[str]) -> argparse.Namespace | None:
     try:
         return parse_shape(spec, front, words)
     except UsageProblem:
         return None
 
 
-def _problem(spec: Spec, front: Front, a: Argument, shape: argparse.Namespace) -> str:
+def _problem(spec: Spec[Any], front: Front, a: Argument, shape: argparse.Namespace) -> str:
     """Why ``a``'s value in ``shape`` is not one it takes (``""``: it is)."""
     value = getattr(shape, a.name, None)
     if not a.offered(front) or not isinstance(value, str):
@@ -155,7 +155,9 @@ def _either(choices: tuple[str, ...]) -> str:
 # -- misspellings -------------------------------------------------------------------------
 
 
-def candidates(front: Front, fits: Callable[[Spec, str], bool] | None = None) -> list[Candidate]:
+def candidates(
+    front: Front, fits: Callable[[Spec[Any], str], bool] | None = None
+) -> list[Candidate]:
     """The commands ``front`` offers as :class:`~.nearby.Candidate`\\ s; ``fits`` checks a
     line's shape (default :func:`shape_fits`; the terminal adds its NOTEBOOK)."""
     check = fits or (lambda spec, rest: shape_fits(spec, front, rest))
@@ -165,18 +167,18 @@ def candidates(front: Front, fits: Callable[[Spec, str], bool] | None = None) ->
     ]
 
 
-def _bound(check: Callable[[Spec, str], bool], spec: Spec) -> Callable[[str], bool]:
+def _bound(check: Callable[[Spec[Any], str], bool], spec: Spec[Any]) -> Callable[[str], bool]:
     return lambda rest: check(spec, rest)
 
 
 @functools.cache
-def _free_text(spec: Spec, front: Front) -> bool:
+def _free_text(spec: Spec[Any], front: Front) -> bool:
     return any(a.kind == "rest" and a.offered(front) for a in arguments(spec.args))
 
 
 def misspelling(
-    front: Front, word: str, rest: str, fits: Callable[[Spec, str], bool] | None = None
-) -> Spec | None:
+    front: Front, word: str, rest: str, fits: Callable[[Spec[Any], str], bool] | None = None
+) -> Spec[Any] | None:
     """The command ``word`` misspells on ``front`` when ``rest`` fits it, else ``None``
     (a word that names any command, on any front, is never a slip of another)."""
     names = [spec.name for spec in COMMANDS]

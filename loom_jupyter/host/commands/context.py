@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
-from loom_jupyter.errors import SessionNotFoundError
-from loom_jupyter.host.commands.spec import Front, UsageProblem, spelled
+from loom_jupyter.errors import LoomError, SessionNotFoundError
+from loom_jupyter.host.commands.fields import Front, UsageProblem, spelled
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -37,6 +37,19 @@ class HostContext:
     def spelled(self, line: str) -> str:
         """A command line as this front types it."""
         return spelled(self.front, line)
+
+    async def refuse_while_running(self, name: str) -> None:
+        """The one busy rule: raise a :class:`~loom_jupyter.errors.LoomError` while what the
+        session says runs (:meth:`CoworkSession.running_now`: its turn, a turn the floor
+        began, a running delegation) would run beside the command ``name``."""
+        session = await self.host.session_async()
+        running = session.running_now()
+        if running is not None:
+            what = running[0].lower() + running[1:]
+            raise LoomError(
+                f"Not now: {what} is running. Wait for it to end (or stop it), then send the "
+                f"{self.spelled(name)} again."
+            )
 
 
 @dataclass

@@ -1,7 +1,9 @@
-"""The one helper an argument dataclass needs: :func:`arg`, a field with its help.
+"""What every command module shares: :func:`arg` (a field of an argument dataclass, with
+its help), the fronts' names (:data:`Front`, :func:`spelled`) and :class:`UsageProblem`.
 
-Kept apart from :mod:`.spec` (which reads these fields into parsers) so the arguments
-module and the spec module do not import each other.
+Kept apart from :mod:`.spec` (which reads these fields into parsers and types each command's
+handler) so the arguments, the handlers' context and the spec module do not import each
+other.
 """
 
 from __future__ import annotations
@@ -9,14 +11,28 @@ from __future__ import annotations
 from dataclasses import MISSING, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from loom_jupyter.errors import LoomError
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["ArgInfo", "Front", "arg"]
+__all__ = ["ArgInfo", "Front", "UsageProblem", "arg", "spelled"]
 
 Front = Literal["magic", "sidebar", "cli"]
 """Where a command is typed: ``%cowork NAME`` in a cell, ``/NAME`` in the sidebar,
 ``loom-jupyter NAME NOTEBOOK`` in a terminal."""
+
+_PREFIX: dict[Front, str] = {"magic": "%cowork ", "sidebar": "/", "cli": "loom-jupyter "}
+
+
+def spelled(front: Front, line: str) -> str:
+    """A command line as ``front`` types it: ``spelled("sidebar", "rebuild x")`` is
+    ``/rebuild x``."""
+    return _PREFIX[front] + line
+
+
+class UsageProblem(LoomError):
+    """The words do not fit the command's arguments; the message shows its usage."""
 
 
 @dataclass(frozen=True)

@@ -2,31 +2,57 @@
 
 Each :class:`~loom_jupyter.host.commands.spec.Spec` names a command, says what it does,
 which fronts offer it (``%cowork NAME`` in a cell, ``/NAME`` in the sidebar,
-``loom-jupyter NAME`` in a terminal), when it may run, and which handler answers it. The
+``loom-jupyter NAME`` in a terminal), when it may run, its argument dataclass and the
+handler that answers it — both functions written out below, each importing its module
+when first called, so mypy checks that a command's arguments and handler agree and the
+layering test sees the imports. The
 fronts are generated from this table: the magic's subcommands and their ``--help``, the
 sidebar's slash commands (and their completion, sent in ``welcome``), the terminal's
 argparse subcommands. :func:`execute` is the one way a command runs: availability first
 (:func:`availability`), then the handler on the engine loop, which returns a
 :class:`~loom_jupyter.host.commands.report.Report`.
 
-Importing this module imports no handler (``%load_ext`` stays light).
+Importing this module imports no handler and no argument dataclass (``%load_ext`` stays
+light).
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from loom_jupyter.errors import LoomError
 from loom_jupyter.host.commands.spec import FRONTS, Front, Spec
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
-
+    from loom_jupyter.host.commands.arguments import (
+        AdoptArgs,
+        ApprovalArgs,
+        DelegateArgs,
+        DeleteArgs,
+        EffortArgs,
+        ExportArgs,
+        ForkArgs,
+        LoginArgs,
+        McpArgs,
+        ModelArgs,
+        NameArgs,
+        NoArgs,
+        RebuildArgs,
+        RecoverArgs,
+        SearchArgs,
+        SessionsArgs,
+        ShowArgs,
+        TargetArgs,
+        ThinkingArgs,
+        TrustArgs,
+    )
     from loom_jupyter.host.commands.context import Context
     from loom_jupyter.host.commands.report import Report
+    from loom_jupyter.host.commands.spec import Handler
 
-__all__ = ["COMMANDS", "availability", "command", "commands_for", "execute"]
+__all__ = ["COMMANDS", "availability", "command", "commands_for", "execute", "handler"]
+
+A = TypeVar("A")
 
 
 # -- the table --------------------------------------------------------------------------
@@ -38,13 +64,275 @@ _CLI: frozenset[Front] = frozenset({"cli"})
 _ALL: frozenset[Front] = frozenset(FRONTS)
 
 
-COMMANDS: tuple[Spec, ...] = (
+# -- what the table holds: each function imports its module when first called -------------
+# The argument dataclasses (:mod:`.arguments`: parsing, ``--help``, usage lines).
+
+
+def _adopt_args() -> type[AdoptArgs]:
+    from loom_jupyter.host.commands.arguments import AdoptArgs
+
+    return AdoptArgs
+
+
+def _approval_args() -> type[ApprovalArgs]:
+    from loom_jupyter.host.commands.arguments import ApprovalArgs
+
+    return ApprovalArgs
+
+
+def _delegate_args() -> type[DelegateArgs]:
+    from loom_jupyter.host.commands.arguments import DelegateArgs
+
+    return DelegateArgs
+
+
+def _delete_args() -> type[DeleteArgs]:
+    from loom_jupyter.host.commands.arguments import DeleteArgs
+
+    return DeleteArgs
+
+
+def _effort_args() -> type[EffortArgs]:
+    from loom_jupyter.host.commands.arguments import EffortArgs
+
+    return EffortArgs
+
+
+def _export_args() -> type[ExportArgs]:
+    from loom_jupyter.host.commands.arguments import ExportArgs
+
+    return ExportArgs
+
+
+def _fork_args() -> type[ForkArgs]:
+    from loom_jupyter.host.commands.arguments import ForkArgs
+
+    return ForkArgs
+
+
+def _login_args() -> type[LoginArgs]:
+    from loom_jupyter.host.commands.arguments import LoginArgs
+
+    return LoginArgs
+
+
+def _mcp_args() -> type[McpArgs]:
+    from loom_jupyter.host.commands.arguments import McpArgs
+
+    return McpArgs
+
+
+def _model_args() -> type[ModelArgs]:
+    from loom_jupyter.host.commands.arguments import ModelArgs
+
+    return ModelArgs
+
+
+def _name_args() -> type[NameArgs]:
+    from loom_jupyter.host.commands.arguments import NameArgs
+
+    return NameArgs
+
+
+def _no_args() -> type[NoArgs]:
+    from loom_jupyter.host.commands.arguments import NoArgs
+
+    return NoArgs
+
+
+def _rebuild_args() -> type[RebuildArgs]:
+    from loom_jupyter.host.commands.arguments import RebuildArgs
+
+    return RebuildArgs
+
+
+def _recover_args() -> type[RecoverArgs]:
+    from loom_jupyter.host.commands.arguments import RecoverArgs
+
+    return RecoverArgs
+
+
+def _search_args() -> type[SearchArgs]:
+    from loom_jupyter.host.commands.arguments import SearchArgs
+
+    return SearchArgs
+
+
+def _sessions_args() -> type[SessionsArgs]:
+    from loom_jupyter.host.commands.arguments import SessionsArgs
+
+    return SessionsArgs
+
+
+def _show_args() -> type[ShowArgs]:
+    from loom_jupyter.host.commands.arguments import ShowArgs
+
+    return ShowArgs
+
+
+def _target_args() -> type[TargetArgs]:
+    from loom_jupyter.host.commands.arguments import TargetArgs
+
+    return TargetArgs
+
+
+def _thinking_args() -> type[ThinkingArgs]:
+    from loom_jupyter.host.commands.arguments import ThinkingArgs
+
+    return ThinkingArgs
+
+
+def _trust_args() -> type[TrustArgs]:
+    from loom_jupyter.host.commands.arguments import TrustArgs
+
+    return TrustArgs
+
+
+# The handlers, by subject (``sessions``, ``archive``, ``usage``, ``variables``, ``folder``).
+
+
+async def _new(context: Context, args: NoArgs) -> Report:
+    from loom_jupyter.host.commands import sessions
+
+    return await sessions.new(context, args)
+
+
+async def _fork(context: Context, args: ForkArgs) -> Report:
+    from loom_jupyter.host.commands import sessions
+
+    return await sessions.fork(context, args)
+
+
+async def _sessions(context: Context, args: SessionsArgs) -> Report:
+    from loom_jupyter.host.commands import sessions
+
+    return await sessions.sessions(context, args)
+
+
+async def _resume(context: Context, args: TargetArgs) -> Report:
+    from loom_jupyter.host.commands import sessions
+
+    return await sessions.resume(context, args)
+
+
+async def _close(context: Context, args: NoArgs) -> Report:
+    from loom_jupyter.host.commands import sessions
+
+    return await sessions.close(context, args)
+
+
+async def _delete(context: Context, args: DeleteArgs) -> Report:
+    from loom_jupyter.host.commands import sessions
+
+    return await sessions.delete(context, args)
+
+
+async def _recover(context: Context, args: RecoverArgs) -> Report:
+    from loom_jupyter.host.commands import archive
+
+    return await archive.recover(context, args)
+
+
+async def _search(context: Context, args: SearchArgs) -> Report:
+    from loom_jupyter.host.commands import archive
+
+    return await archive.search(context, args)
+
+
+async def _show(context: Context, args: ShowArgs) -> Report:
+    from loom_jupyter.host.commands import archive
+
+    return await archive.show(context, args)
+
+
+async def _cost(context: Context, args: NoArgs) -> Report:
+    from loom_jupyter.host.commands import usage
+
+    return await usage.cost(context, args)
+
+
+async def _model(context: Context, args: ModelArgs) -> Report:
+    from loom_jupyter.host.commands import usage
+
+    return await usage.model(context, args)
+
+
+async def _effort(context: Context, args: EffortArgs) -> Report:
+    from loom_jupyter.host.commands import usage
+
+    return await usage.effort(context, args)
+
+
+async def _thinking(context: Context, args: ThinkingArgs) -> Report:
+    from loom_jupyter.host.commands import usage
+
+    return await usage.thinking(context, args)
+
+
+async def _approval(context: Context, args: ApprovalArgs) -> Report:
+    from loom_jupyter.host.commands import usage
+
+    return await usage.approval(context, args)
+
+
+async def _delegate(context: Context, args: DelegateArgs) -> Report:
+    from loom_jupyter.host.commands import usage
+
+    return await usage.delegate(context, args)
+
+
+async def _rebuild(context: Context, args: RebuildArgs) -> Report:
+    from loom_jupyter.host.commands import variables
+
+    return await variables.rebuild(context, args)
+
+
+async def _provenance(context: Context, args: NameArgs) -> Report:
+    from loom_jupyter.host.commands import variables
+
+    return await variables.provenance(context, args)
+
+
+async def _export(context: Context, args: ExportArgs) -> Report:
+    from loom_jupyter.host.commands import archive
+
+    return await archive.export(context, args)
+
+
+async def _instructions(context: Context, args: NoArgs) -> Report:
+    from loom_jupyter.host.commands import folder
+
+    return await folder.instructions(context, args)
+
+
+async def _mcp(context: Context, args: McpArgs) -> Report:
+    from loom_jupyter.host.commands import folder
+
+    return await folder.mcp(context, args)
+
+
+async def _trust(context: Context, args: TrustArgs) -> Report:
+    from loom_jupyter.host.commands import folder
+
+    return await folder.trust(context, args)
+
+
+async def _help(context: Context, args: NoArgs) -> Report:
+    """``/help`` reads this table, so it is answered here."""
+    from loom_jupyter.host.commands.usage import commands_help
+
+    return commands_help(context.front, commands_for(context.front))
+
+
+# Built without a declared type, so mypy infers each command's argument class and checks
+# that its handler takes it (under ``tuple[Spec[Any], ...]`` it would check nothing).
+_TABLE = (
     Spec(
         "new",
         "start a new conversation",
         "Start a new session (the next prompt opens it).",
-        "NoArgs",
-        "sessions:new",
+        _no_args,
+        _new,
         _KERNEL,
         by_front=_SIDEBAR,
         busy="switch",
@@ -53,8 +341,8 @@ COMMANDS: tuple[Spec, ...] = (
         "fork",
         "copy this conversation and continue in the copy",
         "Copy the current session (up to turn N) into a new one and switch to it.",
-        "ForkArgs",
-        "sessions:fork",
+        _fork_args,
+        _fork,
         _KERNEL,
         by_front=_SIDEBAR,
         busy="switch",
@@ -63,8 +351,8 @@ COMMANDS: tuple[Spec, ...] = (
         "sessions",
         "list this notebook's conversations",
         "List this notebook's sessions (1 = most recent).",
-        "SessionsArgs",
-        "sessions:sessions",
+        _sessions_args,
+        _sessions,
         _ALL,
         by_front=_SIDEBAR,
         needs_session=False,
@@ -76,8 +364,8 @@ COMMANDS: tuple[Spec, ...] = (
         "resume",
         "switch to another conversation",
         "Switch to a session, by number in %cowork sessions or by id (prefix).",
-        "TargetArgs",
-        "sessions:resume",
+        _target_args,
+        _resume,
         _MAGIC,
         busy="switch",
     ),
@@ -85,8 +373,8 @@ COMMANDS: tuple[Spec, ...] = (
         "close",
         "close this conversation",
         "Mark the current session closed (it stays searchable).",
-        "NoArgs",
-        "sessions:close",
+        _no_args,
+        _close,
         _MAGIC,
         busy="switch",
     ),
@@ -94,8 +382,8 @@ COMMANDS: tuple[Spec, ...] = (
         "delete",
         "delete a conversation for good",
         "Delete a session and its turns for good (asks first).",
-        "DeleteArgs",
-        "sessions:delete",
+        _delete_args,
+        _delete,
         _MAGIC,
         busy="switch",
     ),
@@ -104,8 +392,8 @@ COMMANDS: tuple[Spec, ...] = (
         "take over a gone notebook's conversation",
         "Take over the conversation of a notebook that is gone (renamed while its kernel was "
         "off): its sessions become this notebook's.",
-        "AdoptArgs",
-        "",
+        _adopt_args,
+        None,
         _MAGIC,
         by_front=_MAGIC,
     ),
@@ -116,8 +404,8 @@ COMMANDS: tuple[Spec, ...] = (
         "model call that can still be read goes into a new archive, the damaged file is kept "
         "beside it (<name>.damaged-<UTC time>), and the latest session goes on. An intact "
         "archive is left as it is.",
-        "RecoverArgs",
-        "archive:recover",
+        _recover_args,
+        _recover,
         frozenset({"magic", "cli"}),
         by_front=_MAGIC,
         needs_session=False,
@@ -134,8 +422,8 @@ COMMANDS: tuple[Spec, ...] = (
         "status",
         "the live panel",
         "Show the live panel (tokens, cost, state).",
-        "NoArgs",
-        "",
+        _no_args,
+        None,
         _MAGIC,
         by_front=_MAGIC,
     ),
@@ -144,8 +432,8 @@ COMMANDS: tuple[Spec, ...] = (
         "search every conversation of this notebook",
         "Full-text search of the conversation archive: the exact phrase first, then all "
         "words, then some; each match with the turns around it.",
-        "SearchArgs",
-        "archive:search",
+        _search_args,
+        _search,
         _ALL,
         by_front=_SIDEBAR,
         needs_session=False,
@@ -160,8 +448,8 @@ COMMANDS: tuple[Spec, ...] = (
         "show",
         "print a session's turns",
         "Print a session's turns verbatim.",
-        "ShowArgs",
-        "archive:show",
+        _show_args,
+        _show,
         _CLI,
         needs_session=False,
         examples="  loom-jupyter show analysis.ipynb            # the latest session\n"
@@ -172,8 +460,8 @@ COMMANDS: tuple[Spec, ...] = (
         "cost",
         "tokens and cost of this conversation",
         "Tokens and cost per model call, with a small plot.",
-        "NoArgs",
-        "usage:cost",
+        _no_args,
+        _cost,
         _KERNEL,
     ),
     Spec(
@@ -183,8 +471,8 @@ COMMANDS: tuple[Spec, ...] = (
         "Models API does not list is refused, naming those it lists (when the API cannot be "
         "asked, it is taken with a warning). With no name, list the models the Models API "
         "offers (cached for a day).",
-        "ModelArgs",
-        "usage:model",
+        _model_args,
+        _model,
         _KERNEL,
     ),
     Spec(
@@ -193,8 +481,8 @@ COMMANDS: tuple[Spec, ...] = (
         "How much effort the model puts in, from the next turn (loom.yaml: effort): low, "
         "medium, high, xhigh, max, or default (none sent). Sent only to models that take that "
         "level. Without an argument: show the current setting.",
-        "EffortArgs",
-        "usage:effort",
+        _effort_args,
+        _effort,
         _KERNEL,
     ),
     Spec(
@@ -203,8 +491,8 @@ COMMANDS: tuple[Spec, ...] = (
         "Adaptive thinking on or off, from the next turn (loom.yaml: thinking). Sent only to "
         "models that take it; the thinking shows collapsed above the answer. Without an "
         "argument: show the current setting.",
-        "ThinkingArgs",
-        "usage:thinking",
+        _thinking_args,
+        _thinking,
         _MAGIC,
     ),
     Spec(
@@ -214,8 +502,8 @@ COMMANDS: tuple[Spec, ...] = (
         "setting; with no argument, the mode in force, where it came from (default, user, env, "
         'project or magic) and what "Always" answers allow. Writes to loom.yaml, instruction '
         "files, .loom/, .git/, .ipynb files and your Loom config always ask.",
-        "ApprovalArgs",
-        "usage:approval",
+        _approval_args,
+        _approval,
         _MAGIC,
     ),
     Spec(
@@ -223,8 +511,8 @@ COMMANDS: tuple[Spec, ...] = (
         "hand a big goal to parallel sub-agents",
         "Plan GOAL into subtasks and run them in parallel sub-agents; the digest is posted to "
         "the conversation when they end.",
-        "DelegateArgs",
-        "usage:delegate",
+        _delegate_args,
+        _delegate,
         _SIDEBAR,
     ),
     Spec(
@@ -233,8 +521,8 @@ COMMANDS: tuple[Spec, ...] = (
         "Make variables again (e.g. after a restart) by re-running the smallest ordered slice "
         "of archived executions that sets them; the slice is shown first, and steps that "
         "write files, use the network or run a subprocess need --yes.",
-        "RebuildArgs",
-        "variables:rebuild",
+        _rebuild_args,
+        _rebuild,
         _KERNEL,
         busy="refused",
     ),
@@ -244,8 +532,8 @@ COMMANDS: tuple[Spec, ...] = (
         "Show the execution (cell or agent code) that last set NAME — its code, time and "
         "duration — and the chain of executions it depends on; with no NAME, a table of every "
         "variable: what last set it and what rebuilding it would take.",
-        "NameArgs",
-        "variables:provenance",
+        _name_args,
+        _provenance,
         frozenset({"magic", "cli"}),
         needs_session=False,
         cli_about="Where a variable came from, by the executions the notebook's kernels "
@@ -260,8 +548,8 @@ COMMANDS: tuple[Spec, ...] = (
         "write this conversation as Markdown (0600; --force replaces)",
         "Write the session as a Markdown journal, readable by you only (0600): it holds what "
         "the agent read. An existing file is kept unless --force.",
-        "ExportArgs",
-        "archive:export",
+        _export_args,
+        _export,
         _ALL,
         needs_session=False,
         cli_about="Write a whole session as Markdown or JSON.",
@@ -275,8 +563,8 @@ COMMANDS: tuple[Spec, ...] = (
         ".loom/instructions.md from the project root (the folder holding .git) down to the "
         "notebook's folder, outermost first, with their size and whether they were cut "
         "(instructions_max_chars).",
-        "NoArgs",
-        "folder:instructions",
+        _no_args,
+        _instructions,
         _MAGIC,
     ),
     Spec(
@@ -284,8 +572,8 @@ COMMANDS: tuple[Spec, ...] = (
         "MCP servers, their state and tools",
         "List the MCP servers of loom.yaml (mcp_servers): transport, state, approval and tools "
         "(mcp__NAME__TOOL). Starts the servers not started yet.",
-        "McpArgs",
-        "folder:mcp",
+        _mcp_args,
+        _mcp,
         _KERNEL,
     ),
     Spec(
@@ -295,8 +583,8 @@ COMMANDS: tuple[Spec, ...] = (
         "approval it wants, approval and web settings, instruction files — and whether you "
         "trust it; then asks. Until trusted, none of it is used (its approval and web settings "
         "may only make yours stricter).",
-        "TrustArgs",
-        "folder:trust",
+        _trust_args,
+        _trust,
         _ALL,
         by_front=frozenset({"magic", "cli"}),
         needs_session=False,
@@ -316,8 +604,8 @@ COMMANDS: tuple[Spec, ...] = (
         "Save your Anthropic API key outside the notebook: asks for it without showing it and "
         "keeps it in the system keyring, else in ~/.config/loom/anthropic-api-key (readable by "
         "you only). ANTHROPIC_API_KEY in the environment wins over it.",
-        "LoginArgs",
-        "",
+        _login_args,
+        None,
         _MAGIC,
         by_front=_MAGIC,
         needs_session=False,
@@ -327,8 +615,8 @@ COMMANDS: tuple[Spec, ...] = (
         "logout",
         "remove the saved API key",
         "Remove the API key %cowork login saved.",
-        "NoArgs",
-        "",
+        _no_args,
+        None,
         _MAGIC,
         by_front=_MAGIC,
         needs_session=False,
@@ -338,23 +626,24 @@ COMMANDS: tuple[Spec, ...] = (
         "help",
         "these commands, and @-mentions",
         "The commands, and @-mentions.",
-        "NoArgs",
-        "usage:help",
+        _no_args,
+        _help,
         _SIDEBAR,
         needs_session=False,
     ),
 )
+COMMANDS: tuple[Spec[Any], ...] = _TABLE
 """Every command, in the order the fronts list them."""
 
 _BY_NAME = {spec.name: spec for spec in COMMANDS}
 
 
-def command(name: str) -> Spec | None:
+def command(name: str) -> Spec[Any] | None:
     """The command called ``name``, if any."""
     return _BY_NAME.get(name)
 
 
-def commands_for(front: Front) -> tuple[Spec, ...]:
+def commands_for(front: Front) -> tuple[Spec[Any], ...]:
     """The commands ``front`` offers, in order."""
     return tuple(spec for spec in COMMANDS if front in spec.fronts)
 
@@ -362,12 +651,13 @@ def commands_for(front: Front) -> tuple[Spec, ...]:
 # -- running ----------------------------------------------------------------------------
 
 
-async def availability(spec: Spec, context: Context) -> None:
+async def availability(spec: Spec[Any], context: Context) -> None:
     """Raise a :class:`~loom_jupyter.errors.LoomError` saying why ``spec`` cannot run now.
 
-    The one busy rule: what the session says runs (:meth:`CoworkSession.running_now`: its
-    turn, a turn the floor began, a running delegation). A switch is left to the session,
-    which refuses it with the same reading (:class:`~loom_jupyter.errors.SessionBusyError`).
+    The one busy rule (:meth:`HostContext.refuse_while_running`): what the session says runs
+    (:meth:`CoworkSession.running_now`: its turn, a turn the floor began, a running
+    delegation). A switch is left to the session, which refuses it with the same reading
+    (:class:`~loom_jupyter.errors.SessionBusyError`).
     """
     from loom_jupyter.host.commands.context import HostContext
 
@@ -375,29 +665,19 @@ async def availability(spec: Spec, context: Context) -> None:
         if spec.needs_session:
             raise LoomError(f"{context.spelled(spec.name)} needs a kernel: run it in the notebook.")
         return
-    if spec.busy != "refused":
-        return
-    session = await context.host.session_async()
-    running = session.running_now()
-    if running is not None:
-        what = running[0].lower() + running[1:]
-        raise LoomError(
-            f"Not now: {what} is running. Wait for it to end (or stop it), then send the "
-            f"{context.spelled(spec.name)} again."
-        )
+    if spec.busy == "refused":
+        await context.refuse_while_running(spec.name)
 
 
-def handler(spec: Spec) -> Callable[[Context, Any], Awaitable[Report]]:
-    """The function that answers ``spec`` (imported when it first runs)."""
-    if not spec.handler:
+def handler(spec: Spec[A]) -> Handler[A]:
+    """The function that answers ``spec`` on the engine loop (its module is imported when it
+    first runs)."""
+    if spec.handler is None:
         raise LoomError(f"{spec.name} is answered by the front that offers it.")
-    module, _, name = spec.handler.partition(":")
-    found = importlib.import_module(f"loom_jupyter.host.commands.{module}")
-    function: Callable[[Context, Any], Awaitable[Report]] = getattr(found, name)
-    return function
+    return spec.handler
 
 
-async def execute(spec: Spec, context: Context, args: Any) -> Report:
+async def execute(spec: Spec[A], context: Context, args: A) -> Report:
     """Run a command: its availability, then its handler (engine loop). A refusal or a
     failure raises :class:`~loom_jupyter.errors.LoomError`; each front says it its way."""
     await availability(spec, context)

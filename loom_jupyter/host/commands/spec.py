@@ -8,6 +8,11 @@ choices, a default makes it optional. From that one class come the magic's
 into the class by :func:`parse_words`) and the CLI's argparse subcommand; the usage line
 (``/rebuild NAME [NAME ...] [--yes]``) is written from it too.
 
+A :class:`Spec` is generic in its argument dataclass ``A``: it holds a function that
+imports and returns that class (:attr:`Spec.load_args`) and its handler, a
+:data:`Handler` ``async (context, args: A) -> Report``; both are written out in the registry,
+so mypy checks that they agree and the layering test sees what they import.
+
 Nothing here runs a command and nothing is imported that ``%load_ext`` would feel.
 """
 
@@ -17,10 +22,26 @@ import argparse
 import shlex
 import types
 from dataclasses import MISSING, dataclass, fields
-from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Generic,
+    Literal,
+    TypeVar,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
-from loom_jupyter.errors import LoomError
-from loom_jupyter.host.commands.fields import ArgInfo, Front, arg
+from loom_jupyter.host.commands.fields import ArgInfo, Front, UsageProblem, arg, spelled
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+    from typing import TypeAlias
+
+    from loom_jupyter.host.commands.context import Context
+    from loom_jupyter.host.commands.report import Report
 
 __all__ = [
     "FRONTS",
@@ -39,17 +60,12 @@ __all__ = [
 
 FRONTS: tuple[Front, ...] = ("magic", "sidebar", "cli")
 
-_PREFIX: dict[Front, str] = {"magic": "%cowork ", "sidebar": "/", "cli": "loom-jupyter "}
+A = TypeVar("A")
+"""A command's argument dataclass."""
 
-
-def spelled(front: Front, line: str) -> str:
-    """A command line as ``front`` types it: ``spelled("sidebar", "rebuild x")`` is
-    ``/rebuild x``."""
-    return _PREFIX[front] + line
-
-
-class UsageProblem(LoomError):
-    """The words do not fit the command's arguments; the message shows its usage."""
+if TYPE_CHECKING:
+    Handler: TypeAlias = Callable[[Context, A], Awaitable[Report]]
+    """What answers a command: ``async (context, args) -> Report``, run on the engine loop."""
 
 
 @dataclass(frozen=True)
@@ -164,7 +180,7 @@ def add_arguments(
             parser.add_argument(*a.flags, dest=a.name, **options)
 
 
-def from_namespace(cls: type, namespace: argparse.Namespace) -> Any:
+def from_namespace(cls: type[A], namespace: argparse.Namespace) -> A:
     """The argument dataclass from what argparse parsed (fields a front does not offer keep
     their defaults)."""
     values = {}
@@ -181,7 +197,7 @@ def from_namespace(cls: type, namespace: argparse.Namespace) -> Any:
 class _Raising(argparse.ArgumentParser):
     """argparse that raises instead of printing and exiting."""
 
-    def __init__(self, spec: Spec, front: Front, **kwargs: Any) -> None:
+    def __init__(self, spec: Spec[Any], front: Front, **kwargs: Any) -> None:
         super().__init__(add_help=False, **kwargs)
         self.usage_line = spec.usage(front)
         self.head = spelled(front, spec.name)
@@ -195,7 +211,7 @@ class _Raising(argparse.ArgumentParser):
             raise UsageProblem(f"Usage: {self.head} {choices} (got {value!r}).")
 
 
-def parse_words(spec: Spec, front: Front, line: str) -> Any:
+def parse_words(spec: Spec[A], front: Front, line: str) -> A:
     """``line`` (what follows ``/NAME``) tokenized into the command's argument dataclass;
     :class:`UsageProblem` when it does not fit."""
     try:
@@ -207,7 +223,7 @@ def parse_words(spec: Spec, front: Front, line: str) -> Any:
     return from_namespace(spec.args, parser.parse_args(words))
 
 
-def parse_shape(spec: Spec, front: Front, words: list[str]) -> argparse.Namespace:
+def parse_shape(spec: Spec[Any], front: Front, words: list[str]) -> argparse.Namespace:
     """``words`` read as the command's arguments with every value as typed (no choices, no
     ``int``): whether a line has the command's shape; :class:`UsageProblem` when not."""
     parser = _Raising(spec, front)
@@ -219,19 +235,20 @@ Busy = Literal["free", "refused", "switch"]
 
 
 @dataclass(frozen=True)
-class Spec:
-    """A command, declared once for every front."""
+class Spec(Generic[A]):
+    """A command, declared once for every front; ``A`` is its argument dataclass."""
 
     name: str
     summary: str
     """What it does, in a few words (``/help``, the sidebar's completion)."""
     about: str
     """Its whole help (``%cowork NAME --help``; its first sentence in ``%cowork --help``)."""
-    arguments: str
-    """The argument dataclass's name in :mod:`.arguments` (:attr:`args`)."""
-    handler: str
-    """``module:function`` in this package: ``async (context, args) -> Report``, run on the
-    engine loop."""
+    load_args: Callable[[], type[A]]
+    """Imports and returns the argument dataclass (:attr:`args`), from :mod:`.arguments` on
+    first use: ``%load_ext`` stays light."""
+    handler: Handler[A] | None
+    """What answers it on the engine loop (the registry's, which imports its module when it
+    first runs); ``None``: only the fronts that offer it answer it (:attr:`by_front`)."""
     fronts: frozenset[Front]
     """Where it can be typed."""
     by_front: frozenset[Front] = frozenset()
@@ -252,12 +269,9 @@ class Spec:
     """Examples under the terminal's ``--help``."""
 
     @property
-    def args(self) -> type:
+    def args(self) -> type[A]:
         """The argument dataclass (imported on first use: ``%load_ext`` stays light)."""
-        from loom_jupyter.host.commands import arguments as found
-
-        cls: type = getattr(found, self.arguments)
-        return cls
+        return self.load_args()
 
     def usage(self, front: Front) -> str:
         """``/rebuild NAME [NAME ...] [--yes]`` (as ``front`` types it)."""

@@ -8,7 +8,7 @@ sidebar is told through the same doors as its own messages (``apply_options``,
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from loom_jupyter.errors import LoomError
 from loom_jupyter.host.commands.context import Context, HostContext
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
         NoArgs,
         ThinkingArgs,
     )
+    from loom_jupyter.host.commands.fields import Front
+    from loom_jupyter.host.commands.spec import Spec
     from loom_jupyter.host.host import Host
     from loom_jupyter.records import ModelCallRecord
     from loom_jupyter.session.options import SessionOptions
@@ -32,10 +34,10 @@ if TYPE_CHECKING:
 __all__ = [
     "always_text",
     "approval",
+    "commands_help",
     "cost",
     "delegate",
     "effort",
-    "help",
     "model",
     "per_call_table",
     "thinking",
@@ -244,11 +246,8 @@ MENTIONS_HELP = (
 )
 
 
-async def help(context: Context, args: NoArgs) -> Report:
-    """The commands this front offers, one line each, then @-mentions."""
-    from loom_jupyter.host.commands.registry import commands_for
-
-    lines = [
-        f"`{spec.usage(context.front)}` — {spec.summary}" for spec in commands_for(context.front)
-    ]
+def commands_help(front: Front, offered: Sequence[Spec[Any]]) -> Report:
+    """``/help``: the commands ``front`` offers (``offered``, the registry's, which answers
+    ``help`` itself: it reads the table), one line each, then @-mentions."""
+    lines = [f"`{spec.usage(front)}` — {spec.summary}" for spec in offered]
     return Report(title="Commands", parts=(Note(listing(lines)), Note(MENTIONS_HELP)))

@@ -33,7 +33,6 @@ def _names(names: Sequence[str]) -> str:
 
 async def rebuild(context: Context, args: RebuildArgs) -> Report:
     """Plan, show, run (steps with side effects only with ``--yes``), check."""
-    from loom_jupyter.host.commands.registry import availability, command
     from loom_jupyter.lineage import plan_rebuild
     from loom_jupyter.tools.rebuild import consent_note, rebuild_names, replay
 
@@ -53,9 +52,7 @@ async def rebuild(context: Context, args: RebuildArgs) -> Report:
         )
     if not plan.steps:
         return Report(shown.title, shown.parts, ok=not plan.missing)
-    spec = command("rebuild")
-    assert spec is not None
-    await availability(spec, context)  # planning awaited: nothing may have started since
+    await context.refuse_while_running("rebuild")  # planning awaited: nothing may have started
     done = await replay(kernel, plan, names)
     if done.ok:
         host.restart_offer = None  # taken up: a sidebar opened now is not offered it again

@@ -65,7 +65,7 @@ class Subcommand:
     """A subcommand: its declaration, its parser (for ``--help`` and arguments, made on
     first use: ``%load_ext`` builds none) and, when the cell answers it, its handler."""
 
-    spec: Spec
+    spec: Spec[Any]
     local: CellHandler | None = None
     _parser: MagicArgumentParser | None = None
 
@@ -102,7 +102,7 @@ class Subcommand:
         return from_namespace(self.spec.args, self.parser.parse_argstring(rest))
 
 
-def _subcommand(spec: Spec) -> Subcommand:
+def _subcommand(spec: Spec[Any]) -> Subcommand:
     local = _BY_THE_CELL.get(spec.name) if "magic" in spec.by_front else None
     if "magic" in spec.by_front and local is None:
         raise LookupError(f"%cowork {spec.name} is answered by the cell, which has no handler")

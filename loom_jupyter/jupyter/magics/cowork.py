@@ -165,7 +165,7 @@ def _misspelled(text: str, first: str, rest: str) -> Misspelled | Prompt:
     return Misspelled(meant.name, misspelling_text("cowork", text, meant.name, rest))
 
 
-def _bad_value(text: str, spec: Spec, rest: str) -> BadArgument | Prompt:
+def _bad_value(text: str, spec: Spec[Any], rest: str) -> BadArgument | Prompt:
     """A subcommand's shape with a value it does not take; else the prompt ``text``."""
     from loom_jupyter.host.commands.checking import BadValue, bad_value_text, read
 

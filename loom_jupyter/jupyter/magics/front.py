@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["run_in_cell", "show_report"]
 
 
-def run_in_cell(cw: KernelCowork, spec: Spec, args: Any) -> None:
+def run_in_cell(cw: KernelCowork, spec: Spec[Any], args: Any) -> None:
     """Run ``spec`` with ``args`` for the cell and show what it answers."""
     from loom_jupyter.host.commands.context import HostContext
     from loom_jupyter.host.commands.registry import execute
