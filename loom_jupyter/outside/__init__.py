@@ -10,7 +10,8 @@ would: approvals, trust, the floor, the archive, the sidebar.
 - ``servers``      which Jupyter Server (the runtime folder, or ``--server-url``) and
                    which of its notebooks
 - ``jupyter_api``  its REST API, with the token; errors that say what to do
-- ``kernel_link``  one kernel's websocket and the ``loom`` comm (Loom loaded when needed)
+- ``kernel_channels``  one kernel's websocket: its channels, replies, idles and process
+- ``kernel_link``  the ``loom-agent`` comm on it (Loom loaded when needed)
 - ``tools``        the tools as MCP lists them: Loom's names, inputs and descriptions
 - ``server``       the MCP server (the official ``mcp`` SDK) and ``loom-jupyter mcp``
 """
