@@ -165,11 +165,11 @@ def test_the_persons_cells_are_archived_through_the_host(
     shell.run_cell("archived_a = 2")
     shell.run_cell("archived_b = archived_a * 3", cell_id="cell-b")
     host = current(shell).host
-    records = host.loop_thread.run(host.executions(), timeout=30)  # queued after the writes
+    records = host.loop_thread.run(host.executions.all(), timeout=30)  # queued after the writes
     mine = [r for r in records if r.code.startswith("archived_")]
     assert [r.sets for r in mine] == [("archived_a",), ("archived_b",)]
     assert mine[1].reads == ("archived_a",)
-    assert all(r.kernel_run == host.kernel_run for r in mine)
+    assert all(r.kernel_run == host.executions.kernel_run for r in mine)
     assert all(r.session_id for r in mine)
     assert [r.cell_id for r in mine] == [None, "cell-b"]  # the page's cell id, when it sent one
     assert all(r.turn is None for r in mine)  # a person's cell answers no turn
@@ -195,7 +195,7 @@ def test_the_agents_run_python_is_archived_too(
         shell.run_line_magic("cowork", "make agent_v")
         assert shell.user_ns["agent_v"] == 7
         host = current(shell).host
-        records = host.loop_thread.run(host.executions(), timeout=30)
+        records = host.loop_thread.run(host.executions.all(), timeout=30)
         (made,) = [r for r in records if r.code == "agent_v = 7"]
         assert made.source == "run_python"
         assert made.turn == 1  # the person's message it answered

@@ -219,7 +219,7 @@ def test_the_cell_and_the_sidebar_refuse_a_switch_in_the_sessions_words(
     magic = cowork("new")
     assert magic.startswith("loom: A turn is running: wait for it to finish or press Stop, then")
     with pytest.raises(LoomError) as sidebar:
-        cw.run(cw.host.switch("new"))
+        cw.run(cw.host.switches.switch("new"))
     assert magic.strip() == f"loom: {sidebar.value}"
 
 

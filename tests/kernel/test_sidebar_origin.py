@@ -85,7 +85,7 @@ def test_a_sidebar_opened_after_a_restart_is_offered_the_rebuild(wire: Wire) -> 
     code = (
         "from loom_jupyter.jupyter.coworker.registry import current\n"
         "from loom_jupyter.host.services.restart import RestartOffer\n"
-        f"current(get_ipython()).host.restart_offer = {offer}"
+        f"current(get_ipython()).host.restarts.offer = {offer}"
     )
     assert wire.run(code)["status"] == "ok"
     opened = wire.open_comm(hello())
@@ -104,7 +104,7 @@ def test_the_sidebar_offers_only_what_the_namespace_lacks_when_it_opens(
     code = (
         "from loom_jupyter.jupyter.coworker.registry import current\n"
         "from loom_jupyter.host.services.restart import RestartOffer\n"
-        f"current(get_ipython()).host.restart_offer = {offer}\n"
+        f"current(get_ipython()).host.restarts.offer = {offer}\n"
         "del total"
     )
     assert wire.run(code)["status"] == "ok"
@@ -115,5 +115,5 @@ def test_the_sidebar_offers_only_what_the_namespace_lacks_when_it_opens(
         assert "are gone with the previous kernel: total." in message, message
         assert "`/rebuild total` makes them again" in message, message
     finally:
-        restore = "current(get_ipython()).host.restart_offer = None\ntotal = sum(scores)"
+        restore = "current(get_ipython()).host.restarts.offer = None\ntotal = sum(scores)"
         assert wire.run(code.split("current(", 1)[0] + restore)["status"] == "ok"

@@ -29,7 +29,7 @@ from nbclient import NotebookClient
 
 import loom_jupyter.apikey as apikey
 from loom_jupyter.errors import MissingApiKeyError
-from loom_jupyter.host.host import MISSING_KEY, missing_key_message
+from loom_jupyter.host.services.keys import MISSING_KEY, missing_key_message
 from loom_jupyter.jupyter.magics.login import NO_STDIN
 from loom_jupyter.models.failures import ErrorContext, Failure, to_error
 from loom_jupyter.testing import FakeAnthropic

@@ -75,7 +75,5 @@ async def mcp(context: Context, args: McpArgs) -> Report:
 async def trust(context: Context, args: TrustArgs) -> Report:
     """What the folder asks for, as text (the folder's words are never markup), and the
     trust card opened on every sidebar to answer it (a cell and a terminal ask themselves)."""
-    from loom_jupyter.host.services.trust import show_trust
-
-    found = await show_trust(_host(context))
+    found = await _host(context).trust.show()
     return Report(title="Folder trust", parts=(Block(found.report()),))

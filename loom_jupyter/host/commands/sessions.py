@@ -103,7 +103,7 @@ async def resume(context: Context, args: TargetArgs) -> Report:
     host = _host(context)
     session = await host.session_async()
     info = await session.resume((await host.views.pick(args.target)).id)
-    await host.session_changed()
+    await host.switches.changed()
     count = _plural((await host.views.prompt_counts([info.id]))[info.id], "prompt")
     return say(f"Resumed “{info.title or '(untitled)'}” ({count}; {info.turn_count} archive rows).")
 
@@ -111,7 +111,7 @@ async def resume(context: Context, args: TargetArgs) -> Report:
 async def new(context: Context, args: NoArgs) -> Report:
     host = _host(context)
     await (await host.session_async()).new()
-    await host.session_changed()
+    await host.switches.changed()
     return say(
         f"New session: your next {context.spelled('')}prompt starts it. Older ones: "
         f"{context.spelled('sessions')}."
@@ -121,14 +121,14 @@ async def new(context: Context, args: NoArgs) -> Report:
 async def fork(context: Context, args: ForkArgs) -> Report:
     host = _host(context)
     info = await (await host.session_async()).fork(at_turn=args.at)
-    await host.session_changed()
+    await host.switches.changed()
     return say(f"Forked into a new session with {info.turn_count} turns; you are now in the fork.")
 
 
 async def close(context: Context, args: NoArgs) -> Report:
     host = _host(context)
     await (await host.session_async()).end()
-    await host.session_changed()
+    await host.switches.changed()
     return say("Session closed (still searchable and resumable). The next prompt starts a new one.")
 
 
@@ -148,5 +148,5 @@ async def delete(context: Context, args: DeleteArgs) -> Report:
     if target.id == session.session_id:
         await session.new()
     await host.views.delete_session(target.id)
-    await host.session_changed()
+    await host.switches.changed()
     return say(f"Deleted session {label}.")

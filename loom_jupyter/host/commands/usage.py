@@ -3,7 +3,7 @@
 
 Every change runs here, on the engine loop (never a front's thread), and every open
 sidebar is told through the same doors as its own messages (``apply_options``,
-``set_approval``).
+``TrustKeeper.set_approval``).
 """
 
 from __future__ import annotations
@@ -192,15 +192,13 @@ async def thinking(context: Context, args: ThinkingArgs) -> Report:
 
 async def approval(context: Context, args: ApprovalArgs) -> Report:
     """The person's word on approvals, beating every setting; or what is in force."""
-    from loom_jupyter.host.services.trust import set_approval
-
     host = _host(context)
     session = await host.session_async()
     if args.forget:
         session.policy.reset()
         return say('Forgot every "Always" answer: those calls ask again.')
     if args.mode is None:
-        mode, source = host.approval_mode()
+        mode, source = host.trust.approval_mode()
         switch = context.spelled("approval MODE")
         return Report(
             parts=(
@@ -208,7 +206,7 @@ async def approval(context: Context, args: ApprovalArgs) -> Report:
                 Note(await always_text(context)),
             )
         )
-    await set_approval(host, args.mode)
+    await host.trust.set_approval(args.mode)
     return say(f"Approval policy: {args.mode} (magic).")
 
 
@@ -224,7 +222,7 @@ async def always_text(context: Context) -> str:
 
 async def delegate(context: Context, args: DelegateArgs) -> Report:
     """Plan the goal into subtasks and run them in the background."""
-    from loom_jupyter.host.host import missing_key_message
+    from loom_jupyter.host.services.keys import missing_key_message
     from loom_jupyter.orchestrator import attach
 
     if not args.goal.strip():

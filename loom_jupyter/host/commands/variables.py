@@ -42,7 +42,7 @@ async def rebuild(context: Context, args: RebuildArgs) -> Report:
     session = await host.session_async()
     kernel = context.kernel or session.kernel
     present = {v.name for v in await kernel.list_variables()}
-    plan = plan_rebuild(await host.executions(), names, present)
+    plan = plan_rebuild(await host.executions.all(), names, present)
     shown = _plan(plan, names)
     held = consent_note(plan)
     if held is not None and not args.yes:
@@ -55,7 +55,7 @@ async def rebuild(context: Context, args: RebuildArgs) -> Report:
     await context.refuse_while_running("rebuild")  # planning awaited: nothing may have started
     done = await replay(kernel, plan, names)
     if done.ok:
-        host.restart_offer = None  # taken up: a sidebar opened now is not offered it again
+        host.restarts.taken()  # taken up: a sidebar opened now is not offered it again
     return Report(shown.title, (*shown.parts, *_checks(done)), ok=done.ok and not plan.missing)
 
 
@@ -122,7 +122,7 @@ async def provenance(context: Context, args: NameArgs) -> Report:
 
     name = args.name
     host = context.host
-    origin = await host.provenance(name)
+    origin = await host.executions.trace(name)
     state = await (await host.session_async()).check_kernel()  # the namespace now (issue 30)
     notes = []
     if name in state.recreated:
@@ -154,7 +154,7 @@ async def _overview(context: HostContext) -> Report:
     from loom_jupyter.tools.rebuild import seconds, when
 
     host = context.host
-    records = await host.executions()
+    records = await host.executions.all()
     kernel = context.kernel or (await host.session_async()).kernel
     rows = []
     for variable in await kernel.list_variables():

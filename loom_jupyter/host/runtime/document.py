@@ -47,7 +47,7 @@ class FrontDocument:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
         self.archive: Archive | None = None  # set once the host opened it
-        self.front: DocumentFront | None = None  # set by the sidebar front
+        self._front: DocumentFront | None = None  # the pages' hub, once it exists
         self._waiting: dict[str, asyncio.Future[ChangeResult]] = {}
         self._read: dict[str, str] = {}  # cell id -> source, as the agent last read or wrote it
         self._types: dict[str, CellType] = {}
@@ -56,7 +56,11 @@ class FrontDocument:
     @property
     def available(self) -> bool:
         """Whether a front holds the notebook now."""
-        return self.front is not None and self.front.holds_notebook()
+        return self._front is not None and self._front.holds_notebook()
+
+    def attach(self, front: DocumentFront) -> None:
+        """The pages' hub carries notebook changes to the page that holds the notebook."""
+        self._front = front
 
     def last_read(self, cell_id: str) -> str | None:
         """The cell's source as the agent last read or wrote it; None if never."""
@@ -82,7 +86,7 @@ class FrontDocument:
         return await self._ask(change)
 
     async def _ask(self, change: CellChange) -> ChangeResult:
-        front = self.front
+        front = self._front
         if front is None:
             return ChangeResult.refused("", "no_front")
         from loom_jupyter.host.wire.protocol import NotebookRequest  # with the first front

@@ -73,7 +73,7 @@ class TurnFloor:
         self.state = Status("idle")
         self.tasks: dict[str, TaskView] = {}
         self.subscribers: list[Subscriber] = []
-        self.can_ask: Callable[[], bool] = lambda: False  # is a front open that answers?
+        self._can_ask: Callable[[], bool] = lambda: False  # is a front open that answers?
         self._approvals: dict[str, asyncio.Future[Decision | None]] = {}
         self._running: asyncio.Task[None] | None = None
         self._idle: list[asyncio.Future[None]] = []  # outside calls waiting for the floor
@@ -215,6 +215,14 @@ class TurnFloor:
         if self.queue.cancel(client_id):
             self.broadcast(QueueMsg(self.queue.items()))
 
+    def ask_through(self, fronts_open: Callable[[], bool]) -> None:
+        """Whether a front that answers approvals is open now (the pages' hub says)."""
+        self._can_ask = fronts_open
+
+    def can_ask(self) -> bool:
+        """A front that answers approvals is open."""
+        return self._can_ask()
+
     def stop(self) -> None:
         """Stop the running turn (or outside agent's call) and every delegated subtask."""
         if self.outside_turn() and self.stop_outside is not None:
@@ -257,7 +265,7 @@ class TurnFloor:
 
     async def ask(self, request_id: str, request: ApprovalRequest) -> Decision | None:
         """Ask every open front that answers; None when none is open (or all closed)."""
-        if not self.can_ask():
+        if not self._can_ask():
             return None
         inputs = dict(request.input)
         if self.mirror is not None and request.call_id:

@@ -40,8 +40,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from loom_jupyter.host.runtime.floor import TurnFloor
+    from loom_jupyter.host.services.executions import ExecutionLog
     from loom_jupyter.host.wire.protocol import OutsideCall
-    from loom_jupyter.lineage import Provenance
     from loom_jupyter.session.conversation import CoworkSession
 
 __all__ = [
@@ -89,8 +89,9 @@ class OutsideHost(Protocol):
         """The conversation, once the host has opened it."""
         ...
 
-    async def provenance(self, name: str) -> Provenance:
-        """Where ``name`` came from, by the archived executions."""
+    @property
+    def executions(self) -> ExecutionLog:
+        """The archived executions: where a variable came from."""
         ...
 
 
@@ -222,7 +223,7 @@ async def _provenance(host: OutsideHost, args: Mapping[str, Any]) -> ToolOutput:
         variable = check_name(name)
     except LoomError as exc:
         return _error(f'{exc}. Give a variable\'s name, e.g. {{"name": "df"}}.')
-    text = provenance_text(await host.provenance(variable))
+    text = provenance_text(await host.executions.trace(variable))
     return ToolOutput.text(text, summary=first_line(text))
 
 

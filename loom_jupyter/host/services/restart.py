@@ -15,15 +15,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from loom_jupyter.lineage import plan_rebuild
+from loom_jupyter.errors import LoomError
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Collection, Sequence
 
+    from loom_jupyter.archive import Archive
     from loom_jupyter.lineage import ExecutionRecord
     from loom_jupyter.records import SessionInfo
+    from loom_jupyter.session.conversation import CoworkSession
 
-__all__ = ["RestartOffer", "gone_variables", "restart_offer"]
+__all__ = ["RestartOffer", "Restarts", "gone_variables", "restart_offer"]
 
 OFFERED = 8  # names put in the offered command; the rest are counted
 
@@ -75,6 +77,8 @@ class RestartOffer:
 
 def restart_offer(names: Sequence[str], records: Sequence[ExecutionRecord]) -> RestartOffer | None:
     """The offer for the ``names`` the records can make; None when there are none."""
+    from loom_jupyter.lineage import plan_rebuild
+
     if not names:
         return None
     missing = plan_rebuild(records, names).missing
@@ -92,3 +96,47 @@ def restart_offer(names: Sequence[str], records: Sequence[ExecutionRecord]) -> R
         risky=len(plan.consent_steps),
         wanted=tuple(offered),
     )
+
+
+class Restarts:
+    """The host's part that keeps the restart offer: made at open from what the previous
+    kernel took, narrowed when a front asks, dropped once a rebuild made the names again."""
+
+    def __init__(self) -> None:
+        self.offer: RestartOffer | None = None
+
+    async def at_open(
+        self,
+        archive: Archive,
+        info: SessionInfo,
+        owner: str,
+        present: Callable[[Sequence[str]], Collection[str]] | None,
+    ) -> None:
+        """What the previous kernel took that a rebuild can make again (for the banner);
+        ``present`` says which names the live namespace has (any thread)."""
+        names = gone_variables(info, owner)
+        if names and present is not None:
+            there = present(names)  # re-created before Loom loaded: not gone
+            names = [name for name in names if name not in there]
+        self.offer = restart_offer(names, await archive.executions()) if names else None
+
+    async def now(self, session: CoworkSession, archive: Archive) -> RestartOffer | None:
+        """The offer narrowed to the names absent from the namespace now, the session's
+        kernel facts read again (engine loop; a sidebar's welcome)."""
+        await session.check_kernel()
+        offer = self.offer
+        if offer is None:
+            return None
+        wanted = offer.wanted or offer.names
+        try:
+            there = await session.kernel.fingerprints(wanted)
+        except LoomError:  # the namespace cannot be read now: the offer as last checked
+            return offer
+        if any(name in there for name in wanted):
+            names = [name for name in wanted if name not in there]
+            self.offer = restart_offer(names, await archive.executions()) if names else None
+        return self.offer
+
+    def taken(self) -> None:
+        """A rebuild made the names again: a front opened now is not offered it."""
+        self.offer = None

@@ -220,13 +220,13 @@ def open_coworker(
     except BaseException:
         cowork.close()
         raise
-    cowork.host.on_renamed = lambda: cowork.main.post(lambda: follow_rename(shell))
+    cowork.host.renames.listen(lambda: cowork.main.post(lambda: follow_rename(shell)))
     _LOADED[id(shell)] = cowork
     waiting = _WAITING.pop(id(shell), None) if predecessor is None else None
     if waiting is not None:  # sidebars that opened before it did
         waiting.hand_over(cowork)
     atexit.register(cowork.close)
-    if cowork.host.renamed_to is not None:  # a sidebar said so while the archive was opening
+    if cowork.host.renames.pending:  # a sidebar said so while the archive was opening
         follow_later(shell)
     return cowork
 
@@ -278,15 +278,17 @@ def follow_rename(shell: Any) -> None:
     the session goes on. Until the copy is open the old archive is untouched.
     """
     cowork = current(shell)
-    if cowork is None or cowork.host.renamed_to is None or not cowork.loop_thread.alive:
+    if cowork is None or not cowork.host.renames.pending or not cowork.loop_thread.alive:
         return
     if not cowork.idle or cowork.main.pumping:  # a turn, a delegation or a %cowork cell
         follow_later(shell)
         return
     from loom_jupyter.host.upkeep.relocate import Relocation
 
-    relocation = Relocation(cowork.location, cowork.host.renamed_to)
-    cowork.host.renamed_to = None
+    renamed = cowork.host.renames.take()
+    if renamed is None:
+        return
+    relocation = Relocation(cowork.location, renamed)
     problem = relocation.blocked_by()
     if problem is not None:
         cowork.floor.notice(problem, "warning")
@@ -335,7 +337,7 @@ def _settle(successor: KernelCowork, relocation: Relocation, sid: str | None) ->
         successor.run(session.resume(sid))
     successor.refresh_panel(tell_sidebars=False)
     message = relocation.message(conversing=sid is not None)
-    successor.run(successor.host.followed(message, switched=switched))
+    successor.run(successor.host.switches.followed(message, switched=switched))
 
 
 def follow_later(shell: Any) -> None:

@@ -171,9 +171,9 @@ class KernelCowork:
         from loom_jupyter.jupyter.kernel.activity import CellActivity, earlier_cells
 
         if self.activity is None and getattr(self.shell, "events", None) is not None:
-            self.activity = CellActivity(self.shell, recorder=self.host.record_execution)
+            self.activity = CellActivity(self.shell, recorder=self.host.executions.record)
             for record in earlier_cells(self.shell):  # run before Loom loaded (issue 30)
-                self.host.record_execution(record)
+                self.host.executions.record(record)
 
     def _present(self, names: Sequence[str]) -> list[str]:
         """Which of ``names`` the namespace has (a dict lookup each: any thread)."""
@@ -263,7 +263,7 @@ class KernelCowork:
 
         assert self._guard is not None  # made by open() before this runs
         live = LiveKernelBridge(
-            self.shell, self.main, on_result=self._shown, recorder=self.host.record_execution
+            self.shell, self.main, on_result=self._shown, recorder=self.host.executions.record
         )
         return GuardedBridge(live, self.shell, self.main, self._guard, self.floor)
 
@@ -339,7 +339,7 @@ class KernelCowork:
     def missing_key(self) -> str | None:
         """The no-key message in the words of the front in use, when requests need a key
         and there is none (else None)."""
-        from loom_jupyter.host.host import missing_key_message
+        from loom_jupyter.host.services.keys import missing_key_message
 
         return missing_key_message(self.front) if self.needs_api_key else None
 
@@ -363,7 +363,7 @@ class KernelCowork:
         if self.panel is not None:
             self.panel.reset(self.run(self.views.panel_data()))
         if tell_sidebars:
-            self.run(self.host.session_changed())
+            self.run(self.host.switches.changed())
 
     def _to_panel(self, item: Published) -> None:
         """The host's stream, for the panel (engine loop): each engine event, and a reload
@@ -404,23 +404,23 @@ class KernelCowork:
         where = f"loom: {self.location.path.name}"
         if self.location.source == "terminal":
             where += f" (terminal; archive {self.archive_path})"
-        info = host.resumed
+        info = host.found.resumed
         if info is None:
             head = f"{where} — new session"
         else:
             title = shorten(info.title or "(untitled)", 48)
-            head = f"{where} — resumed “{title}” ({plural(host.resumed_prompts, 'prompt')})"
-        mode, source = host.approval_mode()
+            head = f"{where} — resumed “{title}” ({plural(host.found.resumed_prompts, 'prompt')})"
+        mode, source = host.trust.approval_mode()
         hint = f"approval: {mode} ({source}) · %cowork sessions to switch · %cowork --help for help"
         if info is not None and self.location.source in ("terminal", "unknown"):
             # No notebook names this conversation: it may be another shell's, from this folder.
             when = info.last_active_at[:16].replace("T", " ")
             head += f", last active {when} UTC; %cowork new starts a new one"
-        untrusted = host.untrusted_line()
-        offers = [o.hint() for o in host.orphans if not o.writer_alive]
-        offer = host.restart_offer.text("%cowork rebuild") if host.restart_offer else None
-        messages = (untrusted, host.crash_message, host.lease_message, offer, *offers)
-        messages += (host.tracked_archive, *host.storage_notes, *host.where_notes)
+        untrusted = host.trust.untrusted_line()
+        offers = [o.hint() for o in host.found.orphans if not o.writer_alive]
+        offer = host.restarts.offer.text("%cowork rebuild") if host.restarts.offer else None
+        messages = (untrusted, host.found.crash_message, host.found.lease_message, offer, *offers)
+        messages += (host.found.tracked_archive, *host.found.storage_notes, *host.found.where_notes)
         notes = [wrap_words(m) for m in messages if m]
         return "\n".join([wrap_words(head), hint, *notes])
 

@@ -89,6 +89,4 @@ def _tell_sidebars(shell: Any) -> None:
     cowork = current(shell)
     if cowork is None or not cowork.loop_thread.alive:
         return
-    from loom_jupyter.host.services.keys import tell_key
-
-    cowork.loop_thread.loop.call_soon_threadsafe(tell_key, cowork.host)
+    cowork.loop_thread.loop.call_soon_threadsafe(cowork.host.keys.tell)

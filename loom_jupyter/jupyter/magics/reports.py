@@ -22,7 +22,7 @@ def status(cw: KernelCowork, args: NoArgs) -> None:
     from loom_jupyter.host.commands.context import HostContext
     from loom_jupyter.host.commands.usage import always_text
 
-    mode, source = cw.host.approval_mode()
+    mode, source = cw.host.trust.approval_mode()
     always = cw.run(always_text(HostContext(cw.host, "magic")))
     show_text(f"Approval: {mode} ({source}). {always}\n{cw.host.storage_line()}")
     cw.ensure_panel().show()

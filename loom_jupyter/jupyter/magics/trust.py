@@ -45,10 +45,8 @@ class CellTrust:
     def record(
         self, decision: TrustDecision, *, shown: str | None, with_approval: bool
     ) -> TrustAnswer:
-        from loom_jupyter.host.services.trust import decide_trust
-
-        host = self.cw.host
-        return self.cw.run(decide_trust(host, decision, shown=shown, with_approval=with_approval))
+        trust = self.cw.host.trust
+        return self.cw.run(trust.decide(decision, shown=shown, with_approval=with_approval))
 
     def show(self, text: str) -> None:
         show_text(text)
@@ -57,5 +55,5 @@ class CellTrust:
         return read_answer(question)
 
     def mode_line(self) -> str:
-        mode, source = self.cw.host.approval_mode()
+        mode, source = self.cw.host.trust.approval_mode()
         return f"Approval: {mode} ({source})."

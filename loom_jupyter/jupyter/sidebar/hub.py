@@ -79,8 +79,8 @@ class SidebarHub:
         self.link: CommLink | None = None
         self.presence = Presence(lambda peer, message: self._reply(peer, message, to=""))
         host.floor.subscribers.append(self._published)
-        host.floor.can_ask = lambda: self.has_fronts
-        host.document.front = self
+        host.floor.ask_through(lambda: self.has_fronts)
+        host.document.attach(self)
 
     @property
     def _loop(self) -> Any:
@@ -213,15 +213,15 @@ class SidebarHub:
         elif m.type == "sessions":
             self._reply(peer, SessionsMsg(await host.views.session_rows()))
         elif m.type == "resume":
-            await host.switch("resume", m.session)
+            await host.switches.switch("resume", m.session)
         elif m.type == "new":
-            await host.switch("new")
+            await host.switches.switch("new")
         elif m.type == "fork":
-            await host.switch("fork", at=m.at_turn)
+            await host.switches.switch("fork", at=m.at_turn)
         elif m.type == "search":
             await self._search(peer, m.query)
         elif m.type == "set_notebook":
-            await host.follow_notebook(m.path, m.server_root)
+            host.renames.heard(m.path, m.server_root)
         elif m.type == "notebook_reply":
             host.document.settle(m.request_id, m.result)
         elif m.type == "revert_turn":
@@ -237,9 +237,7 @@ class SidebarHub:
         elif m.type == "where_from":
             await self._where_from(peer, m.name)
         elif m.type == "trust_decision":
-            from loom_jupyter.host.services.trust import decide_trust
-
-            await decide_trust(host, m.decision, shown=m.digest, with_approval=m.with_approval)
+            await host.trust.decide(m.decision, shown=m.digest, with_approval=m.with_approval)
         elif m.type == "set_key":
             await self._set_key(peer, m.key)
         elif m.type == "examples":
@@ -262,7 +260,7 @@ class SidebarHub:
         peer.page, peer.documents = True, hello.documents
         peer.pings = hello.minor >= _PINGS_SINCE
         self.presence.said(peer, on_screen=hello.on_screen)
-        await self._host.follow_notebook(hello.notebook_path, hello.server_root)  # renamed?
+        self._host.renames.heard(hello.notebook_path, hello.server_root)  # renamed?
         log = self._host.floor.log
         if hello.since_seq is not None:
             missed = log.since(hello.since_seq, hello.kernel_session)
@@ -276,21 +274,23 @@ class SidebarHub:
         await self._welcome(peer)
 
     async def _welcome(self, peer: Peer) -> None:
+        from loom_jupyter.host.services.welcome import welcome
+
         session = await self._host.session_async()
         offer = await self._host.restart_offer_now()  # what a restart took, absent now
-        welcome, running = await self._host.welcome(_supports_subshells(self.link))
+        first, running = await welcome(self._host, _supports_subshells(self.link))
         from loom_jupyter.host.commands.slash import SLASH_COMMANDS
 
-        self._reply(peer, replace(welcome, commands=SLASH_COMMANDS))  # what this kernel offers
+        self._reply(peer, replace(first, commands=SLASH_COMMANDS))  # what this kernel offers
         if self.link is not None:
             for data in running:
                 self.link.send(peer, data)
         if session.session_id is None:  # nothing said here yet: offer a vanished notebook's
-            for orphan in self._host.orphans:
+            for orphan in self._host.found.orphans:
                 if not orphan.writer_alive:
                     self._reply(peer, NoticeMsg(f"{orphan.hint()} (Run it in a cell.)", "info"))
-        if self._host.tracked_archive:  # the banner's word, for a page that loaded silently
-            self._reply(peer, NoticeMsg(self._host.tracked_archive, "warning"))
+        if self._host.found.tracked_archive:  # the banner's word, for a page that loaded silently
+            self._reply(peer, NoticeMsg(self._host.found.tracked_archive, "warning"))
         if offer:  # what a restart took, and that a rebuild makes it
             self._reply(peer, NoticeMsg(offer.text("/rebuild"), "info"))
         peer.ready = True  # no await since the snapshot: nothing was missed in between
@@ -326,14 +326,12 @@ class SidebarHub:
         from loom_jupyter.host.services.origins import check_name, origin
 
         variable = check_name(name)
-        self._reply(peer, origin(name, await self._host.provenance(variable)))
+        self._reply(peer, origin(name, await self._host.executions.trace(variable)))
 
     async def _set_key(self, peer: Peer, key: str) -> None:
         """The key field: store the key outside the notebook; every front hears whether
         there is one now, this front where it was saved or why not (never the key)."""
-        from loom_jupyter.host.services.keys import save_key
-
-        self._reply(peer, await save_key(self._host, key))
+        self._reply(peer, await self._host.keys.save(key))
 
     async def _examples(self, peer: Peer) -> None:
         """Example prompts for an empty conversation, from the live namespace."""
