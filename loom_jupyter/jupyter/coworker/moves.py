@@ -40,5 +40,5 @@ def adopt(cowork: KernelCowork, name: str) -> KernelCowork:
     successor = open_coworker(shell, here, predecessor=cowork)
     successor.sidebar.take(handover)
     successor.run(successor.views.move_notebook(str(move.old.path), str(here.path)))
-    successor.refresh_panel()
+    successor.panels.refresh()
     return successor

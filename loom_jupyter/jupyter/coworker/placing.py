@@ -98,9 +98,9 @@ class Waiting:
         with self._lock:
             held, self._held = list(self._held.values()), {}
         for comm, msg, _ in (item for item in held if not item[2]):
-            cowork._first_sidebar(comm, msg)  # the hub replays the hello: a welcome
+            cowork.comms.accept_page(comm, msg)  # the hub replays the hello: a welcome
         for comm, msg, _ in (item for item in held if item[2]):  # after the pages they count
-            cowork._first_agent(comm, msg)  # its hub replays the hello: `pages`
+            cowork.comms.accept_agent(comm, msg)  # its hub replays the hello: `pages`
 
     # -- any kernel thread ------------------------------------------------------------------
 

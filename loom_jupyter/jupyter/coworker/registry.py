@@ -317,8 +317,8 @@ def _swapped(shell: Any, cowork: KernelCowork, relocation: Relocation) -> Kernel
     except BaseException:  # the shell keeps ``cowork``: a failed open never replaced it
         target.unlink(missing_ok=True)
         raise
-    successor.take_fronts(cowork)
-    successor.panel, cowork.panel = cowork.panel, None
+    successor.comms.take(cowork.comms, in_kernel=successor.in_kernel)
+    successor.panels.take_over(cowork.panels)
     if cowork.activity is not None and successor.activity is not None:
         successor.activity.keep(cowork.activity.take())
     cowork.close()
@@ -335,7 +335,7 @@ def _settle(successor: KernelCowork, relocation: Relocation, sid: str | None) ->
     switched = sid is not None and session.session_id != sid
     if sid is not None and switched:  # the latest active one was another: go on with this one
         successor.run(session.resume(sid))
-    successor.refresh_panel(tell_sidebars=False)
+    successor.panels.refresh(tell_sidebars=False)
     message = relocation.message(conversing=sid is not None)
     successor.run(successor.host.switches.followed(message, switched=switched))
 

@@ -11,17 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from typing_extensions import assert_never
-
 from loom_jupyter.errors import LoomError
 from loom_jupyter.host.host import Host, KernelPorts
-from loom_jupyter.host.runtime.stream import HostMessage, TurnEvent
+from loom_jupyter.host.runtime.stream import TurnEvent
+from loom_jupyter.jupyter.coworker.comm_fronts import CommFronts
+from loom_jupyter.jupyter.coworker.panel_front import PanelFront
 from loom_jupyter.jupyter.kernel.mainthread import MainThreadQueue
-from loom_jupyter.jupyter.sidebar import AGENT_TARGET, TARGET
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Sequence
@@ -30,15 +28,12 @@ if TYPE_CHECKING:
     from loom_jupyter.host.runtime.floor import TurnFloor
     from loom_jupyter.host.runtime.loop_thread import LoopThread
     from loom_jupyter.host.runtime.stream import Published
-    from loom_jupyter.host.services.panel_data import PanelData
     from loom_jupyter.host.services.views import Views
     from loom_jupyter.host.upkeep.location import NotebookLocation
     from loom_jupyter.jupyter.cell.approval import StdinApprover
     from loom_jupyter.jupyter.cell.render import Renderer
     from loom_jupyter.jupyter.kernel.activity import CellActivity
     from loom_jupyter.jupyter.kernel.front import FrontKind
-    from loom_jupyter.jupyter.panel.widget import Panel
-    from loom_jupyter.jupyter.sidebar.agents import AgentHub
     from loom_jupyter.jupyter.sidebar.cellguard import CellGuard
     from loom_jupyter.jupyter.sidebar.hub import SidebarHub
     from loom_jupyter.models.base import Model
@@ -73,14 +68,11 @@ class KernelCowork:
         self.host = Host(location, model=model, owner=owner)
         self.main = MainThreadQueue(_running_loop())
         self.approver: StdinApprover | None = None  # built with the session, off the main thread
-        self.panel: Panel | None = None
+        self.panels = PanelFront(shell, self.host, self.main, self.run)
         self._renderer: Renderer | None = None  # the cell turn's, while its cell pumps
-        self._hub: SidebarHub | None = None  # built on first use: %load_ext stays light
-        self._hub_lock = threading.Lock()  # the main thread and the engine loop may both ask
-        self._agents: AgentHub | None = None  # outside agents' links (``loom-agent``)
+        self.comms = CommFronts(shell, self.host)  # hubs built on first use: a light load
         self._guard: CellGuard | None = None
         self.activity: CellActivity | None = None  # the person's cells between turns
-        self.host.subscribe(self._to_panel)  # the floor itself is made on first use
 
     # the host's parts, by name -------------------------------------------------
 
@@ -133,7 +125,7 @@ class KernelCowork:
         """Open the archive and start resuming the latest active session.
 
         ``attach_sidebar=False`` leaves the comm targets alone: a predecessor hands its
-        open sidebars and agents' links over (:meth:`take_fronts`). ``hold=True`` keeps the
+        open sidebars and agents' links over (:meth:`CommFronts.take`). ``hold=True`` keeps the
         session's building waiting until :meth:`go_on` (``%load_ext`` prints its banner
         first); a failure to open lets it go at once.
         """
@@ -146,8 +138,7 @@ class KernelCowork:
                 opening.result()  # raise a failure to open the archive now
             self._watch_cells()
             if self.in_kernel and attach_sidebar:
-                self._attach_sidebar()
-                self._attach_agents()
+                self.comms.listen()
         except BaseException:
             self.go_on()
             raise
@@ -198,55 +189,7 @@ class KernelCowork:
     @property
     def sidebar(self) -> SidebarHub:
         """The kernel's sidebars: every open sidebar comm, on the host's stream."""
-        with self._hub_lock:
-            if self._hub is None:
-                from loom_jupyter.jupyter.sidebar.hub import SidebarHub
-
-                self._hub = SidebarHub(self.host)
-            return self._hub
-
-    def _attach_sidebar(self) -> None:
-        """Accept sidebar comms (main thread); the hub takes the comm target over when the
-        first sidebar opens."""
-        self.shell.kernel.comm_manager.register_target(TARGET, self._first_sidebar)
-
-    def _first_sidebar(self, comm: Any, msg: dict[str, Any]) -> None:
-        hub = self.sidebar
-        if hub.link is None:
-            hub.attach(self.shell.kernel)
-        assert hub.link is not None
-        hub.link.accept(comm, msg)
-
-    @property
-    def agents(self) -> AgentHub:
-        """Outside agents' links (``loom-agent``, DESIGN §14): apart from the sidebars."""
-        with self._hub_lock:
-            if self._agents is None:
-                from loom_jupyter.jupyter.sidebar.agents import AgentHub
-
-                self._agents = AgentHub(self.host, lambda: self._hub)
-            return self._agents
-
-    def _attach_agents(self) -> None:
-        """Accept outside agents' links (main thread), the hub built when the first opens."""
-        self.shell.kernel.comm_manager.register_target(AGENT_TARGET, self._first_agent)
-
-    def _first_agent(self, comm: Any, msg: dict[str, Any]) -> None:
-        hub = self.agents
-        if hub.link is None:
-            hub.attach(self.shell.kernel)
-        assert hub.link is not None
-        hub.link.accept(comm, msg)
-
-    def take_fronts(self, predecessor: KernelCowork) -> None:
-        """Serve ``predecessor``'s open sidebars and agents' links (the notebook was renamed;
-        main thread): they stay connected and see no restart."""
-        self.sidebar.take(predecessor.sidebar.release())
-        link = predecessor.agents.release()
-        if link is not None:
-            self.agents.take(link)
-        elif self.in_kernel:
-            self._attach_agents()  # none open: the light target, this coworker's now
+        return self.comms.sidebar
 
     def _approver(self) -> Any:
         """The session's approver: stdin, and the sidebar when one is open (engine thread)."""
@@ -275,16 +218,7 @@ class KernelCowork:
         from loom_jupyter.jupyter.delegation.front import detach_front
 
         detach_front(self)
-        if self._hub is not None:
-            self._hub.detach()
-        if self._agents is not None:
-            self._agents.detach()
-        if self.in_kernel:  # the light targets, when none opened (the hubs may exist)
-            manager = self.shell.kernel.comm_manager
-            if manager.targets.get(TARGET) == self._first_sidebar:
-                manager.unregister_target(TARGET, self._first_sidebar)
-            if manager.targets.get(AGENT_TARGET) == self._first_agent:
-                manager.unregister_target(AGENT_TARGET, self._first_agent)
+        self.comms.close(in_kernel=self.in_kernel)
         if self._guard is not None:
             self._guard.close()
         if self.activity is not None:
@@ -348,81 +282,11 @@ class KernelCowork:
         """True inside ipykernel (rich output); False in a terminal shell."""
         return getattr(self.shell, "kernel", None) is not None
 
-    # the panel: a subscriber of the host's stream ---------------------------------
-
-    def ensure_panel(self) -> Panel:
-        """The kernel's live panel, created on first use."""
-        from loom_jupyter.jupyter.panel.widget import Panel
-
-        if self.panel is None:
-            self.panel = Panel(self.shell, self.run(self.views.panel_data()))
-        return self.panel
-
-    def refresh_panel(self, *, tell_sidebars: bool = True) -> None:
-        """Reload the panel (after resume, new, fork, delete); tell every front."""
-        if self.panel is not None:
-            self.panel.reset(self.run(self.views.panel_data()))
-        if tell_sidebars:
-            self.run(self.host.switches.changed())
-
-    def _to_panel(self, item: Published) -> None:
-        """The host's stream, for the panel (engine loop): each engine event, and a reload
-        when a front switched sessions."""
-        if self.panel is None:
-            return
-        if isinstance(item, TurnEvent):
-            event = item.event
-            self.main.post(lambda: self._panel_apply(event))
-        elif isinstance(item, HostMessage):
-            if item.message.type == "session_changed":
-                self._panel_reset_soon()
-        else:
-            assert_never(item)
-
-    def _panel_apply(self, event: Any) -> None:
-        if self.panel is not None:
-            self.panel.apply(event)
-
-    def _panel_reset_soon(self) -> None:
-        """Reload the panel from the engine loop (a sidebar switched sessions)."""
-
-        def reset(data: PanelData) -> None:
-            if self.panel is not None:
-                self.panel.reset(data)
-
-        def settled(future: concurrent.futures.Future[PanelData]) -> None:
-            if future.exception() is None:
-                self.main.post(lambda: reset(future.result()))
-
-        self.loop_thread.submit(self.views.panel_data()).add_done_callback(settled)
-
     def banner(self) -> str:
         """The notebook, the session resumed (or new), how to switch; wrapped at words."""
-        from loom_jupyter.jupyter.cell.output import plural, shorten, wrap_words
+        from loom_jupyter.jupyter.coworker.banner import banner
 
-        host = self.host
-        where = f"loom: {self.location.path.name}"
-        if self.location.source == "terminal":
-            where += f" (terminal; archive {self.archive_path})"
-        info = host.found.resumed
-        if info is None:
-            head = f"{where} — new session"
-        else:
-            title = shorten(info.title or "(untitled)", 48)
-            head = f"{where} — resumed “{title}” ({plural(host.found.resumed_prompts, 'prompt')})"
-        mode, source = host.trust.approval_mode()
-        hint = f"approval: {mode} ({source}) · %cowork sessions to switch · %cowork --help for help"
-        if info is not None and self.location.source in ("terminal", "unknown"):
-            # No notebook names this conversation: it may be another shell's, from this folder.
-            when = info.last_active_at[:16].replace("T", " ")
-            head += f", last active {when} UTC; %cowork new starts a new one"
-        untrusted = host.trust.untrusted_line()
-        offers = [o.hint() for o in host.found.orphans if not o.writer_alive]
-        offer = host.restarts.offer.text("%cowork rebuild") if host.restarts.offer else None
-        messages = (untrusted, host.found.crash_message, host.found.lease_message, offer, *offers)
-        messages += (host.found.tracked_archive, *host.found.storage_notes, *host.found.where_notes)
-        notes = [wrap_words(m) for m in messages if m]
-        return "\n".join([wrap_words(head), hint, *notes])
+        return banner(self.host)
 
     # turns: the cell's front -----------------------------------------------------------
 

@@ -42,6 +42,15 @@ class TaskBoard(Protocol):
         ...
 
 
+class Panels(Protocol):
+    """The coworker's panel front, as a delegation's front reads it."""
+
+    @property
+    def panel(self) -> TaskBoard | None:
+        """The live panel, when one is shown."""
+        ...
+
+
 class FrontHost(Protocol):
     """What a delegation's front asks of the kernel's coworker (``KernelCowork``)."""
 
@@ -51,8 +60,8 @@ class FrontHost(Protocol):
         ...
 
     @property
-    def panel(self) -> TaskBoard | None:
-        """The live panel, when one is shown."""
+    def panels(self) -> Panels:
+        """The live panel's front (its panel, when one is shown)."""
         ...
 
     @property
@@ -96,7 +105,7 @@ class DelegateFront:
 
     def _show(self, update: TaskUpdate) -> None:
         """On the main thread: panel, live table, progress line."""
-        panel = self.cowork.panel
+        panel = self.cowork.panels.panel
         if panel is not None:
             panel.show_task(update.snapshot)
         renderer = self._cell_renderer()

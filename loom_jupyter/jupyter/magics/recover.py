@@ -81,8 +81,8 @@ def _reopen(
     successor = open_coworker(shell, location, predecessor=cowork)
     if cowork is not None and handover is not None:
         successor.sidebar.take(handover)
-        successor.panel, cowork.panel = cowork.panel, None
-        successor.refresh_panel()
+        successor.panels.take_over(cowork.panels)
+        successor.panels.refresh()
     return successor
 
 

@@ -25,7 +25,7 @@ def status(cw: KernelCowork, args: NoArgs) -> None:
     mode, source = cw.host.trust.approval_mode()
     always = cw.run(always_text(HostContext(cw.host, "magic")))
     show_text(f"Approval: {mode} ({source}). {always}\n{cw.host.storage_line()}")
-    cw.ensure_panel().show()
+    cw.panels.ensure().show()
 
 
 def adopt(cw: KernelCowork, args: AdoptArgs) -> None:
