@@ -12,9 +12,10 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import Ajv from 'ajv';
 import standaloneCode from 'ajv/dist/standalone/index.js';
 import { compile } from 'json-schema-to-typescript';
+
+import { checker } from './checking.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const GENERATED = join(HERE, '..', 'src', 'generated');
@@ -41,33 +42,9 @@ async function types(schema) {
   return `${code}\n/**\n * ${version.description}\n */\nexport const PROTOCOL_VERSION = '${version.const}';\n`;
 }
 
-/** The schema without its prose (the validators keep a copy of what they check). */
-function rulesOnly(node) {
-  if (Array.isArray(node)) {
-    return node.map(rulesOnly);
-  }
-  if (node === null || typeof node !== 'object') {
-    return node;
-  }
-  const prose = new Set(['title', 'description', '$comment']);
-  return Object.fromEntries(
-    Object.entries(node)
-      .filter(([key, value]) => !prose.has(key) || typeof value !== 'string')
-      .map(([key, value]) => [key, rulesOnly(value)])
-  );
-}
-
 /** One validator per direction; each answers true or false and keeps its `errors`. */
 function validators(schema) {
-  const ajv = new Ajv({
-    code: { source: true, esm: true },
-    discriminator: true,
-    allErrors: false,
-    strict: true,
-    allowUnionTypes: true,
-    inlineRefs: false
-  });
-  ajv.addSchema({ ...rulesOnly(schema), $id: 'loom' });
+  const ajv = checker(schema, { code: { source: true, esm: true } });
   const code = standaloneCode(ajv, {
     validateKernelMessage: 'loom#/$defs/KernelMessage',
     validateFrontMessage: 'loom#/$defs/Inbound'

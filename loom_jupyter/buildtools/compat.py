@@ -15,9 +15,14 @@ on an incompatible change, not only on a stale file):
   optional by construction: ``since=`` in ``protocol.py``);
 - a kernel -> front field once required that is now optional (an older page requires it).
 
-New message types and new optional fields are compatible. A change of major version is
-compatible with nothing, and is not checked: the kernel refuses a page of another major
-with a notice.
+New message types and new optional fields are compatible, each way: a message type a minor
+version adds is declared with the version that added it (``added_in`` in ``protocol.py``),
+and :func:`version_breaks` holds those declarations to every frozen schema (a type the
+frozen version lacks is declared newer than it; one it has, no newer). From them a page
+sends a type only to a kernel that reads it, the kernel sends a type only to a page whose
+``hello`` says a version that has it, and a page skips (logging it once) a type it does not
+know from a newer kernel of its major. A change of major version is compatible with nothing,
+and is not checked: the kernel refuses a page of another major with a notice.
 
 ``tests/jupyter/test_protocol_compat.py`` runs this against every frozen snapshot of the
 current major.
@@ -39,6 +44,7 @@ __all__ = [
     "parse_version",
     "snapshot_path",
     "snapshots",
+    "version_breaks",
 ]
 
 HISTORY_PATH = Path("labextension/schema-history")
@@ -95,11 +101,7 @@ def breaking_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Break]:
     """What in ``new`` breaks a reader or writer of ``old`` (both whole protocol schemas,
     as ``contract.schema()`` makes them); empty when ``new`` only adds."""
     found: list[Break] = []
-    sides: tuple[tuple[str, Direction], ...] = (
-        ("Outbound", "kernel->front"),
-        ("Inbound", "front->kernel"),
-    )
-    for union, direction in sides:
+    for union, direction in _SIDES:
         then, now = _messages(old, union), _messages(new, union)
         for kind in then.keys() - now.keys():
             found.append(Break(direction, kind, "the message type was removed"))
@@ -108,6 +110,43 @@ def breaking_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Break]:
     if "Envelope" in old["$defs"]:
         envelope = _Compare(old, new, "kernel->front", found)
         envelope.node(old["$defs"]["Envelope"], new["$defs"].get("Envelope", {}), "envelope")
+    return sorted(found, key=str)
+
+
+_SIDES: tuple[tuple[str, Direction], ...] = (
+    ("Outbound", "kernel->front"),
+    ("Inbound", "front->kernel"),
+)
+
+
+def version_breaks(
+    old: dict[str, Any],
+    old_version: tuple[int, int],
+    new: dict[str, Any],
+    versions: dict[str, dict[str, str]],
+) -> list[Break]:
+    """Where the declared version of a message type of ``new`` (``versions``: by union,
+    ``"Inbound"`` or ``"Outbound"``, then by ``type``; 1.0 when absent) disagrees with the
+    frozen schema ``old`` of version ``old_version``: a type ``old`` lacks must be declared
+    newer than it (an older side does not know it), one ``old`` has no newer."""
+    found: list[Break] = []
+    then = f"{old_version[0]}.{old_version[1]}"
+    for union, direction in _SIDES:
+        known = _messages(old, union).keys()
+        for kind in _messages(new, union):
+            said = versions.get(union, {}).get(kind, "1.0")
+            declared = parse_version(said) or (0, 0)
+            if kind in known and declared > old_version:
+                found.append(Break(direction, kind, f"declared added in {said}, but {then} has it"))
+            elif kind not in known and declared <= old_version:
+                found.append(
+                    Break(
+                        direction,
+                        kind,
+                        f"a new message type (not in {then}): mark it `added_in` the next minor "
+                        f"version (declared {said}), so an older side is never sent it",
+                    )
+                )
     return sorted(found, key=str)
 
 
@@ -198,9 +237,16 @@ def _shape(rule: dict[str, Any]) -> str:
     return json.dumps(_rules(rule), sort_keys=True)[:120]
 
 
-def check(root: Path, spec: dict[str, Any], version: str | int) -> list[Break]:
+def check(
+    root: Path,
+    spec: dict[str, Any],
+    version: str | int,
+    versions: dict[str, dict[str, str]] | None = None,
+) -> list[Break]:
     """Every break of ``spec`` (protocol ``version``) against the frozen schemas of the same
-    major version under ``root``; a snapshot of another major is not held against it."""
+    major version under ``root``; a snapshot of another major is not held against it. With
+    ``versions`` (the version that added each message type, ``contract.type_versions()``),
+    also every declaration a frozen schema contradicts (:func:`version_breaks`)."""
     current = parse_version(version)
     if current is None:
         raise ValueError(f"{version!r} is no protocol version (major.minor)")
@@ -209,5 +255,7 @@ def check(root: Path, spec: dict[str, Any], version: str | int) -> list[Break]:
         if frozen[0] == current[0] and frozen <= current:
             tag = f"(against {frozen[0]}.{frozen[1]})"
             breaks = breaking_changes(old, spec)
+            if versions is not None:
+                breaks += version_breaks(old, frozen, spec, versions)
             found += [Break(b.direction, b.where, f"{b.what} {tag}") for b in breaks]
     return found

@@ -258,3 +258,59 @@ def test_a_since_field_needs_a_default_and_a_version_of_this_major(
         ValueError, match=rf"TooNew\.flag: since 9\.9 in protocol {p.PROTOCOL_VERSION}"
     ):
         contract.added()
+
+
+# -- message types a minor version adds: declared, so neither side is sent what it lacks ----
+
+
+def add_type(spec: dict[str, Any], union: str, name: str, kind: str, **fields: Any) -> None:
+    """A new message type ``kind`` (class ``name``) in ``union``, its fields' rules given."""
+    properties = {**fields, "type": {"const": kind, "type": "string"}}
+    _defs(spec)[name] = {"title": name, "properties": properties, "required": list(properties)}
+    _defs(spec)[union]["oneOf"].append({"$ref": f"#/$defs/{name}"})
+
+
+def test_every_message_type_is_declared_with_the_version_that_added_it(
+    current: dict[str, Any],
+) -> None:
+    versions = contract.type_versions()
+    assert versions["Outbound"]["outside_result"] == versions["Inbound"]["outside_call"] == "1.1"
+    assert versions["Outbound"]["ping"] == versions["Inbound"]["pong"] == "1.3"
+    assert versions["Inbound"]["search"] == versions["Outbound"]["search_results"] == "1.0"
+    breaks = compat.check(ROOT, current, p.PROTOCOL_VERSION, versions)
+    assert [str(b) for b in breaks] == [], "mark a new message type `added_in` its version"
+
+
+def test_a_message_type_added_either_way_is_compatible_once_declared_newer(
+    frozen: dict[str, Any],
+) -> None:
+    changed = copy.deepcopy(frozen)
+    add_type(changed, "Outbound", "Nap", "nap", minutes={"type": "integer"})  # kernel -> front
+    add_type(changed, "Inbound", "NapPlease", "nap_please", request_id={"type": "string"})
+    assert compat.breaking_changes(frozen, changed) == []  # neither old reader is broken...
+    undeclared = [str(b) for b in compat.version_breaks(frozen, (1, 0), changed, {})]
+    assert undeclared == [  # ...once neither side is sent what it does not know
+        "front->kernel nap_please: a new message type (not in 1.0): mark it `added_in` the next "
+        "minor version (declared 1.0), so an older side is never sent it",
+        "kernel->front nap: a new message type (not in 1.0): mark it `added_in` the next minor "
+        "version (declared 1.0), so an older side is never sent it",
+    ]
+    declared = {"Outbound": {"nap": "1.1"}, "Inbound": {"nap_please": "1.1"}}
+    assert compat.version_breaks(frozen, (1, 0), changed, declared) == []
+    late = {"Inbound": {"search": "1.1"}}  # a type 1.0 has cannot be newer than 1.0
+    assert [str(b) for b in compat.version_breaks(frozen, (1, 0), frozen, late)] == [
+        "front->kernel search: declared added in 1.1, but 1.0 has it"
+    ]
+
+
+def test_a_message_type_declared_beyond_the_protocol_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    @p.added_in("9.1")
+    @dataclasses.dataclass(frozen=True)
+    class Nap:
+        type: str = "nap"
+
+    monkeypatch.setattr(contract, "_UNIONS", {"Outbound": (Nap | p.Ping, "")})
+    with pytest.raises(ValueError, match=rf"Nap: added in 9\.1 in {p.PROTOCOL_VERSION}"):
+        contract.type_versions()
