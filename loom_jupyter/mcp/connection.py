@@ -45,7 +45,9 @@ MAX_EVENT_BYTES = 64 * 1024 * 1024
 """The largest single message accepted from an HTTP server (the SDK's default is 1 MB,
 too small for a big tool result; the result is capped for the model afterwards)."""
 _MAX_LIST_PAGES = 50  # tools/list pages read from one server
-_START_SECONDS = 60.0  # at most, to start and list the tools (less when `timeout` is less)
+# To start and list the tools. A server's `timeout` is a tool call's: a start (imports,
+# npx or uvx fetching the server) is another matter, on a busy machine too.
+_START_SECONDS = 60.0
 _STOP_SECONDS = 10.0  # the SDK bounds a stdio shutdown (stdin close, TERM, KILL) by ~6 s
 _CALL_GRACE_SECONDS = 5.0  # past the SDK's own per-call timeout, before we give up on it
 _STDERR_TAIL = 1_500
@@ -98,8 +100,8 @@ class ServerConnection:
     # -- lifecycle ------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Connect and list the tools within the server's ``timeout`` (60 s at most); on
-        failure the state is ``failed`` and :attr:`error` says why."""
+        """Connect and list the tools within 60 s (a call's ``timeout`` does not bound the
+        start); on failure the state is ``failed`` and :attr:`error` says why."""
         await self.stop()
         self.state, self.error, self._ended = "starting", "", ""
         self.generation += 1
@@ -109,7 +111,7 @@ class ServerConnection:
         self._runner = loop.create_task(
             self._run(ready, self._stop), name=f"loom-mcp-{self.config.name}"
         )
-        limit = min(self.config.timeout, _START_SECONDS)
+        limit = _START_SECONDS
         try:
             await asyncio.wait({ready, self._runner}, timeout=limit, return_when=_FIRST)
         except asyncio.CancelledError:

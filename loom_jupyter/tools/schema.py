@@ -320,78 +320,81 @@ def _enum(node: Mapping[str, object]) -> list[object]:
 
 
 def check_mapping(args: object, schema: Mapping[str, object]) -> Mapping[str, object]:
-    """``args`` checked against an outside schema (an MCP server's), optional ``null`` keys
-    left out; :class:`InvalidInput` says what is wrong."""
+    """``args`` checked against an outside schema (an MCP server's) by ``jsonschema`` (the
+    draft the schema names, else 2020-12), optional ``null`` keys left out;
+    :class:`InvalidInput` says what is wrong in the words the model reads for Loom's own
+    tools. A schema that is not valid JSON Schema is the server's to apply: left unchecked."""
     kept = without_null_optionals(args, schema)
-    problems = _check(kept, schema, "input")
-    if problems:
-        raise InvalidInput(problems)
-    assert isinstance(kept, Mapping)
+    validator = _validator(json.dumps(schema, sort_keys=True, default=str))
+    if validator is not None:
+        problems = _schema_problems(list(validator.iter_errors(kept)))
+        if problems:
+            raise InvalidInput(problems)
+    if not isinstance(kept, Mapping):
+        raise InvalidInput([f"input must be an object, got {_json_type(kept)}"])
     return kept
 
 
-def _check(value: object, schema: Mapping[str, Any], where: str) -> list[str]:
-    expected = schema.get("type")
-    if expected is not None and not _is_type(value, expected):
-        return [f"{where} must be {_describe_type(expected)}, got {_json_type(value)}"]
+@functools.lru_cache(maxsize=256)
+def _validator(schema_json: str) -> Any:
+    """The validator for a schema (as sorted JSON); ``None`` for one that is not valid
+    JSON Schema. ``jsonschema`` is imported on the first outside call."""
+    import jsonschema
+    from jsonschema.validators import validator_for
+
+    schema = json.loads(schema_json)
+    cls = validator_for(schema, default=jsonschema.Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except jsonschema.SchemaError:
+        return None
+    return cls(schema)
+
+
+def _schema_problems(errors: list[Any]) -> list[str]:
+    """Each error in words, in the order of the places they are about; a value of the
+    wrong type is told once, without what its other rules say."""
+    errors.sort(key=lambda e: [str(part) for part in e.absolute_path])
+    mistyped = {tuple(e.absolute_path) for e in errors if e.validator == "type"}
     problems: list[str] = []
-    if "enum" in schema and value not in schema["enum"]:
-        allowed = ", ".join(repr(v) for v in schema["enum"])
-        problems.append(f"{where} must be one of {allowed}; got {value!r}")
-    problems += _check_bounds(value, schema, where)
-    if isinstance(value, dict):
-        problems += _check_object(value, schema, where)
-    if isinstance(value, list) and "items" in schema:
-        for index, item in enumerate(value):
-            problems += _check(item, schema["items"], f"{where}[{index}]")
+    for error in errors:
+        path = tuple(error.absolute_path)
+        if path in mistyped and error.validator != "type":
+            continue
+        for words in _words(error, path):
+            if words not in problems:
+                problems.append(words)
     return problems
 
 
-def _check_object(value: dict[str, object], schema: Mapping[str, Any], where: str) -> list[str]:
-    properties: Mapping[str, Any] = schema.get("properties", {})
-    prefix = "" if where == "input" else f"{where}."
-    problems = [
-        f"missing required key {prefix}{key!r}"
-        for key in schema.get("required", ())
-        if key not in value
-    ]
-    for key, item in value.items():
-        if key in properties:
-            problems += _check(item, properties[key], f"{prefix}{key}")
-        elif schema.get("additionalProperties", True) is False:
-            known = ", ".join(properties) or "none"
-            problems.append(f"unknown key {prefix}{key!r} (known keys: {known})")
-    return problems
-
-
-def _check_bounds(value: object, schema: Mapping[str, Any], where: str) -> list[str]:
-    problems: list[str] = []
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        if "minimum" in schema and value < schema["minimum"]:
-            problems.append(f"{where} must be at least {schema['minimum']}; got {value}")
-        if "maximum" in schema and value > schema["maximum"]:
-            problems.append(f"{where} must be at most {schema['maximum']}; got {value}")
-    if isinstance(value, str) and len(value) < schema.get("minLength", 0):
-        problems.append(f"{where} must not be empty")
-    if isinstance(value, str) and len(value) > schema.get("maxLength", len(value)):
-        problems.append(f"{where} must be at most {schema['maxLength']:,} characters")
-    return problems
-
-
-def _is_type(value: object, expected: str | list[str]) -> bool:
-    if isinstance(expected, list):
-        return any(_is_type(value, one) for one in expected)
-    checks = {
-        "string": lambda v: isinstance(v, str),
-        "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-        "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-        "boolean": lambda v: isinstance(v, bool),
-        "object": lambda v: isinstance(v, dict),
-        "array": lambda v: isinstance(v, list),
-        "null": lambda v: v is None,
+def _words(error: Any, path: tuple[int | str, ...]) -> list[str]:
+    where = _where(path)
+    prefix = "" if not path else f"{where}."
+    value, rule, kind = error.instance, error.validator_value, error.validator
+    if kind == "type":
+        return [f"{where} must be {_describe_type(rule)}, got {_json_type(value)}"]
+    if kind == "enum":
+        allowed = ", ".join(repr(v) for v in rule)
+        return [f"{where} must be one of {allowed}; got {value!r}"]
+    if kind == "required":
+        return [f"missing required key {prefix}{key!r}" for key in rule if key not in value]
+    if kind == "additionalProperties" and isinstance(value, dict):
+        properties = error.schema.get("properties", {})
+        known = ", ".join(properties) or "none"
+        return [
+            f"unknown key {prefix}{key!r} (known keys: {known})"
+            for key in value
+            if key not in properties
+        ]
+    bounds = {
+        "minimum": f"{where} must be at least {rule}; got {value}",
+        "maximum": f"{where} must be at most {rule}; got {value}",
+        "minLength": f"{where} must not be empty" if rule == 1 else "",
+        "maxLength": f"{where} must be at most {rule:,} characters"
+        if isinstance(rule, int)
+        else "",
     }
-    check = checks.get(expected)
-    return True if check is None else bool(check(value))
+    return [bounds.get(kind) or f"{where}: {error.message}"]
 
 
 # --- words -------------------------------------------------------------------------------
