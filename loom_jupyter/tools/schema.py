@@ -325,7 +325,7 @@ def check_mapping(args: object, schema: Mapping[str, object]) -> Mapping[str, ob
     :class:`InvalidInput` says what is wrong in the words the model reads for Loom's own
     tools. A schema that is not valid JSON Schema is the server's to apply: left unchecked."""
     kept = without_null_optionals(args, schema)
-    validator = _validator(json.dumps(schema, sort_keys=True, default=str))
+    validator = _validator(json.dumps(schema, default=str))
     if validator is not None:
         problems = _schema_problems(list(validator.iter_errors(kept)))
         if problems:
@@ -337,8 +337,9 @@ def check_mapping(args: object, schema: Mapping[str, object]) -> Mapping[str, ob
 
 @functools.lru_cache(maxsize=256)
 def _validator(schema_json: str) -> Any:
-    """The validator for a schema (as sorted JSON); ``None`` for one that is not valid
-    JSON Schema. ``jsonschema`` is imported on the first outside call."""
+    """The validator for a schema (as JSON, keys in their order: the words name properties
+    so); ``None`` for one that is not valid JSON Schema. ``jsonschema`` is imported on the
+    first outside call."""
     import jsonschema
     from jsonschema.validators import validator_for
 
