@@ -30,9 +30,10 @@ from typing import TYPE_CHECKING, TypeAlias
 
 from typing_extensions import assert_never
 
-from loom_jupyter.engine.cache_policy import CacheRhythm
 from loom_jupyter.engine.hints import RecallHint, recall_hint
-from loom_jupyter.engine.prompts import SYSTEM_PROMPT
+from loom_jupyter.engine.history_cache import LOOKBACK_BLOCKS, HistoryCache, WindowLayout
+from loom_jupyter.engine.overflow import Overflow
+from loom_jupyter.engine.prefix import RequestPrefix
 from loom_jupyter.engine.tokens import MESSAGE_OVERHEAD, blocks_tokens, text_tokens
 from loom_jupyter.errors import ContextBudgetError
 from loom_jupyter.messages import (
@@ -51,9 +52,9 @@ from loom_jupyter.messages import (
 )
 from loom_jupyter.models.base import ModelRequest
 from loom_jupyter.models.catalog import context_budget
-from loom_jupyter.models.estimate import estimate_request_tokens
 
 if TYPE_CHECKING:
+    from loom_jupyter.engine.cache_policy import CacheRhythm
     from loom_jupyter.models.base import CacheTtl
     from loom_jupyter.models.catalog import ModelInfo
     from loom_jupyter.readers import TurnReader
@@ -73,21 +74,6 @@ INTERRUPTED_RESULT = (
 )
 _BlocksOf: TypeAlias = Callable[[Turn], tuple[ContentBlock, ...]]
 _HINT_RESERVE = 200  # tokens kept free for a recall hint when the budget is checked
-
-LOOKBACK_BLOCKS = 16
-"""The API finds a cached prefix at most 20 blocks before a breakpoint; past this many
-new blocks since the last request's breakpoint, that spot is marked again (a margin
-for blocks counted differently)."""
-
-
-@dataclass(frozen=True)
-class _Mark:
-    """Where the last request's history breakpoint was, and in which window layout."""
-
-    first_turn: int
-    cut_through: int
-    message: int
-    blocks: int  # content blocks of the history up to and including that message
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -122,9 +108,8 @@ class ContextWindow:
         rhythm: CacheRhythm | None = None,
     ) -> None:
         self.config = config
-        self.system = system
-        self.tools = tuple(tools)
-        self._fixed = _prefix_tokens(system=system, tools=self.tools)
+        self.prefix = RequestPrefix(system, tuple(tools))
+        self.cache = HistoryCache(rhythm, clock)
         self._turns: list[Turn] = []
         self._cost: dict[int, int] = {}
         self._rendered: dict[int, tuple[ContentBlock, ...]] = {}
@@ -132,13 +117,6 @@ class ContextWindow:
         self.cut_through = 0
         self.moves = 0
         self.last_hint: RecallHint | None = None
-        self.rhythm = rhythm or CacheRhythm()  # kept (its prior too) across resets
-        self.history_ttl: CacheTtl = "5m"
-        self._clock = clock
-        self._last_request_at: float | None = None
-        self._turn_seen = 0  # the user turn whose first request was built
-        self._turn_tokens: int | None = None  # history tokens at that request
-        self._mark: _Mark | None = None
 
     # -- contents ---------------------------------------------------------
 
@@ -162,6 +140,26 @@ class ContextWindow:
         """Estimated tokens of the turns in view, as rendered."""
         return self._total
 
+    @property
+    def system(self) -> str:
+        """The system prompt of the next request."""
+        return self.prefix.system
+
+    @property
+    def tools(self) -> tuple[ToolSpec, ...]:
+        """The tool definitions of the next request."""
+        return self.prefix.tools
+
+    @property
+    def rhythm(self) -> CacheRhythm:
+        """The session's pauses, which the history's cache TTL is chosen from."""
+        return self.cache.rhythm
+
+    @property
+    def history_ttl(self) -> CacheTtl:
+        """The TTL of the history's breakpoint in this turn's requests."""
+        return self.cache.ttl
+
     def reset(self, turns: Sequence[Turn], pauses: Sequence[float] = ()) -> None:
         """Replace the contents (on resume); the window starts at the first user turn given.
 
@@ -171,8 +169,7 @@ class ContextWindow:
         """
         self._turns, self._cost, self._rendered, self._total = [], {}, {}, 0
         self.cut_through = 0
-        self._mark, self._last_request_at, self._turn_tokens = None, None, None
-        self.rhythm = self.rhythm.restart(pauses)
+        self.cache.restart(pauses)
         start = next((i for i, t in enumerate(turns) if t.role == "user"), len(turns))
         for turn in turns[start:]:
             self.append(turn)
@@ -188,10 +185,17 @@ class ContextWindow:
         cached prefix byte for byte; a change starts a new one."""
         if system == self.system:
             return False
-        self.system = system
-        self._fixed = _prefix_tokens(system=system, tools=self.tools)
-        self._mark = None  # the cache behind the last breakpoint is gone with the prefix
+        self._set_prefix(RequestPrefix(system, self.tools))
         return True
+
+    def set_tools(self, tools: Sequence[ToolSpec]) -> None:
+        """Use other tool definitions from the next request on (MCP servers came or went):
+        the cached prefix starts again."""
+        self._set_prefix(RequestPrefix(self.system, tuple(tools)))
+
+    def _set_prefix(self, prefix: RequestPrefix) -> None:
+        self.prefix = prefix
+        self.cache.prefix_changed()
 
     def dangling_tool_calls(self) -> list[ToolUseBlock]:
         """Tool calls of the last assistant turn that have no result turn after it."""
@@ -225,7 +229,7 @@ class ContextWindow:
         Raises :class:`ContextBudgetError` when even the smallest window does not fit.
         """
         state_block = TextBlock(state_text)
-        fixed = self._fixed + text_tokens(state_text) + _HINT_RESERVE + MESSAGE_OVERHEAD
+        fixed = self.prefix.tokens + text_tokens(state_text) + _HINT_RESERVE + MESSAGE_OVERHEAD
         if fixed + self._total > self.config.budget_tokens:
             self._move(fixed)
         tail = self._turns[-1] if self._turns and self._turns[-1].role == "user" else None
@@ -237,8 +241,7 @@ class ContextWindow:
             if self.last_hint is not None:
                 final.append(TextBlock(self.last_hint.text(first_turn_in_view=self.first_turn)))
             final.extend(self._blocks(tail))
-            self._new_turn(tail.turn_number)
-        self._last_request_at = self._clock()  # each use restarts the entry's TTL
+        self.cache.requested(tail.turn_number if tail is not None else None, self._total)
         messages = _render(history, self._blocks)
         paused = _paused_answer(history, messages) if tail is None else None
         if paused is not None:
@@ -255,41 +258,14 @@ class ContextWindow:
             max_tokens=max_tokens,
             cache_prefix=True,
             history_breakpoint=breakpoint_index,
-            extra_breakpoints=self._lookback(messages),
+            extra_breakpoints=self.cache.lookback(
+                messages, WindowLayout(self.first_turn, self.cut_through)
+            ),
             prefix_ttl="1h",
-            history_ttl=self.history_ttl,
+            history_ttl=self.cache.ttl,
             thinking=thinking,
             effort=effort,
         )
-
-    # -- prompt caching ---------------------------------------------------
-
-    def _new_turn(self, turn_number: int) -> None:
-        """A person's message starts a turn: note the gap since the last request, pick the TTL."""
-        if turn_number == self._turn_seen:  # the same turn's request again (a retry)
-            return
-        if self._last_request_at is not None:
-            grew = None if self._turn_tokens is None else self._total - self._turn_tokens
-            self.rhythm = self.rhythm.observe(self._clock() - self._last_request_at, grew)
-        self._turn_seen, self._turn_tokens = turn_number, self._total
-        self.history_ttl = self.rhythm.choose(self._total)
-
-    def _lookback(self, messages: Sequence[Message]) -> tuple[int, ...]:
-        """The last request's breakpoint again, when the new one is too far past it to find it."""
-        if not messages:
-            self._mark = None
-            return ()
-        end = sum(len(m.content) for m in messages)
-        mark, last = self._mark, len(messages) - 1
-        self._mark = _Mark(self.first_turn, self.cut_through, last, end)
-        if mark is None or (mark.first_turn, mark.cut_through) != (
-            self.first_turn,
-            self.cut_through,
-        ):
-            return ()
-        if mark.message >= last or end - mark.blocks <= LOOKBACK_BLOCKS:
-            return ()
-        return (mark.message,)
 
     # -- moving the window ------------------------------------------------
 
@@ -305,7 +281,7 @@ class ContextWindow:
             calls = [t.turn_number for t in self._turns if t.role == "assistant"]
             self._cut_through(max(calls, default=0))
         if fixed + self._total > self.config.budget_tokens:
-            raise ContextBudgetError(self._too_big_message(fixed))
+            raise ContextBudgetError(self._overflow(fixed).explain())
 
     def _drop_exchanges(self, fixed: int, target: int) -> None:
         """Drop whole exchanges from the front (never the newest) until ``target`` is met."""
@@ -327,49 +303,15 @@ class ContextWindow:
                 self._forget(turn)
                 self._account(turn)
 
-    def _too_big_message(self, fixed: int) -> str:
-        """What does not fit, in numbers, and what to do about it: the fixed part of every
-        request (tools, system prompt, instructions, session state), the newest message, or
-        the tool results of the turn in progress."""
-        budget = self.config.budget_tokens
-        limit = (
-            f"the context budget of {budget:,} tokens "
-            "(context_budget_tokens minus output_reserve_tokens)"
-        )
-        parts, shrink = self._prefix_parts(fixed)
-        if fixed >= budget:
-            advice = [
-                "raise context_budget_tokens in loom.yaml (or LOOM_CONTEXT_BUDGET_TOKENS), or "
-                "unset it so the budget follows the model's context window (%cowork model "
-                "shows it)",
-                *shrink,
-            ]
-            return (
-                f"The fixed part of every request needs about {fixed:,} tokens on its own, "
-                f"more than {limit}, so no message fits, however short. It holds {parts}. "
-                f"To make room: {'; or '.join(advice)}."
-            )
-        head = (
-            f"This request needs about {fixed + self._total:,} tokens, more than {limit}, "
-            "even with everything older left in the archive and old tool results shortened."
-        )
-        message, room = self._newest_message_tokens(), budget - fixed
-        if len(self._turns) == 1 or message > room:
-            advice = [
-                "shorten it, or save the text to a file in the notebook's folder and ask me "
-                "to read it in parts"
-            ]
-            if message <= fixed:  # the fixed part, not the message, takes most of the budget
-                advice += ["raise context_budget_tokens in loom.yaml", *shrink]
-            return (
-                f"{head} Your message alone is too long: about {message:,} tokens, with "
-                f"{room:,} left for it after the fixed part of every request ({fixed:,} "
-                f"tokens: {parts}). To send it: {'; or '.join(advice)}."
-            )
-        return (
-            f"{head} The tool results of this turn filled the window: send a new message to "
-            "continue (earlier results stay in the archive), or raise context_budget_tokens "
-            "in loom.yaml."
+    def _overflow(self, fixed: int) -> Overflow:
+        """What does not fit after the window moved as far as it can."""
+        return Overflow(
+            budget=self.config.budget_tokens,
+            fixed=fixed,
+            history=self._total,
+            newest_message=self._newest_message_tokens(),
+            only_turn=len(self._turns) == 1,
+            prefix=self.prefix,
         )
 
     def _newest_message_tokens(self) -> int:
@@ -378,30 +320,6 @@ class ContextWindow:
             if turn.role == "user":
                 return self._cost.get(turn.turn_number, 0)
         return 0
-
-    def _prefix_parts(self, fixed: int) -> tuple[str, list[str]]:
-        """The fixed part's pieces in tokens (``17 tool definitions (2,499), the system prompt
-        (1,196), ...``), and the advice that would shrink the pieces there are."""
-        mcp = [t for t in self.tools if t.name.startswith("mcp__")]
-        prompt, instructions = _prefix_tokens(system=self.system), 0
-        if self.system.startswith(SYSTEM_PROMPT) and self.system != SYSTEM_PROMPT:
-            prompt = _prefix_tokens(system=SYSTEM_PROMPT)
-            instructions = _prefix_tokens(system=self.system[len(SYSTEM_PROMPT) :])
-        tools = f"{len(self.tools)} tool definitions ({_prefix_tokens(tools=self.tools):,}"
-        if mcp:
-            tools += f", {_prefix_tokens(tools=mcp):,} of it for {len(mcp)} from MCP servers"
-        parts = [f"{tools})", f"the system prompt ({prompt:,})"]
-        shrink = []
-        if instructions:
-            parts.append(f"project instructions ({instructions:,})")
-            shrink.append(
-                "shorten the project instructions (%cowork instructions shows them; "
-                "instructions_max_chars in loom.yaml caps them)"
-            )
-        if mcp:
-            shrink.append("use fewer mcp_servers in loom.yaml (%cowork mcp lists them)")
-        parts.append(f"session state and framing ({max(fixed - self._fixed, 0):,})")
-        return ", ".join(parts), shrink
 
     # -- per-turn rendering (cached, deterministic) ------------------------
 
@@ -578,10 +496,3 @@ def _result_block(turn: Turn) -> ToolResultBlock:
 
 def _non_empty(block: ContentBlock) -> bool:
     return not isinstance(block, TextBlock) or bool(block.text.strip())
-
-
-def _prefix_tokens(*, system: str = "", tools: Sequence[ToolSpec] = ()) -> int:
-    """Estimated tokens of a request's system prompt and tools (no messages)."""
-    return estimate_request_tokens(
-        ModelRequest(model="", system=system, messages=(), tools=tuple(tools))
-    )

@@ -79,10 +79,7 @@ class SessionServers:
             self._tools_changed()
 
     def _tools_changed(self) -> None:
-        window, system = self.window, self.window.system
-        window.tools = self.tools.specs()
-        window.system = ""  # set_system then re-sizes the prefix with the new tools and
-        window.set_system(system)  # forgets the cache mark, as for a new system prompt
+        self.window.set_tools(self.tools.specs())
 
     async def close(self) -> None:
         """Stop every server."""
