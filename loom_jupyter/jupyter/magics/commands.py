@@ -16,9 +16,8 @@ model. ``%cowork -- text`` always sends a prompt. Every subcommand takes ``-h``/
 from __future__ import annotations
 
 import argparse
-import importlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.magic_arguments import MagicArgumentParser
 
@@ -28,34 +27,76 @@ from loom_jupyter.host.commands.spec import Spec, add_arguments
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from loom_jupyter.host.commands.arguments import (
+        AdoptArgs,
+        LoginArgs,
+        NoArgs,
+        RecoverArgs,
+        TrustArgs,
+    )
+    from loom_jupyter.jupyter.coworker.runtime import KernelCowork
+
 __all__ = ["SUBCOMMANDS", "CellHandler", "Subcommand"]
 
 
 @dataclass(frozen=True)
 class CellHandler:
-    """A command the cell answers itself, imported when it first runs (``%load_ext`` stays
-    light): ``module.name`` in this package, called with the coworker (or the shell) and
-    the parsed arguments."""
+    """A command the cell answers itself: one of the functions below, each importing its
+    module when it first runs (``%load_ext`` stays light), called with the coworker (or the
+    shell) and the parsed arguments."""
 
-    module: Literal["recover", "trust", "login", "reports"]
-    name: str
+    run: Callable[[Any, Any], None]
     on_shell: bool = False
     """It gets the shell: it must run even when loom cannot open."""
 
     def resolve(self) -> Callable[[Any, Any], None]:
         """The handler function."""
-        found = importlib.import_module(f"loom_jupyter.jupyter.magics.{self.module}")
-        function: Callable[[Any, Any], None] = getattr(found, self.name)
-        return function
+        return self.run
+
+
+def _adopt(cw: KernelCowork, args: AdoptArgs) -> None:
+    from loom_jupyter.jupyter.magics import reports
+
+    reports.adopt(cw, args)
+
+
+def _status(cw: KernelCowork, args: NoArgs) -> None:
+    from loom_jupyter.jupyter.magics import reports
+
+    reports.status(cw, args)
+
+
+def _recover(shell: Any, args: RecoverArgs) -> None:
+    from loom_jupyter.jupyter.magics import recover
+
+    recover.recover(shell, args)
+
+
+def _trust(cw: KernelCowork, args: TrustArgs) -> None:
+    from loom_jupyter.jupyter.magics import trust
+
+    trust.trust(cw, args)
+
+
+def _login(shell: Any, args: LoginArgs) -> None:
+    from loom_jupyter.jupyter.magics import login
+
+    login.login(shell, args)
+
+
+def _logout(shell: Any, args: NoArgs) -> None:
+    from loom_jupyter.jupyter.magics import login
+
+    login.logout(shell, args)
 
 
 _BY_THE_CELL: dict[str, CellHandler] = {
-    "adopt": CellHandler("reports", "adopt"),
-    "status": CellHandler("reports", "status"),
-    "recover": CellHandler("recover", "recover", on_shell=True),
-    "trust": CellHandler("trust", "trust"),
-    "login": CellHandler("login", "login", on_shell=True),
-    "logout": CellHandler("login", "logout", on_shell=True),
+    "adopt": CellHandler(_adopt),
+    "status": CellHandler(_status),
+    "recover": CellHandler(_recover, on_shell=True),
+    "trust": CellHandler(_trust),
+    "login": CellHandler(_login, on_shell=True),
+    "logout": CellHandler(_logout, on_shell=True),
 }
 """The commands the registry marks answered by the magic (``by_front``), and their code."""
 

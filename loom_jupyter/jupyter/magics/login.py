@@ -20,7 +20,7 @@ import loom_jupyter.apikey as apikey
 from loom_jupyter.errors import LoomError
 
 if TYPE_CHECKING:
-    import argparse
+    from loom_jupyter.host.commands.arguments import LoginArgs
 
 __all__ = ["NO_STDIN", "PROMPT", "login", "logout"]
 
@@ -34,7 +34,7 @@ NO_STDIN = (
 )
 
 
-def login(shell: Any, args: argparse.Namespace) -> None:
+def login(shell: Any, args: LoginArgs) -> None:
     """Ask for the key without echo and store it outside the notebook."""
     if getattr(args, "logout", False):
         logout(shell, args)
@@ -65,7 +65,7 @@ def login(shell: Any, args: argparse.Namespace) -> None:
     _tell_sidebars(shell)
 
 
-def logout(shell: Any, args: argparse.Namespace) -> None:
+def logout(shell: Any, args: object) -> None:
     """Remove the stored key (the keyring entry and the file)."""
     del args
     try:

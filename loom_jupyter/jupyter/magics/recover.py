@@ -22,8 +22,7 @@ from loom_jupyter.session.recover_view import render_report
 from loom_jupyter.trust import load_settings
 
 if TYPE_CHECKING:
-    import argparse
-
+    from loom_jupyter.host.commands.arguments import RecoverArgs
     from loom_jupyter.host.upkeep.location import NotebookLocation
     from loom_jupyter.jupyter.coworker.runtime import KernelCowork
     from loom_jupyter.jupyter.sidebar.hub import Handover
@@ -31,7 +30,7 @@ if TYPE_CHECKING:
 __all__ = ["recover"]
 
 
-def recover(shell: Any, args: argparse.Namespace) -> None:
+def recover(shell: Any, args: RecoverArgs) -> None:
     """``%cowork recover [--move-aside]`` (main thread; none of it is the person's code)."""
     from loom_jupyter.host.upkeep.location import resolve_notebook
 
