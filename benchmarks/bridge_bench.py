@@ -26,12 +26,13 @@ import sys
 import tempfile
 import time
 import uuid
-from datetime import datetime, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "outside"))
 
 from jupyter_rig import JupyterRig, start_rig
+
+from loom_jupyter.outside.kernel_channels import jupyter_message
 
 CODE = "x = globals().get('x', 0) + 1"
 NOTEBOOK = "bench.ipynb"
@@ -50,15 +51,6 @@ async def baseline(rig: JupyterRig, kernel_id: str, rounds: int) -> list[float]:
     times: list[float] = []
     try:
         for _ in range(rounds + 2):
-            msg_id = uuid.uuid4().hex
-            header = {
-                "msg_id": msg_id,
-                "msg_type": "execute_request",
-                "session": session,
-                "username": "bench",
-                "date": datetime.now(timezone.utc).isoformat(),
-                "version": "5.4",
-            }
             content = {
                 "code": CODE,
                 "silent": False,
@@ -67,14 +59,10 @@ async def baseline(rig: JupyterRig, kernel_id: str, rounds: int) -> list[float]:
                 "allow_stdin": False,
                 "stop_on_error": True,
             }
-            message = {
-                "header": header,
-                "parent_header": {},
-                "metadata": {},
-                "content": content,
-                "buffers": [],
-                "channel": "shell",
-            }
+            message = jupyter_message(
+                "shell", "execute_request", content, session=session, username="bench"
+            )
+            msg_id = message["header"]["msg_id"]
             started = time.perf_counter()
             ws.write_message(json.dumps(message))
             replied = idle = False

@@ -20,7 +20,7 @@ from loom_jupyter.outside.servers import BridgeError
 if TYPE_CHECKING:
     from loom_jupyter.outside.servers import ServerInfo
 
-__all__ = ["REPLY_SECONDS", "ChannelListener", "KernelChannels"]
+__all__ = ["REPLY_SECONDS", "ChannelListener", "KernelChannels", "jupyter_message"]
 
 REPLY_SECONDS = 60.0
 """How long a kernel may take to answer a request of the link's own (a subshell, a comm)."""
@@ -108,29 +108,12 @@ class KernelChannels:
         self, channel: str, kind: str, content: dict[str, Any], *, subshell: bool = False
     ) -> str:
         """Send one message (on the subshell, if asked and there is one); its id."""
-        msg_id = uuid.uuid4().hex
-        header: dict[str, Any] = {
-            "msg_id": msg_id,
-            "msg_type": kind,
-            "session": self._session,
-            "username": "loom-jupyter-mcp",
-            "date": datetime.now(timezone.utc).isoformat(),
-            "version": "5.4",
-        }
-        if subshell and self._subshell is not None:
-            header["subshell_id"] = self._subshell
-        message = {
-            "header": header,
-            "parent_header": {},
-            "metadata": {},
-            "content": content,
-            "buffers": [],
-            "channel": channel,
-        }
+        on = self._subshell if subshell else None
+        message = jupyter_message(channel, kind, content, session=self._session, subshell=on)
         if self._ws is None or self.closed:
             raise self.lost()
         self._ws.write_message(json.dumps(message))
-        return msg_id
+        return str(message["header"]["msg_id"])
 
     async def request(
         self, channel: str, kind: str, content: dict[str, Any], timeout: float = REPLY_SECONDS
@@ -218,3 +201,33 @@ class KernelChannels:
             f"The connection to the kernel of {self._notebook} closed (the kernel was shut "
             "down, or the Jupyter Server stopped). Open the notebook again, then call again."
         )
+
+
+def jupyter_message(
+    channel: str,
+    kind: str,
+    content: dict[str, Any],
+    *,
+    session: str,
+    username: str = "loom-jupyter-mcp",
+    subshell: str | None = None,
+) -> dict[str, Any]:
+    """A Jupyter message (protocol 5.4) as the kernel websocket takes it, with a new id."""
+    header: dict[str, Any] = {
+        "msg_id": uuid.uuid4().hex,
+        "msg_type": kind,
+        "session": session,
+        "username": username,
+        "date": datetime.now(timezone.utc).isoformat(),
+        "version": "5.4",
+    }
+    if subshell is not None:
+        header["subshell_id"] = subshell
+    return {
+        "header": header,
+        "parent_header": {},
+        "metadata": {},
+        "content": content,
+        "buffers": [],
+        "channel": channel,
+    }
