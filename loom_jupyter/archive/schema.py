@@ -387,7 +387,6 @@ def lighten_appends(db: sqlite3.Connection) -> None:
     )
 
 
-
 @migration(12)
 def one_index_per_append(db: sqlite3.Connection) -> None:
     """Version 12: an append writes the turn's row and one index, its (session, turn
@@ -395,6 +394,7 @@ def one_index_per_append(db: sqlite3.Connection) -> None:
     that key and the turns' rows (a lookup each, still bounded by the window, never the
     session), so ``idx_turns_window`` is no longer kept: one page less per append."""
     _run(db, "DROP INDEX idx_turns_window;")
+
 
 def schema_version(db: sqlite3.Connection) -> int:
     """The number of migrations ``db`` has had."""
