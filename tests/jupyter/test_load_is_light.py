@@ -43,7 +43,7 @@ print("MODULES " + json.dumps(sorted(sys.modules)))
 # needs no more. The turn floor and the protocol come with the session, after the banner.
 BANNER_JUPYTER = {
     "cell": {"output"},
-    "coworker": {"registry", "runtime"},
+    "coworker": {"banner", "comm_fronts", "panel_front", "registry", "runtime"},
     "kernel": {"activity", "mainthread"},
     "magics": {"commands", "cowork", "delegate"},
     "sidebar": {"cellguard"},
@@ -58,9 +58,17 @@ BANNER_HOST = {
     "runtime.document",
     "runtime.loop_thread",
     "runtime.stream",
+    "services",  # the host's parts: light, their heavy imports where first used
+    "services.executions",
+    "services.keys",
+    "services.opening",
+    "services.restart",
+    "services.switches",
+    "services.trust",
     "upkeep",
     "upkeep.location",
     "upkeep.relocate",
+    "upkeep.renames",
 }
 # The session's units, and the values only turns and cells need (the archive reads them in
 # the functions that read or write a turn or an execution).
@@ -69,7 +77,7 @@ AFTER_BANNER = ("engine", "session", "tools", "models", "orchestrator", "message
 # The Jupyter layer's modules a loaded, idle coworker has imported.
 JUPYTER_MODULES = {
     "cell": {"approval", "output"},
-    "coworker": {"registry", "runtime"},
+    "coworker": {"banner", "comm_fronts", "panel_front", "registry", "runtime"},
     "delegation": {"front", "view"},
     "kernel": {"activity", "bridge", "execute", "fdcapture", "mainthread"},
     "magics": {"commands", "cowork", "delegate"},
@@ -91,9 +99,17 @@ HOST_MODULES = {
     "runtime.queue",
     "runtime.replay",
     "runtime.stream",
+    "services",  # the host's parts: light, their heavy imports where first used
+    "services.executions",
+    "services.keys",
+    "services.opening",
+    "services.restart",
+    "services.switches",
+    "services.trust",
     "upkeep",
     "upkeep.location",
     "upkeep.relocate",
+    "upkeep.renames",
     "wire",
     "wire.protocol",
 }
