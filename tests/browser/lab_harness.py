@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -25,11 +26,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from jupyter_core.paths import jupyter_path
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from playwright.sync_api import Locator, Page
+    from playwright.sync_api import Locator, Page, ViewportSize
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -42,6 +44,38 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+# What playwright's own launch adds for a headless chromium (its chromiumSwitches and
+# headless switches): a browser started by the harness (start_browser) behaves the same.
+LAUNCH_SWITCHES = [
+    "--disable-field-trial-config",
+    "--disable-background-timer-throttling",
+    "--disable-backgrounding-occluded-windows",
+    "--disable-back-forward-cache",
+    "--disable-breakpad",
+    "--disable-component-extensions-with-background-pages",
+    "--no-default-browser-check",
+    "--disable-default-apps",
+    "--disable-dev-shm-usage",
+    "--disable-extensions",
+    "--allow-pre-commit-input",
+    "--disable-hang-monitor",
+    "--disable-ipc-flooding-protection",
+    "--disable-popup-blocking",
+    "--disable-prompt-on-repost",
+    "--disable-renderer-backgrounding",
+    "--force-color-profile=srgb",
+    "--metrics-recording-only",
+    "--password-store=basic",
+    "--use-mock-keychain",
+    "--no-service-autorun",
+    "--disable-search-engine-choice-screen",
+    "--hide-scrollbars",
+    "--mute-audio",
+    "--blink-settings=primaryHoverType=2,availableHoverTypes=2,primaryPointerType=4,"
+    "availablePointerTypes=4",
+]
+VIEWPORT: ViewportSize = {"width": 1400, "height": 900}
+BROWSER_START_TIMEOUT_S = 60.0
 EXTENSION_NAME = "loom-jupyter"
 SIDEBAR_ID = "loom-sidebar"
 SERVER_START_TIMEOUT_S = 90.0
@@ -49,6 +83,8 @@ SERVER_STOP_TIMEOUT_S = 15.0
 # Playwright timeouts are in milliseconds; the first page load compiles nothing
 # but still fetches a few MB of JavaScript on a busy 2-core machine.
 PAGE_TIMEOUT_MS = 30_000
+# Loading and restoring a whole app (JupyterLab or Notebook 7) on a loaded 2-core machine.
+APP_TIMEOUT_MS = 90_000
 CLOSE_RETRY_S = 5.0
 FILE_BROWSER_IN = """(folder) => {
     const browser = Array.from(window.jupyterapp.shell.widgets('left'))
@@ -61,29 +97,55 @@ OPEN_TABS = f"""() => Array.from(window.jupyterapp.shell.widgets('main'))
     .filter((widget) => !({LAUNCHER})(widget)).length"""
 # Whether the page runs JupyterLab (not Notebook 7, not a blank or half-loaded page).
 LAB_RUNNING = "() => window.jupyterapp?.name === 'JupyterLab'"
+# Polled by wait_for_function until the app is restored: its own ``restored`` promise,
+# settled into a flag on the app by a then-callback (never a promise awaited by an evaluate:
+# a navigation or reload meanwhile would take the awaited promise with it). A new document
+# has a new app, which gets its own callback on the next poll. Never throws: a predicate
+# that throws ends the wait. Settles to true, or to the reason the promise was rejected.
+APP_RESTORED = """() => {
+    const app = window.jupyterapp;
+    if (app === undefined || app.restored === undefined) { return false; }
+    if (app.__harnessRestored === undefined) {
+        app.__harnessRestored = false;
+        app.restored.then(
+            () => { app.__harnessRestored = true; },
+            (error) => { app.__harnessRestored = `restored rejected: ${error}`; });
+    }
+    return app.__harnessRestored;
+}"""
 OPEN_IN_APP = """async (app, path) => {
     await app.restored;
     await app.commands.execute('docmanager:open', {path});
 }"""
+# What a page that did not restore in time shows, for the failure message.
+APP_FOUND = """() => window.jupyterapp === undefined
+    ? 'no window.jupyterapp: the page did not load the app'
+    : `${window.jupyterapp.name} loaded, not restored`"""
 # The launcher JupyterLab puts in an emptied main area: a page booted on a notebook has none.
 CLOSE_LAUNCHERS = f"""(app) => {{
     for (const widget of Array.from(app.shell.widgets('main'))) {{
         if (({LAUNCHER})(widget)) {{ widget.close(); }}
     }}
 }}"""
-# What one test leaves in a shared page besides its tabs: the right panel open (a booted
-# page shows it closed), the file browser in its folder, observers and globals it put on
+# What one test leaves in a shared page: its tabs (disposed: unsaved changes are dropped
+# and no "Save your work?" dialog waits for an answer), the right panel open (a booted page
+# shows it closed), the file browser in its folder, observers and globals it put on
 # ``window`` (test scripts register observers in ``window.__loomObservers``), focus.
-RESET_SHELL = """async (app) => {
+# True when the page is clean again: no tab, no dialog.
+RESET_SHELL = f"""async (app) => {{
+    for (const widget of Array.from(app.shell.widgets('main'))) {{
+        if (!({LAUNCHER})(widget)) {{ widget.dispose(); }}
+    }}
     app.shell.collapseRight();
-    await app.commands.execute('filebrowser:go-to-path', {path: '/', dontShowBrowser: true});
-    for (const observer of window.__loomObservers ?? []) { observer.disconnect(); }
-    for (const name of Object.keys(window)) {
-        if (name.startsWith('__loom')) { delete window[name]; }
-    }
+    await app.commands.execute('filebrowser:go-to-path', {{path: '/', dontShowBrowser: true}});
+    for (const observer of window.__loomObservers ?? []) {{ observer.disconnect(); }}
+    for (const name of Object.keys(window)) {{
+        if (name.startsWith('__loom')) {{ delete window[name]; }}
+    }}
     document.activeElement?.blur?.();
-    return document.querySelector('.jp-Dialog') === null;
-}"""
+    const tabs = Array.from(app.shell.widgets('main')).filter((w) => !({LAUNCHER})(w));
+    return tabs.length === 0 && document.querySelector('.jp-Dialog') === null;
+}}"""
 # The news toast covers the bottom of the sidebars and update checks reach out
 # to the network: turn both off for the test server.
 SETTINGS_OVERRIDES = {
@@ -169,10 +231,24 @@ class LabPage:
         self._restored()
 
     def _restored(self) -> None:
-        self.page.wait_for_function("() => window.jupyterapp !== undefined")
-        self.page.evaluate("async () => { await window.jupyterapp.restored; }")
+        self.wait_restored()
         tree = self.page.url.split("?")[0].partition("/tree/")[2]
         self._tree_folder = Path(urllib.parse.unquote(tree)).parent.as_posix() if tree else None
+
+    def wait_restored(self, timeout_ms: float = APP_TIMEOUT_MS) -> None:
+        """Wait until the app the page runs (JupyterLab or Notebook 7) is restored, by polling
+        a flag its ``restored`` promise sets: it holds across a navigation or a reload the
+        app makes meanwhile (nothing awaits a promise of a document that may go away)."""
+        try:
+            state = self.page.wait_for_function(APP_RESTORED, timeout=timeout_ms).json_value()
+        except PlaywrightTimeoutError:
+            url, found = self.page.url, self.page.evaluate(APP_FOUND)
+            pytest.fail(
+                f"The app at {url} was not restored within {timeout_ms / 1000:.0f} s ({found})",
+                pytrace=False,
+            )
+        if state is not True:
+            pytest.fail(f"The app at {self.page.url} did not restore: {state}", pytrace=False)
 
     def open_more(self, notebook: str) -> Locator:
         """Open another notebook in this page (it becomes the active one)."""
@@ -243,12 +319,11 @@ class LabPage:
         tab closed (unsaved changes discarded), the right panel closed, the file browser
         at the root, test observers and ``window.__loom*`` globals gone, nothing focused,
         the mouse in the corner. False when the page runs no JupyterLab (Notebook 7, a
-        page that did not load) or a dialog stays open: then it is not reusable.
+        page that did not load) or a tab or dialog stays open: then it is not reusable.
         Kernels are the caller's to shut down (the page keeps none open after this)."""
         if not self.page.evaluate(LAB_RUNNING):
             return False
         self._settle_file_browser()
-        self.close_all()
         self.page.mouse.move(0, 0)
         clean: bool = self.app_eval(RESET_SHELL)
         return clean
@@ -269,7 +344,7 @@ class LabPage:
         """Wait until ``notebook`` is the shell's visible current widget."""
         widget_id = self.page.wait_for_function(
             """(path) => {
-                const widget = window.jupyterapp.shell.currentWidget;
+                const widget = window.jupyterapp?.shell.currentWidget;
                 const ready = widget?.context?.path === path && widget.isVisible;
                 return ready ? widget.id : null;
             }""",
@@ -370,19 +445,56 @@ def _wait_until_ready(server: LabServer) -> None:
     )
 
 
-def shutdown_kernels(server: LabServer) -> None:
-    """Ask the server to shut its kernels down, as the UI's "Shut Down All" does."""
+def kernel_ids(server: LabServer) -> list[str]:
+    """The ids of the server's running kernels (none when it does not answer)."""
     try:
-        with urllib.request.urlopen(server.url("api/kernels"), timeout=10) as response:
-            kernels = json.load(response)
-        for kernel in kernels:
-            request = urllib.request.Request(
-                server.url(f"api/kernels/{kernel['id']}"), method="DELETE"
-            )
-            urllib.request.urlopen(request, timeout=30).close()
+        with urllib.request.urlopen(server.url("api/kernels"), timeout=30) as response:
+            return [kernel["id"] for kernel in json.load(response)]
     except (urllib.error.URLError, ConnectionError, TimeoutError):
-        # The server is already gone or stuck: _stop still ends it by its PID.
-        return
+        return []
+
+
+def shutdown_kernels(server: LabServer, ids: list[str] | None = None) -> None:
+    """Ask the server to shut kernels down (by default all of them, as the UI's "Shut Down
+    All" does); each request returns once its kernel has ended."""
+    for kernel_id in kernel_ids(server) if ids is None else ids:
+        request = urllib.request.Request(server.url(f"api/kernels/{kernel_id}"), method="DELETE")
+        try:
+            urllib.request.urlopen(request, timeout=60).close()
+        except urllib.error.HTTPError as error:
+            if error.code != 404:  # 404: it had ended already (the test shut it down)
+                return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            # The server is already gone or stuck: stop_lab_server still ends it by its PID.
+            return
+
+
+class KernelReaper:
+    """Shuts each finished test's kernels down on a thread, so the next test does not wait
+    the second or two each takes to end (Loom's own shutdown, then the process's exit).
+
+    The ids are listed when the test ends, before the next test can start a kernel, so only
+    kernels of finished tests are reaped; one batch at a time; :meth:`join` waits for the
+    batch in flight (before the server stops, or for a test that needs no other kernel
+    running: an outside agent lists every kernel of the runtime folder)."""
+
+    def __init__(self, server: LabServer) -> None:
+        self._server = server
+        self._thread: threading.Thread | None = None
+
+    def reap(self) -> None:
+        ids = kernel_ids(self._server)
+        self.join()
+        if ids:
+            self._thread = threading.Thread(
+                target=shutdown_kernels, args=(self._server, ids), name="kernel-reaper"
+            )
+            self._thread.start()
+
+    def join(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
 
 
 def stop_lab_server(server: LabServer) -> None:
@@ -397,6 +509,64 @@ def stop_lab_server(server: LabServer) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+
+
+@dataclass(frozen=True, kw_only=True)
+class BrowserProcess:
+    """A headless chromium started by the harness; playwright connects to it over CDP
+    (``endpoint``), so it and its pages outlive one playwright connection."""
+
+    endpoint: str
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+
+def start_browser(base: Path) -> BrowserProcess:
+    """Start Debian's chromium headless with playwright's launch switches, its profile under
+    ``base``, a DevTools port of its own; return once the port is known."""
+    if not CHROMIUM.is_file():
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium", pytrace=False)
+    profile = base / "profile"
+    profile.mkdir(parents=True)
+    command = [
+        str(CHROMIUM),
+        *CHROMIUM_ARGS,
+        *LAUNCH_SWITCHES,
+        f"--user-data-dir={profile}",
+        "--remote-debugging-port=0",
+        f"--window-size={VIEWPORT['width']},{VIEWPORT['height']}",
+        "about:blank",
+    ]
+    log_path = base / "chromium.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+        )
+    port_file = profile / "DevToolsActivePort"  # "<port>\n<browser target path>"
+    deadline = time.monotonic() + BROWSER_START_TIMEOUT_S
+    while time.monotonic() < deadline and process.poll() is None:
+        lines = port_file.read_text().splitlines() if port_file.is_file() else []
+        if len(lines) >= 2:
+            endpoint = f"ws://127.0.0.1:{lines[0]}{lines[1]}"
+            return BrowserProcess(endpoint=endpoint, process=process, log_path=log_path)
+        time.sleep(0.05)
+    stop_browser_process(process)
+    pytest.fail(
+        f"chromium gave no DevTools port within {BROWSER_START_TIMEOUT_S:.0f} s:\n"
+        f"{log_path.read_text(errors='replace')[-2000:]}",
+        pytrace=False,
+    )
+
+
+def stop_browser_process(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM chromium by its PID; SIGKILL only if it hangs."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=SERVER_STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def start_lab_server(base: Path) -> LabServer:

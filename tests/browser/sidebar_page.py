@@ -90,10 +90,9 @@ def open_notebook7(lab: LabPage, served: str) -> Locator:
     from lab_harness import SIDEBAR_ID
 
     lab.page.goto(lab.server.url(f"notebooks/{served}"))
-    lab.page.wait_for_function("() => window.jupyterapp !== undefined")
-    lab.page.evaluate("async () => { await window.jupyterapp.restored; }")
+    lab.wait_restored()
     lab.page.wait_for_function(
-        "(path) => window.jupyterapp.shell.currentWidget?.context?.path === path", arg=served
+        "(path) => window.jupyterapp?.shell.currentWidget?.context?.path === path", arg=served
     )
     wait_kernel_idle(lab)
     lab.app_eval(f"(app) => {{ app.shell.activateById('{SIDEBAR_ID}'); }}")

@@ -24,7 +24,9 @@ from sidebar_page import KERNEL_TIMEOUT_MS, open_chat
 if TYPE_CHECKING:
     from pathlib import Path
 
-pytestmark = pytest.mark.browser
+# The agent lists every kernel of the server's runtime folder: none of an earlier test's
+# may still be shutting down.
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("kernels_settled")]
 
 OUTSIDE_CARD = '[data-loom="tool-card"][data-outside="Claude Code"]'
 SOURCE_IS = (

@@ -152,6 +152,5 @@ def test_notebook7_brings_the_panel_back_after_a_reload(
     open_notebook7(lab, path.relative_to(lab.server.root_dir).as_posix())
 
     lab.page.reload()
-    lab.page.wait_for_function("() => window.jupyterapp !== undefined")
-    lab.page.evaluate("async () => { await window.jupyterapp.restored; }")
+    lab.wait_restored()
     panel_shown(lab)
