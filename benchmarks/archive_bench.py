@@ -1,7 +1,8 @@
 """Archive benchmark: append latency, search, and the recent window / resume, by archive size.
 
 Run ``python benchmarks/archive_bench.py`` (about a minute) or ``--quick`` (CI, a few
-seconds). Archives are built in a temp dir with bulk inserts (one transaction,
+seconds: 1k and 2k turns, one recovery seed; it shows the script still prints its tables).
+Archives are built in a temp dir with bulk inserts (one transaction,
 ``executemany``, then the full-text index built in one go). Each archive holds one large
 "main" session (half the turns) plus 500-turn sessions of the same notebook;
 search, window and resume run against the main session, so a flat row across
@@ -510,9 +511,9 @@ def write_recovery(target: Path, trials: list[RecoveryTrial], pages: int) -> Non
 async def main(
     quick: bool, *, recovery_only: bool, journals_only: bool, json_path: Path | None
 ) -> None:
-    sizes = (1_000, 10_000) if quick else (1_000, 10_000, 100_000)
-    appends, queries = (300, 30) if quick else (3_000, 200)
-    journal_turns = 60 if quick else 300
+    sizes = (1_000, 2_000) if quick else (1_000, 10_000, 100_000)
+    appends, queries = (100, 20) if quick else (3_000, 200)
+    journal_turns = 20 if quick else 300
     started = time.perf_counter()
     maker = TextMaker(random.Random(7), prose_corpus())
     rows: list[Row] = []
@@ -527,7 +528,7 @@ async def main(
                 journals.print()
                 return
             rows = await _speed_rows(folder, sizes, appends, queries, maker)
-        turns, seeds = (RECOVERY_TURNS_QUICK, 2) if quick else (RECOVERY_TURNS, 5)
+        turns, seeds = (RECOVERY_TURNS_QUICK, 1) if quick else (RECOVERY_TURNS, 5)
         trials = await bench_recovery(folder, turns, seeds)
         pristine = folder / "ledger.sqlite"
         pages = pristine.stat().st_size // page_size(pristine)

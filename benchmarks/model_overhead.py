@@ -7,7 +7,7 @@ medians, the adapter's added milliseconds and the ratio. Goal: <= 15 ms added
 at the median.
 
     python benchmarks/model_overhead.py           # 100 requests per path
-    python benchmarks/model_overhead.py --quick   # 20 requests per path (CI)
+    python benchmarks/model_overhead.py --quick   # 5 requests per path (CI)
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ async def run(count: int) -> dict[str, list[Timing]]:
     with FakeAnthropic(responder=lambda body: {"content": [REPLY]}) as fake:
         client = anthropic.AsyncAnthropic(api_key="sk-bench", base_url=fake.base_url, max_retries=0)
         model = AnthropicModel(Settings(), client=client)
-        for _ in range(5):  # warm up connections and code paths
+        for _ in range(min(5, count)):  # warm up connections and code paths
             await _raw(client, params)
             await _adapter(model, request)
         for _ in range(count):
@@ -95,10 +95,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--quick", action="store_true", help="20 requests per path (a few seconds)")
+    parser.add_argument("--quick", action="store_true", help="5 requests per path (a few seconds)")
     parser.add_argument("--count", type=int, default=100, help="requests per path")
     args = parser.parse_args()
-    timings = asyncio.run(run(20 if args.quick else args.count))
+    timings = asyncio.run(run(5 if args.quick else args.count))
     print(table(timings))
 
 

@@ -1,7 +1,7 @@
 """How fast an agent's edit shows in the cell, and what reading a big notebook costs.
 
     python benchmarks/notebook_edit_bench.py           # 20 edits, a 300-cell notebook
-    python benchmarks/notebook_edit_bench.py --quick   # 3 edits (CI)
+    python benchmarks/notebook_edit_bench.py --quick   # 2 edits, a 30-cell notebook (CI)
 
 A real JupyterLab + Debian chromium with the installed extension, against the fake
 Messages API on 127.0.0.1 (no network), approval mode ``auto``.
@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ from loom_jupyter.settings import Settings
 from loom_jupyter.testing import FakeAnthropic
 
 CELLS = 300
+QUICK_CELLS = 30  # --quick only shows the script still prints its table
 FIGURE = (
     "import base64, IPython.display as d\n"
     "png = base64.b64decode('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8Bw"
@@ -72,7 +74,8 @@ PAGE_PROBE = """(app) => {
 }"""
 
 
-# The tool itself, run by the kernel's coworker as a turn runs it (its context, its page).
+# The tool itself, run by the kernel's coworker as a turn runs it (its context, its page),
+# ``{runs}`` times.
 TIME_READS = """
 import time
 from loom_jupyter.jupyter.coworker.registry import current
@@ -83,9 +86,22 @@ async def _timed_read():
     started = time.perf_counter()
     await ReadNotebook().run(ReadNotebookInput(include_outputs=True, history=0), _ctx)
     return (time.perf_counter() - started) * 1000
-for _ in range(10):
+for _ in range({runs}):
     print(round(_cw.run(_timed_read()), 1), end=" ")
 """
+
+
+@dataclass(frozen=True)
+class Sizes:
+    cells: int
+    edits: int
+    reads: int  # read_notebook calls in the turn
+    trips: int  # comm round trips
+    timed: int  # read_notebook runs timed in the kernel
+
+
+FULL = Sizes(cells=CELLS, edits=20, reads=3, trips=20, timed=10)
+QUICK = Sizes(cells=QUICK_CELLS, edits=2, reads=1, trips=3, timed=2)
 
 
 def tool(name: str, **input: Any) -> dict[str, Any]:
@@ -98,24 +114,26 @@ def cell_source(n: int) -> str:
     return body + ("\n" + FIGURE if n % 10 == 0 else "")
 
 
-def measure(lab: LabPage, folder: Path, fake: FakeAnthropic, edits: int) -> dict[str, Any]:
+def measure(lab: LabPage, folder: Path, fake: FakeAnthropic, sizes: Sizes) -> dict[str, Any]:
     sources = [env_cell(fake.base_url), "%cowork approval auto"]
-    path = write_notebook(folder, "big.ipynb", [*sources, *(cell_source(n) for n in range(CELLS))])
+    cells = (cell_source(n) for n in range(sizes.cells))
+    path = write_notebook(folder, "big.ipynb", [*sources, *cells])
     panel = open_chat(lab, path.relative_to(lab.server.root_dir).as_posix())
     ids: list[str] = lab.app_eval(
         "(app) => app.shell.currentWidget.content.model.sharedModel.cells.map(c => c.getId())"
     )
     lab.app_eval(PAGE_PROBE)
-    targets = [ids[2 + i % 4] for i in range(edits)]  # cells in view: JupyterLab renders those
-    reads = [tool("read_notebook", include_outputs=True, history=0) for _ in range(3)]
+    # cells in view: JupyterLab renders those
+    targets = [ids[2 + i % 4] for i in range(sizes.edits)]
+    reads = [tool("read_notebook", include_outputs=True, history=0) for _ in range(sizes.reads)]
     changes = [tool("edit_cell", cell_id=t, source=f"edited = {i}") for i, t in enumerate(targets)]
     fake.add(*reads, *changes, "BENCH-END")
     send(panel, "read the notebook, then edit some cells")
     wait_answer(panel, "BENCH-END", timeout=600_000)
     probe: dict[str, Any] = lab.page.evaluate("JSON.parse(JSON.stringify(window.__edits))")
     probe["read_chars"] = [len(text) for text in _read_results(fake)]
-    probe["trips"] = [trip["total"] for trip in lab.app_eval(ROUND_TRIPS, 20)]
-    timed = kernel_run(lab, TIME_READS)
+    probe["trips"] = [trip["total"] for trip in lab.app_eval(ROUND_TRIPS, sizes.trips)]
+    timed = kernel_run(lab, TIME_READS.replace("{runs}", str(sizes.timed)))
     probe["tool_ms"] = [float(x) for x in timed.split()]
     return probe
 
@@ -134,13 +152,14 @@ def _read_results(fake: FakeAnthropic) -> list[str]:
     return list(found.values())
 
 
-def report(probe: dict[str, Any], edits: int) -> None:
+def report(probe: dict[str, Any], sizes: Sizes) -> None:
     started, painted = probe["started"], probe["painted"]
     delays = [painted[i] - started[i] for i in started if i in painted]
     reads = probe["reads"]
     budget = Settings().tool_output_max_chars
     med = statistics.median
-    print(f"\nNotebook edit benchmark: {CELLS}-cell notebook with outputs, {edits} edits\n")
+    cells, edits = sizes.cells, sizes.edits
+    print(f"\nNotebook edit benchmark: {cells}-cell notebook with outputs, {edits} edits\n")
     print("| measure | median | max | n | goal |")
     print("|---|---|---|---|---|")
     print(
@@ -148,7 +167,7 @@ def report(probe: dict[str, Any], edits: int) -> None:
         f"| {len(delays)} | median <= 100 |"
     )
     own = probe["tool_ms"]
-    row = f"| read_notebook, {CELLS} cells (ms) | {med(own):.1f} | {max(own):.1f} | {len(own)}"
+    row = f"| read_notebook, {cells} cells (ms) | {med(own):.1f} | {max(own):.1f} | {len(own)}"
     print(f"{row} | <= 40 |")
     row = f"| read_notebook in a turn, archived too (ms) | {med(reads):.1f} | {max(reads):.1f}"
     print(f"{row} | {len(reads)} | |")
@@ -166,11 +185,13 @@ def report(probe: dict[str, Any], edits: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="3 edits instead of 20 (CI)")
-    edits = 3 if parser.parse_args(argv).quick else 20  # 3 reads + 20 edits + answer: 24 steps
+    parser.add_argument(
+        "--quick", action="store_true", help="2 edits in a 30-cell notebook instead of 20 in 300"
+    )
+    sizes = QUICK if parser.parse_args(argv).quick else FULL
     with FakeAnthropic() as fake, standalone_lab(timeout_ms=120_000) as lab:
-        probe = measure(lab, lab.server.root_dir, fake, edits)
-    report(probe, edits)
+        probe = measure(lab, lab.server.root_dir, fake, sizes)
+    report(probe, sizes)
     return 0
 
 

@@ -1,7 +1,7 @@
 """How fast the sidebar shows what the kernel sends, measured in a real JupyterLab + chromium.
 
     python benchmarks/sidebar_bench.py           # a 20,000-token answer, 30 round trips each way
-    python benchmarks/sidebar_bench.py --quick   # a 2,000-token answer, 5 round trips (CI)
+    python benchmarks/sidebar_bench.py --quick   # a 500-token answer, 3 round trips (CI)
 
 Everything runs against the fake Messages API on 127.0.0.1 (no network), with the
 installed labextension (``pip install -e .`` or ``jupyter labextension develop``).
@@ -244,9 +244,9 @@ def report(result: dict[str, Any], sizes: Sizes) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="a 2,000-token answer, 5 round trips")
+    parser.add_argument("--quick", action="store_true", help="a 500-token answer, 3 round trips")
     args = parser.parse_args(argv)
-    sizes = Sizes(2_000, 5) if args.quick else Sizes(20_000, 30)
+    sizes = Sizes(500, 3) if args.quick else Sizes(20_000, 30)
     clock = ReplyClock()
     script = [{"content": [{"type": "text", "text": answer_text(sizes.tokens)}], "delay": 0.002}]
     with FakeAnthropic(script=script, responder=clock) as fake, standalone_lab() as lab:
