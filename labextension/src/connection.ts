@@ -404,14 +404,17 @@ export class LoomConnection implements IDisposable {
 
   /**
    * A close before any answer means the target is not registered: Loom is
-   * not loaded. A close after answers (extension reloaded) reopens once.
+   * not loaded. A close after answers (extension reloaded) reopens once; if
+   * that reopen is refused, Loom may be between `%unload_ext` and `%load_ext`
+   * of one cell, so it looks again once the kernel is idle.
    */
   private _onClose(comm: Kernel.IComm): void {
     if (comm !== this._comm) {
       return;
     }
-    const answered = this._answered;
+    const [answered, reopened] = [this._answered, this._reopening];
     this._comm = null;
+    this._reopening = answered;
     const kernel = this._kernel();
     if (kernel === null || this._disposed) {
       return;
@@ -422,7 +425,11 @@ export class LoomConnection implements IDisposable {
       this._autoLoaded = true;
       void this.load();
     } else {
+      this._cellLoaded = this._cellLoaded || reopened;
       this._setState('not-loaded');
+      if (reopened) {
+        this._sync(); // the cell may have ended already
+      }
     }
   }
 
@@ -455,6 +462,8 @@ export class LoomConnection implements IDisposable {
   private _cellLoaded = false;
   private _watched: Kernel.IKernelConnection | null = null;
   private _answered = false;
+  /** The comm open now reopens one that Loom closed after answering (a reload). */
+  private _reopening = false;
   private _onScreen = false;
   private _autoLoaded = false;
   private _attempt = 0;
