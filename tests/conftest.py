@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -19,7 +20,6 @@ from loom_jupyter.tools.local_kernel import LocalKernel
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
-    from pathlib import Path
 
 pytest_plugins = ["loom_jupyter.testing.pytest_plugin"]
 
@@ -27,9 +27,24 @@ pytest_plugins = ["loom_jupyter.testing.pytest_plugin"]
 def pytest_configure(config: pytest.Config) -> None:
     """No test reaches the developer's system keyring: the ``keyring`` package (when
     installed) gets its null backend, here and in every kernel or server a test starts, so
-    a saved key goes to the test's own ``XDG_CONFIG_HOME``."""
-    del config
+    a saved key goes to the test's own ``XDG_CONFIG_HOME``. The package's own modules are
+    byte-compiled first (once, in the process that starts the xdist workers)."""
     os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.null.Keyring"
+    if not hasattr(config, "workerinput"):
+        _byte_compile_package()
+
+
+def _byte_compile_package() -> None:
+    """Write loom_jupyter's missing or stale ``__pycache__`` files. These machines set
+    ``PYTHONDONTWRITEBYTECODE=1`` and a fresh clone has none: every kernel, server and CLI
+    process the tests start would compile each Loom module it imports again (a tenth of a
+    second of CPU for ``%load_ext`` alone, in each of hundreds of kernels). Up-to-date files
+    are left as they are; a file that does not compile is left to the import to report."""
+    import compileall
+
+    import loom_jupyter
+
+    compileall.compile_dir(Path(loom_jupyter.__file__).parent, quiet=2)
 
 
 CLOSED_LOOPBACK_URL = "http://127.0.0.1:9"
