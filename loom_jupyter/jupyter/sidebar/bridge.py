@@ -179,8 +179,10 @@ class CommLink:
 
     def send(self, peer: Peer, data: dict[str, Any]) -> None:
         """Send ``data`` to one sidebar, as a reply to its last message; a message type added
-        after the page's minor version is held back (that page would not know it)."""
-        if peer.minor is not None and not page_reads(str(data.get("type")), peer.minor):
+        after the page's minor version is held back (that page would not know it); an outside
+        agent's link gets its answers (it asked with a type of that version)."""
+        minor = None if peer.agent else peer.minor
+        if minor is not None and not page_reads(str(data.get("type")), minor):
             _log.debug("no %s to a page of minor version %d", data.get("type"), peer.minor)
             return
         context = contextvars.copy_context()
