@@ -44,6 +44,7 @@ __all__ = [
     "Settings",
     "ThinkingMode",
     "parse_config",
+    "parse_yaml",
     "read_config_file",
     "stricter_approval",
     "user_config_path",
@@ -311,6 +312,14 @@ def parse_config(data: bytes, where: str) -> dict[str, Any]:
     :class:`LoomConfigError` naming ``where``.
     """
     return _guarded(where, _parse_config, data, where)
+
+
+def parse_yaml(text: str, where: str, what: str) -> Any:
+    """One YAML document from a file someone else may have written (a skill's front
+    matter), read as :func:`parse_config` reads a loom.yaml: no anchors or aliases, nesting
+    bounded, any failure one :class:`LoomConfigError` naming ``where``; ``what`` names the
+    kind of text in the refusal of anchors."""
+    return _guarded(where, _load_yaml, text, where, what)
 
 
 def _guarded(where: str, read: Callable[..., _T], *args: Any) -> _T:

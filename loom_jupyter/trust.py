@@ -19,17 +19,16 @@ happens until the person trusts the folder (DESIGN §12):
   :func:`load_settings` resolves a notebook's settings with it.
 
 A folder that asks for nothing needs no trust. Untrusted, the folder's servers are
-listed and never started, its instruction files are not sent, and its security keys
-only tighten (:mod:`loom_jupyter.settings`).
+listed and never started, its instruction files are not sent, its skills are not offered
+(:mod:`loom_jupyter.skills`), and its security keys only tighten
+(:mod:`loom_jupyter.settings`).
 """
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import os
-import stat
 import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -43,9 +42,11 @@ from loom_jupyter.errors import LoomConfigError, LoomError
 from loom_jupyter.folders import (
     CONFIG_MAX_BYTES,
     INSTRUCTION_MAX_BYTES,
+    FolderFile,
     instruction_candidates,
     project_config,
     project_root,
+    read_bounded,
 )
 from loom_jupyter.own_writes import wrote
 from loom_jupyter.settings import (
@@ -56,11 +57,18 @@ from loom_jupyter.settings import (
     stricter_approval,
     user_config_path,
 )
+from loom_jupyter.skills import (
+    find_skills,
+    parse_skill,
+    project_skill_roots,
+    read_skill_files,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from loom_jupyter.settings import ApprovalMode, McpServerConfig
+    from loom_jupyter.skills import SkillSet
 
 __all__ = [
     "STATUS_WORDS",
@@ -76,6 +84,7 @@ __all__ = [
     "folder_trust",
     "load_settings",
     "read_request",
+    "skills_for",
 ]
 
 TRUST_FILE_NAME = "trust.json"
@@ -87,9 +96,9 @@ folder asks for nothing."""
 TrustDecision = Literal["trust", "deny", "revoke"]
 
 STATUS_WORDS: dict[TrustStatus, str] = {
-    "trusted": "trusted: its MCP servers, settings and instruction files are used",
+    "trusted": "trusted: its MCP servers, settings, instruction files and skills are used",
     "untrusted": "not trusted: its MCP servers do not start, its instruction files are not "
-    "sent, and its approval and web settings only tighten yours",
+    "sent, its skills are not offered, and its approval and web settings only tighten yours",
     "changed": "changed since you trusted it: its extras are off until you trust it again",
     "denied": "you chose not to trust it: its extras stay off",
     "not-needed": "not needed: the folder asks for nothing that needs trust",
@@ -114,20 +123,6 @@ _KEEP_PER_ROOT = 32  # decisions remembered per project root (sub-folders, edits
 
 
 @dataclass(frozen=True)
-class FolderFile:
-    """One file a folder asks with, as read once: its bytes, or why they were not read."""
-
-    path: Path
-    name: str
-    """Relative to the project root, ``/``-separated."""
-    size: int
-    data: bytes | None
-    """The bytes hashed, parsed and shown; ``None`` when :attr:`skipped`."""
-    skipped: str = ""
-    """Why the file is not used (too large, unreadable): its size still counts."""
-
-
-@dataclass(frozen=True)
 class FolderRequest:
     """What a notebook's folder asks Loom for, read once, as the person must see it."""
 
@@ -147,6 +142,9 @@ class FolderRequest:
     """sha256 of the framed names and bytes of ``loom.yaml`` and every instruction file."""
     problem: str = ""
     """Why ``loom.yaml`` could not be used as settings (its bytes still count)."""
+    skills: tuple[FolderFile, ...] = ()
+    """The project skills' ``SKILL.md`` files (DESIGN §15), nearest folder first: what
+    :func:`skills_for` offers the model once the folder is trusted, from these bytes."""
 
     @property
     def servers(self) -> tuple[McpServerConfig, ...]:
@@ -168,7 +166,8 @@ class FolderRequest:
         """Whether the folder asks for anything trust governs: servers, instruction files,
         approval or web settings (a loom.yaml of models and budgets needs no trust)."""
         keys = ("approval", "web_search", "web_fetch")
-        wants = bool(self.servers or self.instructions or self.problem or self.archive)
+        wants = bool(self.servers or self.instructions or self.skills)
+        wants = wants or bool(self.problem or self.archive)
         return wants or any(self.values.get(key) is not None for key in keys)
 
     @property
@@ -200,6 +199,7 @@ class FolderRequest:
         found += list(self.archive)
         for file in self.instructions:
             found.append(f"instruction file: {file.name}" + _skipped(file))
+        found += _skill_lines(self.skills)
         if self.problem:
             found.append(f"loom.yaml cannot be used: {self.problem}")
         elif self.config is not None and not found:
@@ -258,9 +258,9 @@ class FolderTrust:
             "denied": "was not trusted (you said no)",
         }[self.status]
         return (
-            f"This folder ({root}) {why}: its loom.yaml servers, approval and web settings and "
-            "its instruction files are not used. `%cowork trust` shows what it asks for and "
-            "trusts it."
+            f"This folder ({root}) {why}: its loom.yaml servers, approval and web settings, "
+            "its instruction files and its skills are not used. `%cowork trust` shows what it "
+            "asks for and trusts it."
         )
 
 
@@ -283,6 +283,8 @@ def read_request(notebook_path: str | os.PathLike[str]) -> FolderRequest:
     found = (_read_file(path, root, INSTRUCTION_MAX_BYTES) for path in candidates)
     instructions = tuple(f for f in found if f is not None)
     values, problem = _config_values(config)
+    roots = project_skill_roots(root, folder)
+    skills = read_skill_files(roots, inside=_real(root), base=root)
     return FolderRequest(
         root=_real(root),
         folder=_relative(folder, root),
@@ -290,8 +292,9 @@ def read_request(notebook_path: str | os.PathLike[str]) -> FolderRequest:
         instructions=instructions,
         values=values,
         person_approval=_person_approval(),
-        digest=_digest(_relative(folder, root), (config, *instructions)),
+        digest=_digest(_relative(folder, root), (config, *instructions, *skills)),
         problem=problem,
+        skills=skills,
     )
 
 
@@ -338,6 +341,12 @@ def load_settings(
     from the same bytes the trust was decided on; and that trust."""
     trust = trust or folder_trust(notebook_path)
     return settings_for(trust, **overrides), trust
+
+
+def skills_for(trust: FolderTrust, *, home: Path | None = None) -> SkillSet:
+    """Every skill found for the notebook: the person's read now, the project's from the
+    bytes its request read (and hashed), usable only while the folder is trusted."""
+    return find_skills(trust.request.skills, trusted=trust.trusted, home=home)
 
 
 def settings_for(trust: FolderTrust, **overrides: Any) -> Settings:
@@ -445,43 +454,8 @@ class TrustStore:
 
 
 def _read_file(path: Path, root: Path, limit: int) -> FolderFile | None:
-    """A regular file's bytes (a link's target's), at most ``limit``; ``None`` when there
-    is no regular file. Opened without blocking (a FIFO swapped in never stalls) and
-    sized on the open file before a byte is read (a sparse 8 GB file costs an fstat)."""
-    name = _relative(path, root)
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except (OSError, ValueError) as error:
-        if isinstance(error, OSError) and error.errno not in (errno.ENOENT, errno.ENOTDIR):
-            return FolderFile(path, name, 0, None, f"cannot be read: {error.strerror}")
-        return None
-    try:
-        found = os.fstat(fd)
-        if not stat.S_ISREG(found.st_mode):
-            return None
-        if found.st_size > limit:
-            return FolderFile(path, name, found.st_size, None, _too_large(found.st_size, limit))
-        data = _read_at_most(fd, limit + 1)
-    except OSError as error:
-        return FolderFile(path, name, 0, None, f"cannot be read: {error.strerror}")
-    finally:
-        os.close(fd)
-    if len(data) > limit:  # it grew while being read
-        return FolderFile(path, name, len(data), None, _too_large(len(data), limit))
-    return FolderFile(path, name, len(data), data)
-
-
-def _read_at_most(fd: int, limit: int) -> bytes:
-    chunks: list[bytes] = []
-    left = limit
-    while left > 0 and (chunk := os.read(fd, min(left, 1 << 16))):
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
-
-
-def _too_large(size: int, limit: int) -> str:
-    return f"larger than {limit // 1024} KiB ({size:,} bytes): not read"
+    """A regular file's bytes, at most ``limit`` (:func:`~loom_jupyter.folders.read_bounded`)."""
+    return read_bounded(path, _relative(path, root), limit)
 
 
 def _config_values(config: FolderFile | None) -> tuple[dict[str, Any], str]:
@@ -534,6 +508,19 @@ def _with_note(trust: FolderTrust, note: str) -> FolderTrust:
 
 
 # -- words -------------------------------------------------------------------------------
+
+
+def _skill_lines(files: tuple[FolderFile, ...]) -> list[str]:
+    """Each project skill: its name and where, then what it says it is for (or why it
+    cannot be used)."""
+    found: list[str] = []
+    for file in files:
+        skill = parse_skill(file, "project")
+        if skill.status == "invalid":
+            found.append(f"skill file {file.name} cannot be used: {skill.reason}")
+        else:
+            found += [f"skill {skill.name}: {file.name}", f"  {skill.description}"]
+    return found
 
 
 def _skipped(file: FolderFile) -> str:

@@ -5,8 +5,8 @@ import type { TrustView } from './protocol';
 /** What each trust status means, in the words every front shows (lower case, no
  * full stop: `loom_jupyter.trust.STATUS_WORDS`). */
 export const STATUS_WORDS: Record<TrustView['status'], string> = {
-  "trusted": "trusted: its MCP servers, settings and instruction files are used",
-  "untrusted": "not trusted: its MCP servers do not start, its instruction files are not sent, and its approval and web settings only tighten yours",
+  "trusted": "trusted: its MCP servers, settings, instruction files and skills are used",
+  "untrusted": "not trusted: its MCP servers do not start, its instruction files are not sent, its skills are not offered, and its approval and web settings only tighten yours",
   "changed": "changed since you trusted it: its extras are off until you trust it again",
   "denied": "you chose not to trust it: its extras stay off",
   "not-needed": "not needed: the folder asks for nothing that needs trust"

@@ -25,7 +25,7 @@ __all__ = ["QUESTION", "TrustPort", "converse", "loosen_question"]
 
 QUESTION = (
     "Trust this folder? Its MCP servers may then run as you, and its instruction files "
-    "reach the model. [y/N] "
+    "and skills reach the model. [y/N] "
 )
 _MAX_ROUNDS = 5  # a folder that changes every time it is shown is not asked forever
 
