@@ -8,6 +8,7 @@ import { ICommandPalette } from '@jupyterlab/apputils';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
+import { AttentionIndicator } from './attention';
 import { loomIcon } from './icon';
 import { LoomSidebar, SIDEBAR_ID } from './panel';
 
@@ -109,6 +110,14 @@ const plugin: JupyterFrontEndPlugin<void> = {
     if (labShell === null) {
       keepOpenInNotebook7(app, sidebar);
     }
+    // Notebook 7 has no side tab bar for the badge: while a card waits and the panel is
+    // away, the notebook's toolbar shows a button that opens it (in JupyterLab too).
+    new AttentionIndicator({
+      sidebar,
+      notebooks: tracker,
+      open: () => app.shell.activateById(SIDEBAR_ID),
+      icon: loomIcon
+    });
     app.commands.addCommand(OPEN_COMMAND, {
       label: args => (args.isPalette === true ? 'Open chat' : 'Open the Loom sidebar'),
       caption: 'Show the Loom chat for the current notebook',

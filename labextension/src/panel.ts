@@ -10,6 +10,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 import type { Message } from '@lumino/messaging';
 import { Panel, Widget } from '@lumino/widgets';
 
+import { CAPTION, CAPTION_WAITING } from './attention';
 import { ChatOptions, ChatView } from './chat';
 import { loomIcon } from './icon';
 import { ScreenWatch } from './onscreen';
@@ -18,8 +19,7 @@ import { ScreenWatch } from './onscreen';
 export const SIDEBAR_ID = 'loom-sidebar';
 
 /** The tab's caption, and what it says while a card waits for the person. */
-export const CAPTION = 'Loom';
-export const CAPTION_WAITING = 'Loom — waiting for your answer';
+export { CAPTION, CAPTION_WAITING } from './attention';
 
 /** A card in a chat that waits for the person: a pending approval, or an open trust
  * card that asks (not one shown only to read). */
@@ -116,24 +116,40 @@ export class LoomSidebar extends Panel {
     return this._attention;
   }
 
+  /** Whether a card waits for the person in this notebook's chat. */
+  waitsIn(panel: NotebookPanel): boolean {
+    return this._waiting.has(panel);
+  }
+
+  /** The notebooks whose chat waits for the person changed (see `waitsIn`). */
+  get attentionChanged(): ISignal<this, void> {
+    return this._attentionChanged;
+  }
+
   /**
    * The tab's badge: while an approval or trust card waits in any notebook's chat
    * (also one not on screen), the tab carries `loom-mod-attention` and
    * `data-loom="attention"`, and its caption says so.
    */
   private _checkAttention(): void {
-    const waiting = [...this._chats.values()].some(chat => waitsForAnswer(chat.node));
-    if (waiting === this._attention) {
-      return;
+    const panels = [...this._chats].filter(([, chat]) => waitsForAnswer(chat.node));
+    const changed =
+      panels.length !== this._waiting.size || panels.some(([panel]) => !this._waiting.has(panel));
+    this._waiting = new Set(panels.map(([panel]) => panel));
+    const waiting = panels.length > 0;
+    if (waiting !== this._attention) {
+      this._attention = waiting;
+      this.title.className = waiting ? 'loom-mod-attention' : '';
+      this.title.caption = waiting ? CAPTION_WAITING : CAPTION;
+      // The shell keeps its own keys in the dataset (the tab's data-id): change only ours.
+      const dataset: Record<string, string> = { ...this.title.dataset };
+      delete dataset.loom;
+      this.title.dataset = waiting ? { ...dataset, loom: 'attention' } : dataset;
+      this.node.dataset.attention = waiting ? 'true' : 'false';
     }
-    this._attention = waiting;
-    this.title.className = waiting ? 'loom-mod-attention' : '';
-    this.title.caption = waiting ? CAPTION_WAITING : CAPTION;
-    // The shell keeps its own keys in the dataset (the tab's data-id): change only ours.
-    const dataset: Record<string, string> = { ...this.title.dataset };
-    delete dataset.loom;
-    this.title.dataset = waiting ? { ...dataset, loom: 'attention' } : dataset;
-    this.node.dataset.attention = waiting ? 'true' : 'false';
+    if (changed) {
+      this._attentionChanged.emit(); // the toolbar buttons and the page title follow
+    }
   }
 
   /** The notebook the sidebar currently follows, if any. */
@@ -200,6 +216,8 @@ export class LoomSidebar extends Panel {
   private _current: ChatView | null = null;
   private readonly _screen: ScreenWatch | undefined;
   private _attention = false;
+  private _waiting = new Set<NotebookPanel>();
+  private readonly _attentionChanged = new Signal<this, void>(this);
   private readonly _shownChanged = new Signal<this, boolean>(this);
   private readonly _watch = new MutationObserver(() => this._checkAttention());
 }
