@@ -18,7 +18,7 @@ import {
   NotebookRequest,
   Provenance
 } from './protocol';
-import { CellDiff } from './views/celldiff';
+import { CellDiff, cellLooks } from './views/celldiff';
 import { extras, showMarks } from './views/cellmarks';
 
 export type DocumentActions = {
@@ -83,18 +83,20 @@ export class NotebookDocument implements IDisposable {
       return;
     }
     const answer = (decision: Decision) => () => this._actions.decide(requestId, decision);
-    const diff = new CellDiff(cellId, cell.model.sharedModel.getSource(), source, {
-      kind: 'pending',
-      accept: answer('allow'),
-      reject: answer('deny')
-    });
+    const diff = new CellDiff(
+      cellId,
+      cell.model.sharedModel.getSource(),
+      source,
+      { kind: 'pending', accept: answer('allow'), reject: answer('deny') },
+      cellLooks(cell.editor)
+    );
     this._pending.set(requestId, { cellId, diff });
     this._place(cellId, diff);
   }
 
   /** The approval was answered (here, on the card or elsewhere): the pending diff goes. */
   closeProposal(requestId: string): void {
-    this._pending.get(requestId)?.diff.node.remove();
+    this._pending.get(requestId)?.diff.dispose();
     this._pending.delete(requestId);
   }
 
@@ -115,8 +117,8 @@ export class NotebookDocument implements IDisposable {
     this._disposed = true;
     window.clearTimeout(this._timer);
     this._watched?.off('afterTransaction', this._onTransaction);
-    this._pending.forEach(shown => shown.diff.node.remove());
-    this._applied.forEach(diff => diff.node.remove());
+    this._pending.forEach(shown => shown.diff.dispose());
+    this._applied.forEach(diff => diff.dispose());
   }
 
   private _apply(change: CellChange): ChangeResult {
@@ -142,16 +144,15 @@ export class NotebookDocument implements IDisposable {
 
   /** `auto` mode: the applied edit stays visible until dismissed. */
   private _showApplied(cellId: string, before: string, after: string): void {
-    this._applied.get(cellId)?.node.remove();
-    const diff = new CellDiff(cellId, before, after, {
-      kind: 'applied',
-      dismiss: () => {
-        diff.node.remove();
-        if (this._applied.get(cellId) === diff) {
-          this._applied.delete(cellId);
-        }
+    this._applied.get(cellId)?.dispose();
+    const dismiss = (): void => {
+      diff.dispose();
+      if (this._applied.get(cellId) === diff) {
+        this._applied.delete(cellId);
       }
-    });
+    };
+    const looks = cellLooks(this._cell(cellId)?.editor);
+    const diff = new CellDiff(cellId, before, after, { kind: 'applied', dismiss }, looks);
     this._applied.set(cellId, diff);
     this._place(cellId, diff);
   }
@@ -192,7 +193,7 @@ export class NotebookDocument implements IDisposable {
     );
     this._applied.forEach((diff, cellId) => {
       if (this._cell(cellId) === null) {
-        diff.node.remove();
+        diff.dispose();
         this._applied.delete(cellId);
       } else {
         this._place(cellId, diff);

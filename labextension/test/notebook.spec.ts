@@ -1,5 +1,5 @@
 /**
- * The pure parts of notebook editing: the line diff, outputs as text and the
+ * The pure parts of notebook editing: the diff's line counts, outputs as text and the
  * reply budget, the Fix prompt, the revert conflict check, and the store
  * leaving notebook requests to the notebook.
  */
@@ -15,43 +15,38 @@ import {
   stripAnsi
 } from '../src/celltext';
 import { editProposal } from '../src/document';
-import { diffStats, lineDiff } from '../src/linediff';
+import { changedChunks, diffStats, textOf } from '../src/linediff';
 import { revertConflicts } from '../src/notebookops';
 import { DocCell, KernelBody, KernelMessage, RevertStep } from '../src/protocol';
 import { ChatStore, Entry, notebookTurns } from '../src/store';
 
-const shown = (before: string, after: string): string[] =>
-  lineDiff(before, after).map(
-    line => `${{ same: ' ', del: '-', add: '+' }[line.kind]}${line.text}`
-  );
+const stats = (before: string, after: string) => diffStats(textOf(before), textOf(after));
 
-describe('lineDiff', () => {
-  it('keeps common lines and shows removed before added', () => {
-    expect(shown('a\nb\nc', 'a\nB\nc')).toEqual([' a', '-b', '+B', ' c']);
+describe('diffStats (the counts over @codemirror/merge chunks)', () => {
+  it('counts the lines of each changed chunk on each side', () => {
+    expect(stats('a\nb\nc', 'a\nB\nc')).toEqual({ added: 1, removed: 1 });
+    expect(stats('a\nb', 'a\nb')).toEqual({ added: 0, removed: 0 });
+    // CodeMirror chunks whole lines: adjacent changed lines go together
+    expect(stats('a\nb\nc', 'a\nc\nd')).toEqual({ added: 2, removed: 2 });
+    expect(changedChunks(textOf('x = 1\ny = 2'), textOf('import os\nx = 1\ny = 2'))).toHaveLength(
+      1
+    );
   });
 
-  it('finds the longest common subsequence', () => {
-    expect(shown('x = 1\ny = 2\nprint(x)', 'import os\nx = 1\nprint(x)\nprint(y)')).toEqual([
-      '+import os',
-      ' x = 1',
-      '-y = 2',
-      ' print(x)',
-      '+print(y)'
-    ]);
-  });
-
-  it('handles empty sides and identical texts', () => {
-    expect(shown('', 'a\nb')).toEqual(['+a', '+b']);
-    expect(shown('a', '')).toEqual(['-a']);
-    expect(shown('a\nb', 'a\nb')).toEqual([' a', ' b']);
-    expect(diffStats(lineDiff('a\nb\nc', 'a\nc\nd'))).toEqual({ added: 1, removed: 1 });
+  it('counts no lines for an empty source', () => {
+    expect(stats('', 'a\nb')).toEqual({ added: 2, removed: 0 });
+    expect(stats('a', '')).toEqual({ added: 0, removed: 1 });
+    expect(stats('', '')).toEqual({ added: 0, removed: 0 });
   });
 
   it('stays fast on long cells', () => {
     const before = Array.from({ length: 3000 }, (_, i) => `line ${i}`).join('\n');
     const after = before.replace('line 1500', 'changed');
-    const stats = diffStats(lineDiff(before, after));
-    expect(stats).toEqual({ added: 1, removed: 1 });
+    const started = Date.now();
+    expect(stats(before, after)).toEqual({ added: 1, removed: 1 });
+    const different = Array.from({ length: 3000 }, (_, i) => `other ${i * 7}`).join('\n');
+    expect(stats(before, different).removed).toBe(3000);
+    expect(Date.now() - started).toBeLessThan(2000);
   });
 });
 

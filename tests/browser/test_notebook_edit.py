@@ -111,6 +111,10 @@ def test_auto_edit_shows_a_diff_marks_the_cell_and_undoes_with_the_notebook(
     diff = lab.page.locator(f'[data-loom="cell-diff"][data-cell-id="{target}"]')
     expect(diff).to_be_visible()
     expect(diff).to_contain_text("x = 2")
+    # CodeMirror's unified merge view: the removed line above the line that replaces it
+    expect(diff.locator(".cm-deletedChunk .cm-deletedLine")).to_have_text(["x = 1"])
+    expect(diff.locator(".cm-line.cm-changedLine")).to_have_text(["x = 2"])
+    expect(diff.locator(".loom-CellDiff-head")).to_contain_text("(+1 −1)")
     expect(cell(lab, 2).locator('[data-loom="cell-provenance"]')).to_be_visible()
     mark = lab.app_eval(METADATA, 2)
     assert mark["action"] == "edited"

@@ -1,12 +1,17 @@
 /**
- * A change shown inside its cell as a line diff: pending (Accept / Reject,
- * answering an `edit_cell` approval) or applied (Dismiss). Text goes in with
- * textContent only.
+ * A change shown inside its cell: pending (Accept / Reject, answering an
+ * `edit_cell` approval) or applied (Dismiss). The lines are CodeMirror's unified
+ * merge view (`@codemirror/merge`) in a read-only editor: the new source with the
+ * removed lines drawn above the lines that replace them, changed characters marked,
+ * highlighted like the cell when its editor is known. CodeMirror puts text in as
+ * text nodes; the heading and buttons use textContent.
  */
-import { DiffLine, diffStats, lineDiff } from '../linediff';
+import { getChunks, unifiedMergeView } from '@codemirror/merge';
+import { highlightingFor, language, syntaxHighlighting } from '@codemirror/language';
+import { EditorState, Extension, Text } from '@codemirror/state';
+import { EditorView } from '@codemirror/view';
+import { DIFF_CONFIG, changedChunks, diffStats, textOf } from '../linediff';
 import { button, h } from './dom';
-
-const MARK = { same: ' ', del: '-', add: '+' } as const;
 
 export type DiffMode =
   | { kind: 'pending'; accept: () => void; reject: () => void }
@@ -15,8 +20,18 @@ export type DiffMode =
 export class CellDiff {
   readonly node: HTMLElement;
 
-  constructor(cellId: string, before: string, after: string, mode: DiffMode) {
-    const lines = lineDiff(before, after);
+  /** `looks`: the cell's language and highlighting (see `cellLooks`), or none. */
+  constructor(
+    cellId: string,
+    before: string,
+    after: string,
+    mode: DiffMode,
+    looks: Extension = []
+  ) {
+    const a = textOf(before);
+    const b = textOf(after);
+    this._view = Private.view(a, b, looks);
+    const chunks = getChunks(this._view.state)?.chunks ?? changedChunks(a, b);
     this.node = h('div', {
       className: `loom-CellDiff loom-mod-${mode.kind}`,
       loom: 'cell-diff',
@@ -25,7 +40,8 @@ export class CellDiff {
     // Lumino leaves keys pressed in here to us (no notebook shortcuts).
     this.node.dataset.lmSuppressShortcuts = 'true';
     this.node.tabIndex = 0;
-    this.node.append(Private.head(lines, mode), Private.body(lines), this._buttons(mode));
+    const lines = h('div', { className: 'loom-CellDiff-lines' }, this._view.dom);
+    this.node.append(Private.head(diffStats(a, b, chunks), mode), lines, this._buttons(mode));
     this.node.addEventListener('keydown', event => this._onKey(event, mode));
   }
 
@@ -37,6 +53,18 @@ export class CellDiff {
   focus(): void {
     this.node.focus({ preventScroll: true });
   }
+
+  /** Gone for good: off the page, and its editor's listeners with it. */
+  dispose(): void {
+    this.node.remove();
+    if (!this._disposed) {
+      this._disposed = true;
+      this._view.destroy();
+    }
+  }
+
+  private readonly _view: EditorView;
+  private _disposed = false;
 
   private _buttons(mode: DiffMode): HTMLElement {
     const row = h('div', { className: 'loom-CellDiff-buttons' });
@@ -82,23 +110,80 @@ export class CellDiff {
   }
 }
 
+/**
+ * The look of a cell's own editor for its diff: its language and the highlighting
+ * its editor uses (JupyterLab's), read from the cell's CodeMirror state. None when
+ * the cell has no CodeMirror editor on the page (a windowed notebook's far cells).
+ */
+export function cellLooks(editor: unknown): Extension {
+  const view = (editor as { editor?: unknown } | null)?.editor;
+  if (!(view instanceof EditorView)) {
+    return [];
+  }
+  const state = view.state;
+  const lang = state.facet(language);
+  return [
+    lang === null ? [] : lang.extension,
+    syntaxHighlighting({ style: tags => highlightingFor(state, tags) })
+  ];
+}
+
 namespace Private {
-  export function head(lines: DiffLine[], mode: DiffMode): HTMLElement {
-    const { added, removed } = diffStats(lines);
-    const what = mode.kind === 'pending' ? 'Loom proposes a change' : 'Loom changed this cell';
-    return h('div', { className: 'loom-CellDiff-head', text: `${what} (+${added} −${removed})` });
+  /** The read-only unified merge view of `b` against `a`, with JupyterLab's colours. */
+  export function view(a: Text, b: Text, looks: Extension): EditorView {
+    return new EditorView({
+      state: EditorState.create({
+        doc: b,
+        extensions: [
+          EditorState.readOnly.of(true),
+          EditorView.editable.of(false),
+          unifiedMergeView({ original: a, mergeControls: false, diffConfig: DIFF_CONFIG }),
+          THEME,
+          looks
+        ]
+      })
+    });
   }
 
-  export function body(lines: DiffLine[]): HTMLElement {
-    const pre = h('pre', { className: 'loom-CellDiff-lines' });
-    pre.append(
-      ...lines.map(line =>
-        h('div', {
-          className: `loom-CellDiff-line loom-mod-${line.kind}`,
-          text: `${MARK[line.kind]} ${line.text}`
-        })
-      )
-    );
-    return pre;
+  const REMOVED = 'rgba(248, 81, 73, 0.18)';
+  const ADDED = 'rgba(46, 160, 67, 0.2)';
+
+  /**
+   * Over the merge view's base theme (whose light/dark rules weigh four classes, so
+   * these name `.cm-editor` too): JupyterLab's code font and the sidebar's diff colours,
+   * removed lines struck through, changed characters darker.
+   */
+  const THEME = EditorView.theme({
+    '&': {
+      maxHeight: '320px',
+      backgroundColor: 'transparent',
+      color: 'var(--jp-content-font-color1)',
+      fontSize: 'var(--jp-code-font-size)'
+    },
+    '.cm-scroller': {
+      overflow: 'auto',
+      fontFamily: 'var(--jp-code-font-family)',
+      lineHeight: 'var(--jp-code-line-height)'
+    },
+    '.cm-content': { padding: '0' },
+    '.cm-line': { padding: '0 6px' },
+    '&.cm-editor.cm-merge-b .cm-changedLine': { backgroundColor: ADDED },
+    '&.cm-editor.cm-merge-b .cm-changedText': { background: 'rgba(46, 160, 67, 0.4)' },
+    '&.cm-editor .cm-deletedChunk': { backgroundColor: REMOVED, padding: '0' },
+    '&.cm-editor .cm-deletedChunk .cm-deletedLine': { padding: '0 6px' },
+    '&.cm-editor .cm-deletedChunk .cm-deletedLine del': {
+      textDecoration: 'line-through',
+      textDecorationColor: 'rgba(248, 81, 73, 0.5)'
+    },
+    '&.cm-editor .cm-deletedChunk .cm-deletedText': { background: 'rgba(248, 81, 73, 0.4)' },
+    '.cm-gutters': { backgroundColor: 'transparent', border: 'none' }
+  });
+
+  export function head(
+    { added, removed }: { added: number; removed: number },
+    mode: DiffMode
+  ): HTMLElement {
+    const what = mode.kind === 'pending' ? 'Loom proposes a change' : 'Loom changed this cell';
+    return h('div', { className: 'loom-CellDiff-head', text: `${what} (+${added} −${removed})` });
   }
 }
