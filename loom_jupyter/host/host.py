@@ -201,7 +201,7 @@ class Host:
         except LeaseHeldError:  # taken between the peek and now
             self._session = await CoworkSession.open(self._archive, resume=False, **options)
             self.found = self.found.held_elsewhere()
-        self._session.document = self.document
+        self._session.environment.document = self.document
         # a turn the floor began (edits note, mentions) before the session's send runs it
         self._session.add_busy_probe(lambda: "A turn" if self.floor.answering else None)
         self.trust.opened(self._session)

@@ -52,11 +52,11 @@ class DelegationOutcome:
 
 def attach(session: CoworkSession) -> Delegations:
     """Give ``session`` an orchestrator (idempotent); returns it."""
-    existing = session.delegator
+    existing = session.environment.delegator
     if isinstance(existing, Delegations):
         return existing
     delegations = Delegations(session)
-    session.delegator = delegations
+    session.environment.delegator = delegations
     session.add_busy_probe(delegations.running_word)  # no session switch under a delegation
     return delegations
 
@@ -274,7 +274,9 @@ class Delegations:
     async def _parent(self, context: str) -> ParentContext:
         session = self.session
         sid = await session.ensure_session_id()
-        tools = ToolRegistry(t for t in session.tools if t.spec.name != DELEGATE_TOOL_NAME)
+        tools = ToolRegistry(
+            t for t in session.environment.tools if t.spec.name != DELEGATE_TOOL_NAME
+        )
         return ParentContext(
             archive=session.archive,
             session_id=sid,
@@ -285,7 +287,7 @@ class Delegations:
             kernel=self.kernel,
             context=await self._context_text(context),
             policy=session.policy,
-            shape=await session.request_shape(),
+            shape=session.environment.request_shape(),
         )
 
     async def _context_text(self, extra: str) -> str:

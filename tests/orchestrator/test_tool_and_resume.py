@@ -96,7 +96,7 @@ async def test_read_only_refuses_and_auto_runs_without_asking(
     assert finished.is_error
     assert "read-only" in finished.summary
     assert await archive.list_tasks(str(orchestrator.session.session_id)) == []
-    orchestrator.session.options.set_approval("auto")
+    orchestrator.session.environment.options.set_approval("auto")
     output = await orchestrator.delegate_for_tool(GOAL, "", wait=True)
     assert not output.is_error
     assert output.text_content.startswith("Delegated task ")

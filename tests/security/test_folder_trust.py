@@ -226,7 +226,7 @@ async def test_what_the_person_typed_beats_the_folder(
 ) -> None:
     """`%cowork approval` is the person's word: a trust decision does not undo it."""
     session, _ = await opened([])
-    session.options.set_approval("read-only")
+    session.environment.options.set_approval("read-only")
 
     shown = read_request(repo / "analysis.ipynb").digest
     await session.trust_folder("trust", shown=shown, with_approval=True)

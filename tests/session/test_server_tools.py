@@ -203,7 +203,7 @@ async def test_max_tokens_and_the_budget_follow_the_model(
             }
         ]
     )
-    listed = await session.options.list_models()
+    listed = await session.environment.options.list_models()
     assert listed.source == "api"
     assert session.window.config.budget_tokens == 150_000 - 8192
     await collect(session, "again")

@@ -143,15 +143,15 @@ async def test_a_message_sent_during_a_switch_waits_and_lands_in_the_new_session
     await collect(session, "first")
     old = session.session_id
     gate = asyncio.Event()
-    release = session._release
+    release = session.switches.release
 
     async def slow_release() -> None:  # the switch pauses half way
         await gate.wait()
         await release()
 
-    session._release = slow_release  # type: ignore[method-assign]
+    session.switches.release = slow_release  # type: ignore[method-assign]
     switching = asyncio.ensure_future(session.new())
-    await until(lambda: session._switching.locked(), "the switch to start")
+    await until(lambda: session.switches.lock.locked(), "the switch to start")
     turn = asyncio.ensure_future(collect(session, "sent while switching"))
     gate.set()
     await switching

@@ -145,7 +145,7 @@ async def test_turning_thinking_off_leaves_old_thinking_out_and_a_turn_keeps_its
     model, server = fake_api.model([THINK_THEN_CALL, THINK_THEN_ANSWER, "plain"])
     session = await open_session(model, thinking="adaptive")
     await collect(session, "first")
-    session.options.set_thinking("off")
+    session.environment.options.set_thinking("off")
     await collect(session, "second")
     last = bodies(server)[-1]
     assert "thinking" not in last

@@ -134,8 +134,10 @@ async def model(context: Context, args: ModelArgs) -> Report:
 
     session = await _host(context).session_async()
     if args.name:
-        return await _switch_model(context, session.options, args.name, refresh=args.refresh)
-    listed = await session.options.list_models(refresh=args.refresh)
+        return await _switch_model(
+            context, session.environment.options, args.name, refresh=args.refresh
+        )
+    listed = await session.environment.options.list_models(refresh=args.refresh)
     caption = f"* = current. {listed.describe()} Switch with {context.spelled('model NAME')}."
     rows = tuple(model_rows(listed, session.model.name))
     headers = ("", "id", "name", "context window", "max output")

@@ -230,7 +230,7 @@ class TurnFloor:
         session = self._session()
         if not session.interrupt() and self._running is not None and not self._running.done():
             self._running.cancel()  # stopped before the session started the turn
-        cancel = getattr(session.delegator, "cancel", None)
+        cancel = getattr(session.environment.delegator, "cancel", None)
         if cancel is not None:
             cancel()  # Stop also cancels every running delegated subtask (%delegate cells, --bg)
 

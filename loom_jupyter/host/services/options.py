@@ -56,9 +56,9 @@ async def apply_options(
     from the next turn on, and tell every sidebar."""
     session = await host.session_async()
     if thinking is not None:
-        session.options.set_thinking(thinking)
+        session.environment.options.set_thinking(thinking)
     if effort is not None:
-        session.options.set_effort(None if effort == "default" else effort)  # type: ignore[arg-type]
+        session.environment.options.set_effort(None if effort == "default" else effort)  # type: ignore[arg-type]
     options = model_options(session)
     host.floor.broadcast(OptionsMsg(options))
     return options

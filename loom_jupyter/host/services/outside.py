@@ -23,7 +23,7 @@ import uuid
 from typing import TYPE_CHECKING, Any, Protocol
 
 from loom_jupyter.engine.events import ToolDraft, ToolFinished
-from loom_jupyter.engine.gate import ToolCallDone, ToolGate, summarize_input
+from loom_jupyter.engine.gate import ToolCallDone, summarize_input
 from loom_jupyter.errors import LoomError
 from loom_jupyter.host.runtime.history import cap, first_line
 from loom_jupyter.host.wire.protocol import (
@@ -191,12 +191,13 @@ async def _output(
     pages or nobody; the gate's question and start reach every page as the agent's do."""
     if use.name == "variable_provenance":
         return await _provenance(host, use.input)
-    page = session.document is not None and session.document.available
+    document = session.environment.document
+    page = document is not None and document.available
     if use.name == "insert_cell" and not page:  # the kernel's next-cell proposal reaches no one
         return _error(NO_NOTEBOOK_PAGE)
     policy = session.policy
     asker = Asker(policy.approver if host.floor.can_ask() else None, NO_PAGE.format(tool=use.name))
-    gate = ToolGate(registry=session.tools, policy=policy, asker=asker)
+    gate = session.environment.gate(asker)
     output = _error(f"{use.name} ended without a result.")
     async for event in gate.run(use, session.tool_context(sid, number)):
         if isinstance(event, ToolCallDone):

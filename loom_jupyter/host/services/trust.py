@@ -54,13 +54,13 @@ class TrustKeeper:
     def now(self) -> FolderTrust | None:
         """The folder's trust as the session last checked it (as found at open before)."""
         session = self._session()
-        if session is not None and session.trust is not None:
-            return session.trust
+        if session is not None and session.environment.folder.current is not None:
+            return session.environment.folder.current
         return self.found
 
     def opened(self, session: CoworkSession) -> None:
         """The conversation is open: it knows what the banner told."""
-        session.trust_told = self._told
+        session.environment.folder.told = self._told
 
     def untrusted_line(self) -> str:
         """The banner's word on an untrusted folder (the first turn then does not repeat it:
@@ -71,7 +71,7 @@ class TrustKeeper:
         self._told = trust.request.digest
         session = self._session()
         if session is not None:
-            session.trust_told = self._told
+            session.environment.folder.told = self._told
         return trust.summary()
 
     def approval_mode(self) -> tuple[ApprovalMode, SettingSource]:
@@ -117,7 +117,7 @@ class TrustKeeper:
         from loom_jupyter.host.wire.protocol import ApprovalModeMsg
 
         session = await self._opened()
-        session.options.set_approval(mode)
+        session.environment.options.set_approval(mode)
         self._floor().broadcast(ApprovalModeMsg(self.approval_view()))
 
 
