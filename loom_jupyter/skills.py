@@ -256,7 +256,7 @@ def _front_matter(file: FolderFile) -> dict[object, object]:
     try:
         front = parse_yaml("\n".join(lines[1:end]), "front matter", SKILL_FILE)
     except LoomConfigError as error:
-        raise _Invalid(str(error)) from None
+        raise _Invalid(" ".join(str(error).split())) from None  # one line in a table
     if not isinstance(front, dict):
         raise _Invalid("front matter: not a mapping of key: value")
     return front

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from loom_jupyter.messages import ToolSpec
     from loom_jupyter.readers import ArchiveReader, ExecutionReader, ProjectReader
     from loom_jupyter.settings import ApprovalMode, Settings
+    from loom_jupyter.skills import SkillSet
 
 __all__ = [
     "AnyTool",
@@ -208,6 +209,7 @@ class ToolContext:
     call_id: str | None = None  # the tool call being run (a cell's provenance names it)
     approval_mode: ApprovalMode = "ask"  # the session's mode now (%cowork approval changes it)
     executions: ExecutionReader | None = None  # the archived executions (rebuild_variables)
+    skills: SkillSet | None = None  # the skills found (load_skill; read_file in their folders)
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 

@@ -22,10 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, BinaryIO, ClassVar
 
-from loom_jupyter.errors import ToolError
+from loom_jupyter.errors import PathOutsideNotebookError, ToolError
 from loom_jupyter.messages import ToolSpec
 from loom_jupyter.tools.base import FileEffect, ToolAccess, ToolContext, ToolOutput, TypedTool
 from loom_jupyter.tools.edits import EditFile, WriteFile
+from loom_jupyter.tools.load_skill import skill_path
 from loom_jupyter.tools.output import HeadTail, redact, secret_values
 from loom_jupyter.tools.paths import (
     decode_text,
@@ -95,9 +96,9 @@ class ReadFile(TypedTool[ReadFileInput]):
     )
 
     async def run(self, args: ReadFileInput, ctx: ToolContext) -> ToolOutput:
-        """Read the file, refusing paths outside the folder, binary and oversized files."""
-        real = resolve_path(ctx, args.path)
-        shown = display_path(ctx, real)
+        """Read the file, refusing paths outside the folder (but in a usable skill's folder),
+        binary and oversized files."""
+        real, shown = _readable(ctx, args.path)
         start, end = args.start_line, args.end_line
         if start is not None and end is not None and end < start:
             raise ToolError(f"end_line ({end}) is before start_line ({start}).")
@@ -121,6 +122,19 @@ class ReadFile(TypedTool[ReadFileInput]):
             text = _render_scan(shown, scan, start or 1, budget)
         effect = FileEffect(shown, "read")
         return ToolOutput.text(text, summary=f"read {shown}").with_effects(effect)
+
+
+def _readable(ctx: ToolContext, raw: str) -> tuple[Path, str]:
+    """The real path of ``raw`` and how to show it: inside the notebook's folder, else
+    inside the folder of a skill the model may load (DESIGN §15)."""
+    try:
+        real = resolve_path(ctx, raw)
+    except PathOutsideNotebookError:
+        found = skill_path(ctx, raw)
+        if found is None:
+            raise
+        return found
+    return real, display_path(ctx, real)
 
 
 @dataclass(frozen=True)

@@ -149,6 +149,7 @@ def default_tools() -> tuple[AnyTool, ...]:
     from loom_jupyter.tools.delegate import DelegateTask
     from loom_jupyter.tools.files import EditFile, ListFiles, ReadFile, SearchFiles, WriteFile
     from loom_jupyter.tools.kernel import InspectVariables, RunPython
+    from loom_jupyter.tools.load_skill import LoadSkill
     from loom_jupyter.tools.notebook import ReadNotebook
     from loom_jupyter.tools.rebuild import RebuildVariables
     from loom_jupyter.tools.recall import ConversationRecall
@@ -161,6 +162,7 @@ def default_tools() -> tuple[AnyTool, ...]:
         ReadFile(),
         ListFiles(),
         SearchFiles(),
+        LoadSkill(),
         RunPython(),
         InsertCell(),
         EditCell(),

@@ -53,6 +53,7 @@ LAYERS = (
         "settings",
         "folders",
         "trust",
+        "skills",
         "controls",
         "importguard",
         "apikey",

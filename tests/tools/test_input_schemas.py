@@ -52,6 +52,7 @@ FIELDS: dict[str, tuple[set[str], set[str]]] = {
         {"pattern"},
         {"pattern", "path", "regex", "ignore_case", "glob", "limit"},
     ),
+    "load_skill": ({"name"}, {"name"}),
     "run_python": ({"code"}, {"code"}),
     "insert_cell": ({"source"}, {"source", "cell_type", "after_cell_id", "run"}),
     "edit_cell": ({"cell_id", "source"}, {"cell_id", "source"}),
@@ -189,7 +190,7 @@ def test_opening_a_session_s_tools_does_not_import_pydantic() -> None:
         "from loom_jupyter.tools.registry import default_registry\n"
         "from loom_jupyter.orchestrator.plan import SUBMIT_PLAN\n"
         "specs = default_registry().specs()\n"
-        "assert len(specs) == 17 and SUBMIT_PLAN.input_schema\n"
+        "assert len(specs) == 18 and SUBMIT_PLAN.input_schema\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'pydantic'))\n"
     )
     done = subprocess.run(

@@ -29,6 +29,7 @@ PINNED = (
     "read_file",
     "list_files",
     "search_files",
+    "load_skill",
     "run_python",
     "insert_cell",
     "edit_cell",

@@ -167,6 +167,12 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
     "front": false
   },
   {
+    "name": "skills",
+    "args": "",
+    "description": "the skills found, and whether each can be used",
+    "front": false
+  },
+  {
     "name": "trust",
     "args": "",
     "description": "what this folder asks for, and trust it (or not)",

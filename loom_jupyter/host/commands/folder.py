@@ -1,4 +1,5 @@
-"""What the notebook's folder brings: project instructions, MCP servers, folder trust."""
+"""What the notebook's folder brings: project instructions, MCP servers, skills, folder
+trust."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ if TYPE_CHECKING:
     from loom_jupyter.host.commands.arguments import McpArgs, NoArgs, TrustArgs
     from loom_jupyter.host.host import Host
     from loom_jupyter.session.instructions import InstructionFile
+    from loom_jupyter.skills import SkillSet
 
-__all__ = ["instructions", "mcp", "trust"]
+__all__ = ["SKILL_HEADERS", "instructions", "mcp", "skill_rows", "skills", "trust"]
 
 _LOOKED_FOR = "AGENTS.md, CLAUDE.md or .loom/instructions.md"
 
@@ -77,3 +79,38 @@ async def trust(context: Context, args: TrustArgs) -> Report:
     trust card opened on every sidebar to answer it (a cell and a terminal ask themselves)."""
     found = await _host(context).trust.show()
     return Report(title="Folder trust", parts=(Block(found.report()),))
+
+
+SKILL_HEADERS = ("name", "description", "source", "path", "state")
+_SKILL_CAPTION = (
+    "The model sees the usable skills by name and description and loads one with load_skill. "
+    "A project skill needs the folder's trust (`{trust}`); the person's skill wins over a "
+    "project skill of the same name."
+)
+
+
+async def skills(context: Context, args: NoArgs) -> Report:
+    """Every skill found now, usable or not, and why not (DESIGN §15)."""
+    from loom_jupyter.skills import person_skill_roots
+    from loom_jupyter.trust import skills_for
+
+    found = skills_for(_host(context).trust.read())
+    if not found.skills:
+        places = ", ".join(str(root) for root in person_skill_roots())
+        return say(
+            f"No skills found: none in {places}, nor in .claude/skills or .agents/skills from "
+            "the notebook's folder up to the project root. A skill is a folder holding SKILL.md."
+        )
+    caption = _SKILL_CAPTION.format(trust=context.spelled("trust"))
+    table = Table(SKILL_HEADERS, skill_rows(found), caption, code=(0, 3))
+    return Report(title="Skills", parts=(table,))
+
+
+def skill_rows(found: SkillSet) -> tuple[tuple[object, ...], ...]:
+    """One row a skill, in the order found: name, description, source, folder, state."""
+    from loom_jupyter.controls import visible
+
+    return tuple(
+        tuple(visible(cell) for cell in (s.name, s.description, s.source, str(s.folder), s.state))
+        for s in found.skills
+    )

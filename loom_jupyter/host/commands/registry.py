@@ -311,6 +311,12 @@ async def _mcp(context: Context, args: McpArgs) -> Report:
     return await folder.mcp(context, args)
 
 
+async def _skills(context: Context, args: NoArgs) -> Report:
+    from loom_jupyter.host.commands import folder
+
+    return await folder.skills(context, args)
+
+
 async def _trust(context: Context, args: TrustArgs) -> Report:
     from loom_jupyter.host.commands import folder
 
@@ -575,6 +581,20 @@ _TABLE = (
         _mcp_args,
         _mcp,
         _KERNEL,
+    ),
+    Spec(
+        "skills",
+        "the skills found, and whether each can be used",
+        "List every Agent Skill found: the person's (~/.config/loom/skills, ~/.claude/skills, "
+        "~/.agents/skills) and the project's (.claude/skills and .agents/skills from the "
+        "notebook's folder up to the project root) — name, description, source, folder and "
+        "state: usable, needs trust (a project skill of a folder not trusted), invalid (and "
+        "why) or shadowed (a skill of the same name wins). The model sees the usable ones by "
+        "name and description and loads one with load_skill.",
+        _no_args,
+        _skills,
+        _KERNEL,
+        needs_session=False,
     ),
     Spec(
         "trust",
