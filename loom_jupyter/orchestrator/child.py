@@ -144,6 +144,7 @@ class ChildRun:
             notebook_path=notebook_path,
             archive=archive,
             session_id=session_id,
+            skills=self._shape.skills,  # the parent's list, which the system prompt names
         )
         self._model, self._settings, self._observer = model, settings, observer
         self._effects: list[FileEffect | VariableEffect] = []

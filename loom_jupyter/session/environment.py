@@ -20,7 +20,9 @@ from loom_jupyter.session.instructions import Instructions, ProjectInstructions
 from loom_jupyter.session.options import SessionOptions
 from loom_jupyter.session.request import RequestAssembly
 from loom_jupyter.session.servers import SessionServers
+from loom_jupyter.skills import SkillSet
 from loom_jupyter.tools.base import ToolContext
+from loom_jupyter.trust import skills_for
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -93,13 +95,27 @@ class TurnEnvironment:
         """loom.yaml's MCP servers (``None``: it names none); :attr:`servers` runs them."""
         return self.servers.servers
 
+    @property
+    def skills(self) -> SkillSet:
+        """The skills the next request's system prompt lists (found once a turn)."""
+        return self.requests.skills
+
+    def find_skills(self) -> SkillSet:
+        """Every skill found now: the person's, and the project's from the bytes the folder's
+        trust read (usable only while it is trusted)."""
+        trust = self.folder.current
+        if trust is None:
+            return SkillSet()
+        return skills_for(trust)
+
     # -- a turn ---------------------------------------------------------------
 
     async def prepare(self) -> list[str]:
         """Ready for the next turn: the folder's trust, the project instructions and the
         MCP servers as they are now; returns the notices the person should see."""
         notices = await self.folder.check()  # a trust decision or an edit, once a turn
-        notices += self.requests.load_instructions()  # edits are picked up once a turn
+        skills = self.find_skills()  # the person's read now, the project's as trusted
+        notices += self.requests.load_instructions(skills)  # edits are picked up once a turn
         notices += await self.servers.start()  # the first turn starts the MCP servers
         return notices
 
@@ -134,6 +150,7 @@ class TurnEnvironment:
             document=self.document,
             approval_mode=self.policy.mode,
             executions=self.archive,
+            skills=self.skills,
         )
 
     def request_shape(self) -> RequestShape:

@@ -1,7 +1,8 @@
 """RequestAssembly: how one session's model requests are put together.
 
-The static system prompt with the project instructions as they are now (re-read once a
-turn), the tools, the history window, then the per-turn tail: the session state block.
+The static system prompt, the skills block (``name: description`` per usable skill, DESIGN
+§15) and the project instructions as they are now (both read again once a turn), the
+tools, the history window, then the per-turn tail: the session state block.
 ``max_tokens`` follows the current model's limits, the server tools (web search and
 fetch) the settings. A delegation's sub-agents ask the same way (:meth:`shape`).
 """
@@ -15,6 +16,7 @@ from loom_jupyter.engine.prompts import SYSTEM_PROMPT
 from loom_jupyter.models.catalog import max_output_tokens
 from loom_jupyter.models.wire import server_tool_params
 from loom_jupyter.session.shape import RequestShape
+from loom_jupyter.skills import SkillSet, skills_block
 
 if TYPE_CHECKING:
     from loom_jupyter.engine.context import ContextWindow
@@ -37,6 +39,7 @@ class RequestAssembly:
         self.options = options
         self.instructions = instructions
         self._state_text: tuple[SessionState, str] | None = None
+        self.skills = SkillSet()  # the skills the system prompt lists (set once a turn)
 
     def build(
         self, state: SessionState, thinking: bool, effort: EffortLevel | None
@@ -60,17 +63,26 @@ class RequestAssembly:
         options = self.options
         thinking, effort = options.request_options()
         return RequestShape(
-            system=SYSTEM_PROMPT + self.instructions.current().text,
+            system=self.system(),
             max_tokens=max_output_tokens(options.settings, options.follow_model()),
             thinking=thinking,
             effort=effort,
+            skills=self.skills,
         )
 
-    def load_instructions(self) -> list[str]:
-        """The system prompt with the project instructions as they are now; new notices."""
-        loaded = self.instructions.current()
-        self.window.set_system(SYSTEM_PROMPT + loaded.text)
+    def load_instructions(self, skills: SkillSet) -> list[str]:
+        """The system prompt with ``skills`` and the project instructions as they are now;
+        the instructions' new notices."""
+        self.skills = skills
+        self.window.set_system(self.system())
         return self.instructions.take_notices()
+
+    def system(self) -> str:
+        """The system prompt: the static prompt, the skills block, the project instructions
+        (each the same bytes while its source is unchanged: the cached prefix holds)."""
+        block = skills_block(self.skills)
+        listed = f"\n\n# Skills\n{block}\n" if block else ""
+        return SYSTEM_PROMPT + listed + self.instructions.current().text
 
     def state_block(self, state: SessionState) -> str:
         """``state`` as the request's tail (kept while the state object is the same)."""
