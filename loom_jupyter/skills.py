@@ -49,6 +49,7 @@ __all__ = [
     "SkillSource",
     "SkillStatus",
     "find_skills",
+    "loaded_skill",
     "parse_skill",
     "person_skill_roots",
     "project_skill_roots",
@@ -322,6 +323,19 @@ def skill_text(skill: Skill) -> str:
         else ["It has no other files."]
     )
     return "\n".join([*head, "", skill.body().rstrip("\n"), "", *tail])
+
+
+_LOADED = re.compile(r"Skill ([a-z0-9-]+) \((user|project) skill, (.+)/SKILL\.md\)")
+
+
+def loaded_skill(text: str) -> tuple[str, SkillSource, str] | None:
+    """Which skill a ``load_skill`` result (:func:`skill_text`, as archived) loaded: its
+    name, source and folder, read off the result's first line; ``None`` for other text."""
+    found = _LOADED.fullmatch(text.partition("\n")[0])
+    if found is None:
+        return None
+    source: SkillSource = "user" if found[2] == "user" else "project"
+    return found[1], source, found[3]
 
 
 def skill_files(folder: Path) -> tuple[tuple[tuple[str, int], ...], int]:

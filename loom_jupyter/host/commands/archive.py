@@ -17,6 +17,8 @@ from loom_jupyter.host.commands.report import Block, Report, say
 from loom_jupyter.host.commands.spec import UsageProblem
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from loom_jupyter.archive import SessionInfo
     from loom_jupyter.host.commands.arguments import ExportArgs, RecoverArgs, SearchArgs, ShowArgs
     from loom_jupyter.messages import Turn
@@ -69,7 +71,8 @@ async def _archive_search(context: ArchiveContext, args: SearchArgs) -> Report:
 
 
 async def show(context: Context, args: ShowArgs) -> Report:
-    """A session's turns verbatim (a terminal's reading)."""
+    """A session's turns verbatim (a terminal's reading), each exchange that loaded skills
+    ending with a line naming them."""
     if not isinstance(context, ArchiveContext):
         raise UsageProblem("show reads an archive from a terminal: loom-jupyter show NOTEBOOK")
     archive = context.opened
@@ -77,7 +80,10 @@ async def show(context: Context, args: ShowArgs) -> Report:
     start, end = _parse_range(args.range)
     turns = await archive.get_turns(info.id, start, end)
     by = await archive.outside_clients(info.id, start or 1, end or info.turn_count)
-    body = "\n\n".join(turn_text(t, by.get(t.turn_number, "")) for t in turns)
+    shown = [turn_text(t, by.get(t.turn_number, "")) for t in turns]
+    for at, line in _skills_loaded(turns):
+        shown[at] += f"\n   {line}"
+    body = "\n\n".join(shown)
     body = body or "(no turns in that range)"
     return say(f"{session_header(info)}\n\n{body}")
 
@@ -124,6 +130,32 @@ def turn_text(turn: Turn, outside_client: str = "") -> str:
             called = json.dumps(dict(block.input), ensure_ascii=False)
             lines.append(f"   → calls {block.name} {called}")
     return "\n".join(lines)
+
+
+def _skills_loaded(turns: Sequence[Turn]) -> list[tuple[int, str]]:
+    """Where each exchange (a person's message and what answered it) that loaded skills
+    ends, with a line naming them: ``skills loaded: plot-style (user, FOLDER)``. Read off
+    the archived ``load_skill`` results (DESIGN §15); a failed load names none."""
+    from loom_jupyter.skills import loaded_skill
+
+    lines: list[tuple[int, str]] = []
+    loaded: list[str] = []
+    for at, turn in enumerate(turns):
+        if turn.role == "user" and loaded:
+            lines.append((at - 1, "skills loaded: " + ", ".join(loaded)))
+            loaded = []
+        found = (
+            loaded_skill(turn.content)
+            if turn.role == "tool" and turn.tool_name == "load_skill" and not turn.is_error
+            else None
+        )
+        if found is not None:
+            name, source, folder = found
+            if (named := f"{name} ({source}, {folder})") not in loaded:
+                loaded.append(named)
+    if loaded:
+        lines.append((len(turns) - 1, "skills loaded: " + ", ".join(loaded)))
+    return lines
 
 
 def _parse_range(text: str | None) -> tuple[int | None, int | None]:
