@@ -25,7 +25,14 @@ a new notebook) holds an earlier session of the same rhythm (another seed); the
 new session starts from those pauses as ``CoworkSession`` does. Goal: adaptive
 no worse than the better fixed TTL on every rhythm.
 
-    python benchmarks/cache_cost.py [--quick] [--turns N] [--seeds N]
+A third table (issue 42, DESIGN §15): the cached-prefix share (input tokens read from the
+cache over all input tokens) of a 20-turn session, adaptive TTL, with five skills
+installed (the system prompt holds :func:`~loom_jupyter.skills.skills_block` of five
+realistic skills, as ``RequestAssembly.system`` puts it) and of the same session without
+skills. Goal: within 2 points on every rhythm. ``--skills N`` installs N skills (0: no
+such table); ``--skills-only`` prints only that table.
+
+    python benchmarks/cache_cost.py [--quick] [--turns N] [--seeds N] [--skills N] [--skills-only]
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ from loom_jupyter.engine.prompts import SYSTEM_PROMPT
 from loom_jupyter.engine.tokens import turn_tokens
 from loom_jupyter.messages import TextBlock, ToolResultBlock, ToolUseBlock, Turn
 from loom_jupyter.models.estimate import estimate_blocks_tokens, estimate_tokens
+from loom_jupyter.skills import Skill, skills_block
 from loom_jupyter.tools.registry import default_registry
 
 if TYPE_CHECKING:
@@ -135,16 +143,18 @@ def replay(
     *,
     earlier: Sequence[float] = (),
     rhythm: CacheRhythm | None = None,
+    system: str = SYSTEM_PROMPT,
 ) -> list[tuple[float, ModelRequest]]:
     """The requests of a session whose turns follow ``gaps`` (minutes between turns).
 
     ``earlier`` are the pauses of the notebook's earlier session (minutes), as the
-    archive gives them to a new session; ``rhythm`` replaces the window's rule.
+    archive gives them to a new session; ``rhythm`` replaces the window's rule;
+    ``system`` is the system prompt (the static one, by default).
     """
     clock = Clock()
     window = ContextWindow(
         WindowConfig(budget_tokens=2_000_000),
-        system=SYSTEM_PROMPT,
+        system=system,
         tools=default_registry().specs(),
         clock=clock,
         rhythm=rhythm,
@@ -186,6 +196,10 @@ class Cache:
     """Live entries: prefix length in tokens -> (expiry time, TTL)."""
 
     entries: dict[int, tuple[float, CacheTtl]] = field(default_factory=dict)
+    read_tokens: int = 0
+    """Input tokens read from the cache, over every request priced."""
+    input_tokens: int = 0
+    """All input tokens (read, written and plain), over every request priced."""
 
     def price(self, now: float, marks: list[tuple[int, CacheTtl]], total: int) -> float:
         """Token-price units of one request, updating the entries it reads and writes."""
@@ -195,12 +209,14 @@ class Cache:
             live = max((p for p in self.entries if covered <= p <= position), default=None)
             if live is not None and live > covered:
                 cost += READ_PRICE * (live - covered)
+                self.read_tokens += live - covered
                 covered = live
                 kept = self.entries[live][1]
                 self.entries[live] = (now + TTL_SECONDS[kept], kept)  # a read restarts it
             cost += WRITE_PRICE[ttl] * (position - covered)
             self.entries[position] = (now + TTL_SECONDS[ttl], ttl)
             covered = position
+        self.input_tokens += total
         return cost + (total - covered)
 
 
@@ -208,6 +224,82 @@ def cost_per_turn(requests: list[tuple[float, ModelRequest]], policy: Policy, tu
     cache = Cache()
     units = sum(cache.price(now, *breakpoints(request, policy)) for now, request in requests)
     return units * DOLLARS_PER_TOKEN / turns
+
+
+# -- skills in the system prompt (issue 42) ----------------------------------------
+
+SKILLS: tuple[tuple[str, str], ...] = (
+    (
+        "plot-style",
+        "Our team's matplotlib look: the palette, fonts, figure sizes and how to label axes "
+        "and units. Use for any chart meant for a report or a slide.",
+    ),
+    (
+        "clean-sales",
+        "How we clean the monthly sales extract: the region codes, returns as negative "
+        "units, the currency columns and the rows to drop.",
+    ),
+    (
+        "warehouse-sql",
+        "How to query the analytics warehouse: schemas, the read-only role, partitioned "
+        "tables and the date filters every query needs.",
+    ),
+    (
+        "experiment-readout",
+        "How to write up an A/B test: the metrics, the confidence intervals we report and "
+        "the readout template.",
+    ),
+    (
+        "forecast-checks",
+        "The checks a demand forecast passes before it is shared: backtests, holiday "
+        "effects, and the error table we publish.",
+    ),
+)
+
+
+def skills_system(count: int) -> str:
+    """The system prompt with ``count`` skills installed, as ``RequestAssembly.system``
+    puts it (no project instructions); past the five above, numbered copies."""
+    skills = []
+    for index in range(count):
+        name, description = SKILLS[index % len(SKILLS)]
+        name = name if index < len(SKILLS) else f"{name}-{index}"
+        folder = Path(f"/home/analyst/.config/loom/skills/{name}")
+        skills.append(Skill(name, description, "user", folder))
+    block = skills_block(skills)
+    return SYSTEM_PROMPT + (f"\n\n# Skills\n{block}\n" if block else "")
+
+
+def cached_share(requests: list[tuple[float, ModelRequest]]) -> float:
+    """The share (%) of the session's input tokens read from the cache (adaptive TTL)."""
+    cache = Cache()
+    for now, request in requests:
+        cache.price(now, *breakpoints(request, "adaptive"))
+    return 100.0 * cache.read_tokens / cache.input_tokens
+
+
+def skills_table(count: int, turns: int, seeds: int) -> float:
+    """Print the cached-prefix share with ``count`` skills and without, per rhythm; return
+    the largest difference in points."""
+    with_skills = skills_system(count)
+    extra = estimate_tokens(with_skills) - estimate_tokens(SYSTEM_PROMPT)
+    print(
+        f"\nCached-prefix share of input tokens, adaptive TTL: {turns} turns, {seeds} sessions "
+        f"each;\n{count} skills installed add {extra:,} tokens to the system prompt\n"
+    )
+    print(f"{'rhythm':<30}{'no skills':>12}{f'{count} skills':>12}{'difference':>14}")
+    worst = 0.0
+    for name, make in RHYTHMS.items():
+        without = present = 0.0
+        for seed in range(seeds):
+            gaps = make(random.Random(seed), turns - 1)
+            without += cached_share(replay(gaps, seed)) / seeds
+            present += cached_share(replay(gaps, seed, system=with_skills)) / seeds
+        worst = max(worst, abs(present - without))
+        print(f"{name:<30}{without:>11.2f}%{present:>11.2f}%{present - without:>+11.2f} pt")
+    verdict = "met" if worst <= 2.0 else "NOT met"
+    print(f"\nlargest difference: {worst:.2f} points (goal <= 2: {verdict})")
+    return worst
 
 
 Column = Literal[
@@ -270,8 +362,17 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer turns and seeds")
     parser.add_argument("--turns", type=int, default=40, help="turns per session (default 40)")
     parser.add_argument("--seeds", type=int, default=10, help="sessions per rhythm (default 10)")
+    parser.add_argument(
+        "--skills", type=int, default=5, help="skills installed in the share table (default 5)"
+    )
+    parser.add_argument(
+        "--skills-only", action="store_true", help="only the skills table (20 turns)"
+    )
     args = parser.parse_args()
     turns, seeds = (12, 2) if args.quick else (args.turns, args.seeds)
+    if args.skills_only:
+        skills_table(args.skills, 20, seeds)
+        return
     results = {name: rhythm_costs(make, turns, seeds) for name, make in RHYTHMS.items()}
     print(f"\nPrompt-cache cost per turn ($, input side; {turns} turns, {seeds} sessions each)")
     first = print_table(
@@ -305,6 +406,8 @@ def main() -> None:
         f"returning notebook, adaptive vs the better fixed TTL, worst rhythm: {returning:+.2f}%"
         f" (goal <= 0: {verdict})"
     )
+    if args.skills > 0:
+        skills_table(args.skills, 20, seeds)
 
 
 if __name__ == "__main__":
