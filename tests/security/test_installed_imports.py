@@ -150,6 +150,7 @@ READ_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("inspect_variables", {"name": "x"}),
     ("read_notebook", {}),
     ("read_file", {"path": "notes.txt"}),
+    ("load_skill", {"name": "notes-style"}),  # the person's skill (its YAML, its listing)
     ("list_files", {}),
     ("search_files", {"pattern": "alpha"}),
     ("search_files", {"pattern": "al.ha", "regex": True}),  # a child process
@@ -302,6 +303,7 @@ CELL_ARGS: dict[str, tuple[str, tuple[str, ...]]] = {
     "rebuild": ("x", ("n",)),
     "export": ("", ()),
     "instructions": ("", ()),
+    "skills": ("", ()),
     "mcp": ("", ()),
     "trust": ("", ("n", "n")),
     "adopt": ("gone.ipynb", ()),
@@ -343,6 +345,11 @@ def drive(root: Path, fake: FakeAnthropic, planting: set[str], cache: Path) -> D
     (folder / "helper_mod.py").write_text("VALUE = 42\n")
     (folder / "agent_helper.py").write_text("VALUE = 'from the folder'\n")
     (folder / "notes.txt").write_text("alpha\nbeta\n")
+    skill = home / ".config" / "loom" / "skills" / "notes-style"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: notes-style\ndescription: How notes read.\n---\nBe brief.\n"
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "LOOM_", "JPY_"))}
     env.update(
         JPY_SESSION_NAME=str(notebook),
