@@ -21,6 +21,7 @@ __all__ = [
     "CONFIG_MAX_BYTES",
     "INSTRUCTION_FILES",
     "INSTRUCTION_MAX_BYTES",
+    "SKILL_FOLDERS",
     "FolderFile",
     "instruction_candidates",
     "project_config",
@@ -37,6 +38,9 @@ INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md", ".loom/instructions.md")
 """Looked for in each folder, in this order."""
 INSTRUCTION_MAX_BYTES = 256 * 1024
 """An instruction file larger than this is skipped by its size, before a byte of it is read."""
+
+SKILL_FOLDERS = (".claude/skills", ".agents/skills")
+"""Agent Skills folders (DESIGN §15): at each level of the project and in the person's home."""
 
 
 def project_root(notebook_path: str | os.PathLike[str]) -> Path:

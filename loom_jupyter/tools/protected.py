@@ -39,7 +39,12 @@ from typing_extensions import assert_never
 
 from loom_jupyter.apikey import KEY_FILE_NAME
 from loom_jupyter.controls import visible
-from loom_jupyter.folders import CONFIG_FILE_NAME, instruction_candidates, project_root
+from loom_jupyter.folders import (
+    CONFIG_FILE_NAME,
+    SKILL_FOLDERS,
+    instruction_candidates,
+    project_root,
+)
 from loom_jupyter.settings import user_config_path
 from loom_jupyter.tools.paths import ARCHIVE_DIR
 
@@ -51,7 +56,6 @@ __all__ = [
     "ARCHIVE_SUFFIX",
     "KEEP_MAX_BYTES",
     "MAX_ENTRIES",
-    "SKILL_FOLDERS",
     "ChangeKind",
     "FileState",
     "PlacesSnapshot",
@@ -71,8 +75,6 @@ __all__ = [
 StateKind = Literal["file", "dir", "link", "other"]
 ChangeKind = Literal["created", "modified", "deleted", "mode-changed"]
 
-SKILL_FOLDERS = (".claude/skills", ".agents/skills")
-"""Skill folders, at each level of the project and in the person's home."""
 ARCHIVE_SUFFIX = ".sqlite"
 ARCHIVE_COMPANIONS = ("-wal", "-shm", "-journal")
 """SQLite's files beside an archive (as ``archive.hygiene.COMPANION_SUFFIXES``)."""
