@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Literal
 
 from loom_jupyter.controls import visible
 from loom_jupyter.errors import LoomConfigError
-from loom_jupyter.folders import FolderFile, read_bounded, within
+from loom_jupyter.folders import SKILL_FOLDERS, FolderFile, read_bounded, within
 from loom_jupyter.settings import parse_yaml, user_config_path
 
 if TYPE_CHECKING:
@@ -50,6 +50,7 @@ __all__ = [
     "SkillStatus",
     "find_skills",
     "loaded_skill",
+    "loaded_summary",
     "parse_skill",
     "person_skill_roots",
     "project_skill_roots",
@@ -65,7 +66,7 @@ SKILL_MAX_BYTES = 256 * 1024
 NAME_MAX_CHARS = 64
 DESCRIPTION_MAX_CHARS = 1024
 """A longer description would crowd the system prompt (the Agent Skills limit)."""
-PROJECT_SKILL_FOLDERS = (".claude/skills", ".agents/skills")
+PROJECT_SKILL_FOLDERS = SKILL_FOLDERS
 """Looked for in the notebook's folder and every parent up to the project root."""
 LISTED_FILES_MAX = 200
 """``load_skill`` lists at most this many of a skill's other files."""
@@ -336,6 +337,12 @@ def loaded_skill(text: str) -> tuple[str, SkillSource, str] | None:
         return None
     source: SkillSource = "user" if found[2] == "user" else "project"
     return found[1], source, found[3]
+
+
+def loaded_summary(name: str, source: str, folder: object) -> str:
+    """A ``load_skill`` call's one line (its tool card's summary, live and from the
+    archive): ``loaded skill NAME (SOURCE: FOLDER)``."""
+    return f"loaded skill {name} ({source}: {folder})"
 
 
 def skill_files(folder: Path) -> tuple[tuple[tuple[str, int], ...], int]:

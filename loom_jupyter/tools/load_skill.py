@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, ClassVar
 
 from loom_jupyter.errors import ToolError
 from loom_jupyter.messages import ToolSpec
-from loom_jupyter.skills import NAME_MAX_CHARS, skill_text
+from loom_jupyter.skills import NAME_MAX_CHARS, loaded_summary, skill_text
 from loom_jupyter.tools.base import ToolAccess, ToolContext, ToolOutput, TypedTool
 from loom_jupyter.tools.schema import Limit, ToolInput, input_schema
 
@@ -57,7 +57,7 @@ class LoadSkill(TypedTool[LoadSkillInput]):
         if skill is None:
             raise ToolError(_not_usable(ctx.skills, args.name))
         text = await asyncio.to_thread(skill_text, skill)
-        summary = f"loaded skill {skill.name} ({skill.source}: {skill.folder})"
+        summary = loaded_summary(skill.name, skill.source, skill.folder)
         return ToolOutput.text(text, summary=summary)
 
 

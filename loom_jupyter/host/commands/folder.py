@@ -102,7 +102,7 @@ async def skills(context: Context, args: NoArgs) -> Report:
             "the notebook's folder up to the project root. A skill is a folder holding SKILL.md."
         )
     caption = _SKILL_CAPTION.format(trust=context.spelled("trust"))
-    table = Table(SKILL_HEADERS, skill_rows(found), caption, code=(0, 3))
+    table = Table(SKILL_HEADERS, skill_rows(found), caption, code=(0, 3), text=(1, 4))
     return Report(title="Skills", parts=(table,))
 
 

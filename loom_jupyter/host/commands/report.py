@@ -57,6 +57,9 @@ class Table:
     """Columns whose cells are code (the sidebar shows them as code spans)."""
     nowrap: bool = False
     """Keep each cell on one line (dates, ids): a narrow cell scrolls instead."""
+    text: tuple[int, ...] = ()
+    """Columns of text from outside Loom (a project file's words): the sidebar shows them
+    as written, never as markdown or HTML."""
 
 
 @dataclass(frozen=True)
@@ -158,7 +161,11 @@ def _table(table: Table) -> str:
     ]
     for row in table.rows:
         cells = [
-            code_span(str(value)) if i in table.code else _cell(_number(value))
+            code_span(str(value))
+            if i in table.code
+            else as_text(" ".join(str(value).split()))
+            if i in table.text
+            else _cell(_number(value))
             for i, value in enumerate(row)
         ]
         rows.append("| " + " | ".join(cells) + " |")
@@ -175,6 +182,15 @@ def _number(value: object) -> str:
 def _cell(value: object) -> str:
     """A value inside a markdown table's cell: one line, its bars escaped."""
     return " ".join(str(value).split()).replace("|", "\\|")
+
+
+def as_text(text: str) -> str:
+    """``text`` for markdown that shows it as written: every ASCII punctuation character
+    escaped (CommonMark's backslash escapes), so no emphasis, link, image or HTML tag."""
+    return _PUNCTUATION.sub(r"\\\g<0>", text)
+
+
+_PUNCTUATION = re.compile(r"[!-/:-@\[-`{-~]")
 
 
 def code_span(text: str) -> str:

@@ -46,6 +46,17 @@ async def history_page(
     return items, (start if start > 1 else None)
 
 
+def _tool_summary(turn: Turn) -> str:
+    """A tool row's one line: a loaded skill's as the call showed it live (which skill, from
+    where), else the result's first line."""
+    from loom_jupyter.skills import loaded_skill, loaded_summary
+
+    found = loaded_skill(turn.content) if turn.tool_name == "load_skill" else None
+    if found is None or turn.is_error:
+        return first_line(turn.content)
+    return loaded_summary(*found)
+
+
 def history_item(turn: Turn, outside: str = "") -> HistoryItem | ToolItem | None:
     """One archive row as the sidebar shows it (None for rows it does not show); ``outside``
     names the outside agent that made a ``tool`` row (DESIGN §14)."""
@@ -55,7 +66,7 @@ def history_item(turn: Turn, outside: str = "") -> HistoryItem | ToolItem | None
             call_id=turn.tool_call_id or "",
             name=turn.tool_name or "",
             input=_plain(turn.tool_input),
-            summary=first_line(turn.content),
+            summary=_tool_summary(turn),
             is_error=turn.is_error,
             result=cap(turn.content),
             outside=outside,
