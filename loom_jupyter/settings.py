@@ -42,6 +42,7 @@ __all__ = [
     "Provider",
     "SettingSource",
     "Settings",
+    "TelemetrySettings",
     "ThinkingMode",
     "parse_config",
     "parse_yaml",
@@ -78,9 +79,10 @@ TIGHTEN_ONLY = ("approval", "web_search", "web_fetch")
 TRUSTED_ONLY = ("journal_mode",)
 """Keys a project sets only when trusted: how the archive is written (a cloned folder must
 not force WAL onto a network mount)."""
-PERSON_ONLY = ("archive_dir",)
+PERSON_ONLY = ("archive_dir", "telemetry")
 """Keys a project never sets: where archives live is the person's (archive/paths.py reads
-it from the environment and the person's own loom.yaml)."""
+it from the environment and the person's own loom.yaml), and where usage is sent (a
+cloned folder must not send a trace of the person's work to its own collector)."""
 _APPROVAL_RANK: dict[str, int] = {"auto": 0, "ask": 1, "read-only": 2}
 
 
@@ -125,6 +127,7 @@ class Settings:
     web_search_max_uses: int = 5  # searches per request at most
     web_fetch: bool = False  # the API's web_fetch tool (web_fetch_20250910), citations on
     web_fetch_max_uses: int = 5  # fetches per request at most
+    telemetry: TelemetrySettings | None = None  # OpenTelemetry export (DESIGN §16, telemetry/)
     explicit: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
     """The settings given by loom.yaml, a ``LOOM_*`` variable or a keyword (not defaults):
     those win over a model's own limits (``models/catalog.py``)."""
@@ -141,6 +144,7 @@ class Settings:
         object.__setattr__(self, "effort", _effort(self.effort, "settings"))
         object.__setattr__(self, "model", MODEL_ALIASES.get(self.model, self.model))
         object.__setattr__(self, "mcp_servers", _mcp_servers(self.mcp_servers, "settings"))
+        object.__setattr__(self, "telemetry", _telemetry(self.telemetry, "settings"))
 
     @classmethod
     def load(
@@ -453,6 +457,8 @@ def _coerce(key: Any, value: Any, source: str) -> Any:
         raise LoomConfigError(f"{source}: unknown setting {_shown(key)} (known: {known})")
     if key == "mcp_servers":
         return _mcp_servers(value, source)
+    if key == "telemetry":
+        return _telemetry(value, source)
     if key == "thinking":
         return _thinking(value, source)
     if key == "effort":
@@ -736,3 +742,43 @@ def _string_pairs(value: Any, where: str) -> tuple[tuple[str, str], ...]:
     if not all(_scalar(v) for v in value.values()):
         raise LoomConfigError(f"{where}: values must be strings")
     return tuple((k, str(v)) for k, v in value.items())
+
+
+_TELEMETRY_KEYS = ("endpoint", "headers", "capture_content")
+
+
+@dataclass(frozen=True)
+class TelemetrySettings:
+    """loom.yaml ``telemetry`` (DESIGN §16): where the OpenTelemetry export goes (an OTLP/HTTP
+    base URL such as ``http://otel-collector:4318``), the headers sent with it, and whether
+    message and tool contents go too (redacted). Read by ``telemetry/config.py``."""
+
+    endpoint: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    capture_content: bool = False
+
+
+def _telemetry(value: Any, source: str) -> TelemetrySettings | None:
+    """``telemetry`` from loom.yaml (a mapping), ``LOOM_TELEMETRY`` (an endpoint URL) or typed."""
+    if value is None or isinstance(value, TelemetrySettings):
+        return value
+    if isinstance(value, str):
+        value = {"endpoint": value}
+    where = f"{source}: telemetry"
+    if not isinstance(value, dict):
+        raise LoomConfigError(f"{where} must be a mapping (endpoint, headers, capture_content)")
+    unknown = sorted(_key_name(k) for k in value if k not in _TELEMETRY_KEYS)
+    if unknown:
+        known = ", ".join(_TELEMETRY_KEYS)
+        raise LoomConfigError(f"{where}: unknown key(s) {', '.join(unknown[:10])} (known: {known})")
+    endpoint = value.get("endpoint")
+    if endpoint is not None and (
+        not isinstance(endpoint, str) or not endpoint.startswith(("http://", "https://"))
+    ):
+        raise LoomConfigError(f"{where}.endpoint must start with http:// or https://")
+    try:
+        capture = _to_bool(value.get("capture_content", False))
+    except ValueError:
+        raise LoomConfigError(f"{where}.capture_content must be a bool") from None
+    headers = _string_pairs(value.get("headers"), f"{where}.headers")
+    return TelemetrySettings(endpoint=endpoint, headers=headers, capture_content=capture)
