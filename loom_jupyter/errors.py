@@ -7,6 +7,8 @@ show ``str(error)``: each message says what happened and what to do next.
 
     LoomError
     ├── LoomConfigError            bad loom.yaml / LOOM_* value (names file and key)
+    │   └── ManagedPolicyError     a managed.yaml that does not parse: Loom stops (fail closed)
+    ├── PolicyRefusedError         the organisation's managed policy forbids what was asked
     ├── ArchiveError
     │   ├── ArchiveBusyError       locked by another writer past the busy timeout
     │   ├── ArchiveCorruptError    not a SQLite file, or damaged (names the file)
@@ -24,7 +26,9 @@ show ``str(error)``: each message says what happened and what to do next.
     │   ├── ModelConnectionError   cannot reach the API
     │   ├── ModelTimeoutError      the API or the stream stalled
     │   ├── StreamInterruptedError the stream broke or ended early
-    │   └── ModelAPIError          any other API failure
+    │   ├── ModelAPIError          any other API failure
+    │   └── RequestRefusedError    refused by the managed policy before it was sent (also a
+    │                              PolicyRefusedError): over the daily spend, a model not allowed
     ├── ContextBudgetError         the window cannot fit even the newest turn
     ├── SessionBusyError           a session switch asked for while a turn or delegation runs
     ├── ToolError                  raised inside a tool; becomes an is_error result
@@ -48,6 +52,7 @@ __all__ = [
     "LeaseHeldError",
     "LoomConfigError",
     "LoomError",
+    "ManagedPolicyError",
     "MissingApiKeyError",
     "ModelAPIError",
     "ModelConnectionError",
@@ -55,7 +60,9 @@ __all__ = [
     "ModelTimeoutError",
     "OverloadedError",
     "PathOutsideNotebookError",
+    "PolicyRefusedError",
     "RateLimitedError",
+    "RequestRefusedError",
     "RequestTooLargeError",
     "SessionBusyError",
     "SessionNotFoundError",
@@ -71,6 +78,17 @@ class LoomError(Exception):
 
 class LoomConfigError(LoomError):
     """A setting has a bad value; the message names the file (or variable) and key."""
+
+
+class ManagedPolicyError(LoomConfigError):
+    """A managed policy file (``/etc/loom/managed.yaml``, ``{sys.prefix}/etc/loom/managed.yaml``)
+    does not parse, holds an unknown key or a bad value, or cannot be read: Loom runs no turn
+    until it is fixed (fail closed); the message names the file."""
+
+
+class PolicyRefusedError(LoomError):
+    """The organisation's managed policy forbids what was asked (a looser approval mode, a
+    model it does not list); the message names the policy file."""
 
 
 class ArchiveError(LoomError):
@@ -160,6 +178,11 @@ class StreamInterruptedError(ModelError):
 
 class ModelAPIError(ModelError):
     """Any other failure reported by the API."""
+
+
+class RequestRefusedError(ModelError, PolicyRefusedError):
+    """A model request the managed policy refused before anything was sent: the day's spend
+    reached the limit, the model is not allowed, or the policy file cannot be read."""
 
 
 class ContextBudgetError(LoomError):

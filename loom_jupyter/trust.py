@@ -49,6 +49,7 @@ from loom_jupyter.folders import (
     read_bounded,
 )
 from loom_jupyter.own_writes import wrote
+from loom_jupyter.policy import managed_policy
 from loom_jupyter.settings import (
     TRUSTED_ONLY,
     Settings,
@@ -349,17 +350,21 @@ def skills_for(trust: FolderTrust, *, home: Path | None = None) -> SkillSet:
     return find_skills(trust.request.skills, trusted=trust.trusted, home=home)
 
 
-def settings_for(trust: FolderTrust, **overrides: Any) -> Settings:
+def settings_for(trust: FolderTrust, *, managed: bool = True, **overrides: Any) -> Settings:
     """Settings resolved with ``trust``: the project's values are the ones its request
-    read (and hashed), never read again."""
+    read (and hashed), never read again; then governed by the organisation's managed policy
+    (DESIGN §16, :meth:`~loom_jupyter.policy.ManagedPolicy.govern`; ``managed=False``: as
+    the person and the folder asked, to say what the policy overrides). A broken policy
+    file raises :class:`~loom_jupyter.errors.ManagedPolicyError` (fail closed)."""
     request = trust.request
-    return Settings.load(
+    wanted = Settings.load(
         request.root / request.folder,
         trusted=trust.trusted,
         loosen=trust.loosening,
         project=trust.request.values,
         **overrides,
     )
+    return managed_policy().govern(wanted) if managed else wanted
 
 
 class TrustStore:

@@ -1,7 +1,7 @@
 """Suite-wide guards: no test can reach a real model API or read the developer's config.
 
 Every test starts with ``ANTHROPIC_BASE_URL`` pointing at a closed loopback port,
-no API key, and an empty ``XDG_CONFIG_HOME``; tests that need a model use the
+no API key, and empty ``XDG_CONFIG_HOME`` and ``XDG_STATE_HOME``; tests that need a model use the
 ``fake_anthropic`` fixture (shipped in ``loom_jupyter.testing``) or a
 ``ScriptedModel``.
 """
@@ -62,6 +62,8 @@ def _no_real_model_api(
         monkeypatch.delenv(name, raising=False)  # archives beside their notebooks (DESIGN §13)
     config_home = tmp_path_factory.mktemp("xdg-config")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(config_home))
+    # the managed policy's spend ledger (DESIGN §16) never touches the developer's state
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("xdg-state")))
 
 
 # -- a notebook beside a real archive, and an in-process kernel (session-level tests) --------

@@ -38,7 +38,14 @@ if TYPE_CHECKING:
 __all__ = ["RemoteTool", "ServerConnection", "ServerGone", "ServerState"]
 
 ServerState = Literal[
-    "not started", "needs trust", "starting", "running", "failed", "dead", "stopped"
+    "not started",
+    "needs trust",
+    "not allowed",  # the organisation's managed policy does not list it (DESIGN §16)
+    "starting",
+    "running",
+    "failed",
+    "dead",
+    "stopped",
 ]
 
 MAX_EVENT_BYTES = 64 * 1024 * 1024

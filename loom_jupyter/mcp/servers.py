@@ -5,7 +5,9 @@ with the session.
 "First use" is the first turn (the model must see the tools in its first request) or
 ``%cowork mcp``; ``%load_ext`` starts nothing. A server from the notebook's folder
 (``origin: project``) starts only while the folder is trusted (DESIGN §12): until then
-it is listed as ``needs trust``. Tools are appended after the built-in
+it is listed as ``needs trust``. A server whose name the organisation's managed policy does
+not list (``mcp_servers_allowed``, DESIGN §16) never starts, whoever names it: it is listed
+as ``not allowed``, the policy file named. Tools are appended after the built-in
 ones, server by server in loom.yaml's order, each server's in the order it lists them,
 and stay put while the servers do not change: the tool list is part of the cached
 prompt prefix.
@@ -17,9 +19,10 @@ import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from loom_jupyter.errors import LoomError
+from loom_jupyter.errors import LoomError, PolicyRefusedError
 from loom_jupyter.mcp.connection import ServerConnection, ServerState
 from loom_jupyter.mcp.tool import McpTool, tool_name
+from loom_jupyter.policy import managed_policy
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -60,6 +63,7 @@ class McpServers:
             for connection in self._project():
                 connection.state = "needs trust"
             self.trusted = False
+        self._hold_forbidden()
 
     @property
     def configs(self) -> tuple[McpServerConfig, ...]:
@@ -89,6 +93,7 @@ class McpServers:
                 elif not trusted:
                     await connection.stop()
                     connection.state, connection.error = "needs trust", ""
+            self._hold_forbidden()
             return tuple(gone)
 
     def __len__(self) -> int:
@@ -101,6 +106,7 @@ class McpServers:
     async def start(self) -> list[str]:
         """Start the servers not started yet, together; a line for each that failed."""
         async with self._lock:
+            self._hold_forbidden()  # the policy as it is now
             pending = [c for c in self._connections.values() if c.state == "not started"]
             await asyncio.gather(*(c.start() for c in pending))
         return [f"MCP server {c.config.name} {c.error}" for c in pending if c.state == "failed"]
@@ -134,6 +140,9 @@ class McpServers:
                 f"The MCP server {name} comes from this folder's loom.yaml, which you have not "
                 "trusted: %cowork trust shows what it runs and trusts the folder."
             )
+        policy = managed_policy()
+        if not policy.allows_server(name):
+            raise PolicyRefusedError(f"The MCP server {name} is {policy.server_refusal(name)}.")
         async with self._lock:
             connection.restarts = 0
             await connection.start()
@@ -161,6 +170,18 @@ class McpServers:
                 )
             )
         return tuple(rows)
+
+    def _hold_forbidden(self) -> None:
+        """Servers the managed policy does not list are ``not allowed`` (never started);
+        one it lists again may start. A broken policy file raises (fail closed)."""
+        policy = managed_policy()
+        for name, connection in self._connections.items():
+            if not policy.allows_server(name):
+                if connection.state in ("not started", "failed", "dead", "stopped"):
+                    connection.state = "not allowed"  # a running one stops with the session
+                connection.error = policy.server_refusal(name)
+            elif connection.state == "not allowed":
+                connection.state, connection.error = "not started", ""
 
     def _project(self) -> list[ServerConnection]:
         return [c for c in self._connections.values() if c.config.origin == "project"]

@@ -32,7 +32,7 @@ def status_rows(statuses: Sequence[ServerStatus]) -> list[tuple[str, str, str, s
         )
         if s.state == "needs trust":
             state += ": the folder is not trusted (%cowork trust)"
-        if s.error and s.state in ("failed", "dead"):
+        if s.error and s.state in ("failed", "dead", "not allowed"):
             error = " ".join(s.error.split())  # one line in a table
             error = error if len(error) <= _MAX_ERROR else error[:_MAX_ERROR] + " [...]"
             state += f": {error}"

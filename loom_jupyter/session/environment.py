@@ -62,7 +62,7 @@ class TurnEnvironment:
         self.notebook_path = notebook_path
         self.kernel = kernel
         self.tools = tools
-        self.options = SessionOptions(settings, model, policy, window)
+        self.options = SessionOptions(settings, model, policy, window, notebook=str(notebook_path))
         self.instructions = ProjectInstructions(
             notebook_path, max_chars=settings.instructions_max_chars
         )

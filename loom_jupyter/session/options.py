@@ -1,5 +1,7 @@
 """SessionOptions: what a session asks the model with — the model, thinking, effort, the
-approval mode and the models the API lists.
+approval mode and the models the API lists. The model sits behind the managed policy's
+gate (:mod:`loom_jupyter.session.policy_gate`): a model or an approval mode the policy does
+not allow is refused here too.
 
 A change applies from the next turn (a turn in progress keeps the thinking and effort it
 started with: a tool loop must not change them). The window's budget follows the current
@@ -13,6 +15,8 @@ from typing import TYPE_CHECKING
 
 from loom_jupyter.engine.context import WindowConfig
 from loom_jupyter.models.catalog import ModelInfo, ModelList, list_models, model_info
+from loom_jupyter.policy import managed_policy
+from loom_jupyter.session.policy_gate import gated
 
 if TYPE_CHECKING:
     from loom_jupyter.engine.context import ContextWindow
@@ -27,18 +31,28 @@ class SessionOptions:
     """One session's model, settings and approval policy, and the window that follows them."""
 
     def __init__(
-        self, settings: Settings, model: Model, policy: ApprovalPolicy, window: ContextWindow
+        self,
+        settings: Settings,
+        model: Model,
+        policy: ApprovalPolicy,
+        window: ContextWindow,
+        *,
+        notebook: str = "",
     ) -> None:
         self.settings = settings
-        self.model = model
+        self._notebook = notebook  # the spend ledger's rows name it
+        self.model = gated(model, notebook=notebook)  # every request passes the managed policy
         self.policy = policy
         self.window = window
 
     def set_model(self, model: Model | str) -> None:
-        """Use another model from the next request on (a name builds the default adapter)."""
+        """Use another model from the next request on (a name builds the default adapter).
+        A model the organisation's managed policy does not list is refused
+        (:class:`~loom_jupyter.errors.PolicyRefusedError`)."""
+        managed_policy().check_model(model if isinstance(model, str) else model.name)
         if isinstance(model, str):
             model = default_model(self.settings.replace(model=model))
-        self.model = model
+        self.model = gated(model, notebook=self._notebook)
 
     def set_thinking(self, mode: ThinkingMode | bool) -> None:
         """Adaptive thinking on (``"adaptive"``/``True``) or ``"off"``, from the next turn on

@@ -30,8 +30,9 @@ from typing import (
     runtime_checkable,
 )
 
-from loom_jupyter.errors import ApprovalDeniedError, LoomConfigError
-from loom_jupyter.settings import ApprovalMode, Settings, SettingSource
+from loom_jupyter.errors import ApprovalDeniedError, LoomConfigError, ManagedPolicyError
+from loom_jupyter.policy import managed_policy
+from loom_jupyter.settings import ApprovalMode, Settings, SettingSource, stricter_approval
 from loom_jupyter.tools.base import ToolContext, ToolOutput, call_args
 from loom_jupyter.tools.guard import AlwaysScope
 
@@ -225,7 +226,15 @@ class ApprovalPolicy:
 
     @property
     def mode(self) -> ApprovalMode:
-        """``ask``, ``auto`` or ``read-only``; may be switched mid-session."""
+        """``ask``, ``auto`` or ``read-only``; may be switched mid-session. Never looser
+        than the organisation's managed policy allows now (DESIGN §16; a policy file that
+        cannot be read makes it ``read-only``: fail closed)."""
+        try:
+            floor = managed_policy().approval
+        except ManagedPolicyError:
+            return "read-only"
+        if floor is not None and stricter_approval(floor, self._mode):
+            return floor
         return self._mode
 
     @mode.setter
@@ -235,6 +244,7 @@ class ApprovalPolicy:
             raise LoomConfigError(
                 f"approval mode must be one of {', '.join(allowed)}; got {value!r}"
             )
+        managed_policy().check_approval(value)  # a looser mode than the policy's: refused
         self._mode: ApprovalMode = value  # type: ignore[assignment]
 
     @property

@@ -58,6 +58,8 @@ LAYERS = (
         "importguard",
         "apikey",
         "own_writes",
+        "policy",
+        "spend",
         units_share=True,
     ),
     layer("storage, model seam, tools", "archive", "models", "tools"),
@@ -65,6 +67,8 @@ LAYERS = (
     layer("tool sources", "mcp"),
     # The engine reads the archive through loom_jupyter.readers protocols only.
     layer("engine", "engine", never=frozenset({"archive"})),
+    # OpenTelemetry (DESIGN §16): sees the engine's events; the session and orchestrator use it.
+    layer("telemetry", "telemetry", never=frozenset({"archive"})),
     layer("session", "session"),
     layer("orchestrator", "orchestrator"),
     layer("host", "host"),
@@ -73,6 +77,9 @@ LAYERS = (
     # Outside agents (DESIGN §14): `loom-jupyter mcp` reaches a kernel through Jupyter Server
     # and loads Loom the sidebar's way (jupyter/autoload.py), never the Jupyter stack itself.
     layer("outside agents", "outside"),
+    # `loom-jupyter eval` (DESIGN §17): real kernels through jupyter_client, reading each
+    # task's archive after the run; Loom itself runs inside those kernels, never here.
+    layer("evaluation", "eval", never=frozenset({"jupyter"})),
     # The command line starts the MCP server; it still never imports the Jupyter front.
     layer("command line", "cli", never=frozenset({"jupyter"})),
     # Writes the generated files (the protocol's schema, the page's tables): nothing imports it.

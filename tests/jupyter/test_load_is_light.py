@@ -61,6 +61,7 @@ BANNER_HOST = {
     "services",  # the host's parts: light, their heavy imports where first used
     "services.executions",
     "services.keys",
+    "services.managed",
     "services.opening",
     "services.restart",
     "services.switches",
@@ -72,7 +73,16 @@ BANNER_HOST = {
 }
 # The session's units, and the values only turns and cells need (the archive reads them in
 # the functions that read or write a turn or an execution).
-AFTER_BANNER = ("engine", "session", "tools", "models", "orchestrator", "messages", "lineage")
+AFTER_BANNER = (
+    "engine",
+    "session",
+    "tools",
+    "models",
+    "orchestrator",
+    "messages",
+    "lineage",
+    "telemetry",
+)
 
 # The Jupyter layer's modules a loaded, idle coworker has imported.
 JUPYTER_MODULES = {
@@ -102,6 +112,7 @@ HOST_MODULES = {
     "services",  # the host's parts: light, their heavy imports where first used
     "services.executions",
     "services.keys",
+    "services.managed",
     "services.opening",
     "services.restart",
     "services.switches",
@@ -113,7 +124,16 @@ HOST_MODULES = {
     "wire",
     "wire.protocol",
 }
-NOT_YET = {"anthropic", "pydantic", "ipywidgets", "httpx", "httpx2", "yaml", "matplotlib"}
+NOT_YET = {
+    "anthropic",
+    "pydantic",
+    "ipywidgets",
+    "httpx",
+    "httpx2",
+    "yaml",
+    "matplotlib",
+    "opentelemetry",  # telemetry is off by default: not even its API (DESIGN §16)
+}
 
 
 def _loaded(tmp_path: Path) -> tuple[set[str], set[str]]:

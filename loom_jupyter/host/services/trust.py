@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
     from loom_jupyter.host.runtime.floor import TurnFloor
+    from loom_jupyter.host.services.managed import ManagedReport
     from loom_jupyter.host.upkeep.location import NotebookLocation
     from loom_jupyter.host.wire.protocol import ApprovalModeView, TrustView
     from loom_jupyter.session.conversation import CoworkSession
@@ -82,6 +83,13 @@ class TrustKeeper:
         if self.settings is not None:
             return self.settings.approval, self.settings.source_of("approval")
         return "ask", "default"
+
+    def managed(self) -> ManagedReport | None:
+        """The organisation's managed policy in force and what it overrides of what the
+        person and the folder set (``None``: no policy; DESIGN §16)."""
+        from loom_jupyter.host.services.managed import managed_report
+
+        return managed_report(self.now())
 
     def approval_view(self) -> ApprovalModeView:
         """The approval mode in force and where it came from, as the fronts show it."""

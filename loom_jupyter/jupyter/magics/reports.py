@@ -17,14 +17,19 @@ __all__ = ["adopt", "status"]
 
 
 def status(cw: KernelCowork, args: NoArgs) -> None:
-    """``%cowork status``: the approval mode and what "Always" allows, the archive's path,
-    filesystem and journal, then the live panel."""
+    """``%cowork status``: the approval mode and what "Always" allows, the organisation's
+    managed policy and what it overrides, the archive's path, filesystem and journal, then
+    the live panel."""
     from loom_jupyter.host.commands.context import HostContext
     from loom_jupyter.host.commands.usage import always_text
+    from loom_jupyter.host.services.managed import approval_words
 
     mode, source = cw.host.trust.approval_mode()
+    managed = cw.host.trust.managed()  # the organisation's policy (DESIGN §16), if any
     always = cw.run(always_text(HostContext(cw.host, "magic")))
-    show_text(f"Approval: {mode} ({source}). {always}\n{cw.host.storage_line()}")
+    policy = "".join(f"\n{line}" for line in (managed.lines() if managed else ()))
+    approval = approval_words(mode, source, managed)
+    show_text(f"Approval: {approval}. {always}{policy}\n{cw.host.storage_line()}")
     cw.panels.ensure().show()
 
 
