@@ -33,13 +33,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="loom-jupyter",
         description="Browse, search, export and recover the conversations archived beside a "
-        "notebook, and say where its variables came from.",
+        "notebook, say where its variables came from, and measure Loom on notebook tasks.",
         epilog="Run `loom-jupyter COMMAND --help` for examples.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for spec in commands_for("cli"):  # the command registry's, declared once
         _add_command(commands, spec)
     _add_mcp(commands)
+    from loom_jupyter.cli.eval import add_eval
+
+    add_eval(commands)
     return parser
 
 
@@ -112,6 +115,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from loom_jupyter.outside.server import serve
 
         return serve(args.server_url, args.token, args.notebook)
+    if args.command == "eval":  # runs kernels; prints its own table
+        from loom_jupyter.cli.eval import run_eval
+
+        return run_eval(args)
     try:
         output = _trust(args) if args.command == "trust" else asyncio.run(run_command(args))
     except (UsageError, UsageProblem) as error:
@@ -140,7 +147,7 @@ def _misspelled(words: list[str]) -> str:
 
 
 def _names() -> set[str]:
-    return {spec.name for spec in commands_for("cli")} | {"mcp"}
+    return {spec.name for spec in commands_for("cli")} | {"mcp", "eval"}
 
 
 def _fits(spec: Spec[Any], rest: str) -> bool:
