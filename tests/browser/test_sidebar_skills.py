@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -24,6 +23,7 @@ from loom_jupyter.testing import FakeAnthropic
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from pathlib import Path
 
     from playwright.sync_api import Locator
 

@@ -68,7 +68,7 @@ async def test_show_names_the_skills_each_exchange_loaded(
     )
     project = _skill(notebook.parents[1] / ".claude" / "skills", "warehouse", "Our warehouse.")
     decide(notebook, "trust", shown=read_request(notebook).digest)
-    script = [
+    script: list[Any] = [
         _load("plot-style", "warehouse"),
         "Plotted.",
         "No skill needed.",
