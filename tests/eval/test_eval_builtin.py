@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.kernel
 
 
+@pytest.mark.timeout(900)  # 20 kernels, two at a time: minutes on a busy 2-core machine
 def test_the_builtin_suite_runs_end_to_end(tmp_path: Path) -> None:
     out = tmp_path / "builtin.json"
     with FakeAnthropic() as echo:
