@@ -306,7 +306,7 @@ class Host:
 
             # @-mentions add their objects' summaries, marked, from a cell as from the sidebar
             text = await expand_mentions(self.mention_sources(session), text)
-            async for event in session.send(text):
+            async for event in session.send(text, front=source):
                 await self.floor.publish(event)
         finally:
             if source == "cell":

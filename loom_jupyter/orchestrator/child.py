@@ -24,6 +24,7 @@ from loom_jupyter.models.wire import server_tool_params
 from loom_jupyter.session.shape import RequestShape
 from loom_jupyter.session.turn import ActiveTurn
 from loom_jupyter.session.turn_writer import TurnWriter
+from loom_jupyter.telemetry import NOOP
 from loom_jupyter.tools.approval import ApprovalPolicy
 from loom_jupyter.tools.base import ToolContext
 
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from loom_jupyter.engine.agent import AgentEvent
     from loom_jupyter.models.base import Model, ModelEvent, ModelRequest
     from loom_jupyter.settings import Settings
+    from loom_jupyter.telemetry import AgentTrace
     from loom_jupyter.tools.base import FileEffect, KernelBridge, VariableEffect
     from loom_jupyter.tools.registry import ToolRegistry
 
@@ -120,7 +122,11 @@ class ChildRun:
         observer: ChildObserver,
         policy: ApprovalPolicy | None = None,
         shape: RequestShape | None = None,
+        trace: AgentTrace | None = None,
     ) -> None:
+        self._trace = trace or NOOP.turn(
+            session_id=session_id, notebook="", front="", approval="", prompt=""
+        )  # the attempt's invoke_agent span (telemetry/): a no-op unless given
         self._shape = shape or RequestShape(SYSTEM_PROMPT, settings.max_output_tokens)
         self._window = ContextWindow(
             WindowConfig.from_settings(settings),
@@ -157,20 +163,28 @@ class ChildRun:
         agent = self._loop.run(self._request, replace(self._ctx, asked_at=first))
         try:
             async for event in agent:
+                self._trace.see(event)
                 if isinstance(event, LoopEnded | LoopFailed):
-                    return self._outcome(turn, event)
+                    return self._ended(self._outcome(turn, event))
                 self._observe(event)
                 shown = await turn.record(event)
                 if isinstance(shown, UsageEvent):
                     self._observer.on_usage(shown.usage, shown.cost_usd, shown.model)
         except asyncio.CancelledError:
+            self._trace.end(error="cancelled")
             await asyncio.shield(self._abandon(turn))
             raise
         finally:
+            self._trace.end()
             await agent.aclose()
         return ChildOutcome(
             "failed", "", "The sub-agent's loop ended early.", turn.usage, turn.cost, ()
         )
+
+    def _ended(self, outcome: ChildOutcome) -> ChildOutcome:
+        error = "" if outcome.end == "done" else outcome.end
+        self._trace.end(answer=outcome.text, error=error, reason=outcome.end)
+        return outcome
 
     def _request(self) -> ModelRequest:
         shape = self._shape

@@ -22,11 +22,13 @@ from loom_jupyter.orchestrator.prompts import subtask_message
 from loom_jupyter.orchestrator.schedule import SubtaskSchedule
 from loom_jupyter.orchestrator.task_record import TaskRecord
 from loom_jupyter.orchestrator.verify import verify
+from loom_jupyter.telemetry import tracer_for
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from loom_jupyter.messages import Usage
+    from loom_jupyter.orchestrator.forced import ForcedCall
     from loom_jupyter.orchestrator.judge import Verdict
     from loom_jupyter.orchestrator.plan import Plan
     from loom_jupyter.orchestrator.progress import (
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
     )
     from loom_jupyter.orchestrator.state import SubtaskRun
     from loom_jupyter.records import SubtaskInfo, TaskInfo
+    from loom_jupyter.telemetry import AgentTrace
 
 __all__ = ["Delegation"]
 
@@ -67,7 +70,8 @@ class Delegation:
             stagger=settings.delegate_stagger,
         )
         self._cancelled = False
-        self._caller = ForcedCaller(parent, self.spend)
+        self._caller = ForcedCaller(parent, self.spend, self._seen)
+        self._trace: AgentTrace | None = None  # its invoke_agent span, from open or execute
 
     @classmethod
     async def restore(
@@ -114,7 +118,37 @@ class Delegation:
 
     async def open(self) -> str:
         """Record the task (status ``planning``); returns its id."""
-        return await self.record.open(self.options.to_json())
+        task_id = await self.record.open(self.options.to_json())
+        self._span()
+        return task_id
+
+    def _span(self) -> AgentTrace:
+        """The delegation's ``invoke_agent loom`` span (telemetry/), started once."""
+        if self._trace is None:
+            parent = self.parent
+            self._trace = tracer_for(parent.settings).delegation(
+                task_id=self.task_id,
+                session_id=parent.session_id,
+                notebook=str(parent.notebook_path),
+                goal=self.goal,
+                approval=parent.policy.mode if parent.policy is not None else "auto",
+            )
+        return self._trace
+
+    def _seen(self, call: ForcedCall, tool: str) -> None:
+        self._span().chat(
+            model=call.model,
+            usage=call.usage,
+            latency_ms=call.latency_ms,
+            stop_reason=call.stop_reason,
+            purpose=tool,
+        )
+
+    async def _finished(self, status: TaskStatus) -> TaskSnapshot:
+        snapshot = await self.record.finish(status)
+        error = status if status in ("failed", "cancelled") else ""
+        self._span().end(error=error, reason=status)
+        return snapshot
 
     async def plan(self) -> Plan | None:
         """Ask for a plan (re-asked once if invalid); ``None`` when the task has failed."""
@@ -145,11 +179,11 @@ class Delegation:
     async def _settle_cancelled(self, message: str) -> None:
         self.record.message = message
         await self.schedule.end_pending("cancelled", message)
-        await self.record.finish("cancelled")
+        await self._finished("cancelled")
 
     async def _fail_early(self, message: str) -> None:
         self.record.message = message
-        await self.record.finish("failed")
+        await self._finished("failed")
 
     # -- running ------------------------------------------------------------
 
@@ -233,6 +267,9 @@ class Delegation:
             observer=_Observer(self, run),
             policy=parent.policy,
             shape=parent.shape,
+            trace=self._span().subagent(
+                subtask_id=run.sub.id, attempt=run.attempt, session_id=session_id
+            ),
         )
 
     async def _verify(self, run: SubtaskRun, outcome: ChildOutcome) -> Verdict | None:
@@ -268,9 +305,9 @@ class Delegation:
 
     async def _conclude(self) -> TaskSnapshot:
         if self._cancelled:
-            return await self.record.finish("cancelled")
+            return await self._finished("cancelled")
         passed = all(run.status == "passed" for run in self.runs.values())
-        return await self.record.finish("passed" if passed else "failed")
+        return await self._finished("passed" if passed else "failed")
 
 
 class _Observer:

@@ -69,10 +69,12 @@ async def forced_call(
 
 @dataclass(frozen=True)
 class ForcedCaller:
-    """Forced calls of one delegation: counted by ``spend`` and in the session's ledger."""
+    """Forced calls of one delegation: counted by ``spend`` and in the session's ledger;
+    ``seen`` is told each call that succeeded and the tool it was forced to (telemetry)."""
 
     parent: ParentContext
     spend: Callable[[Usage, float, str], None]
+    seen: Callable[[ForcedCall, str], None] | None = None
 
     async def __call__(
         self, tool: ToolSpec, system: str, prompt: str, model_name: str
@@ -88,6 +90,8 @@ class ForcedCaller:
             max_tokens=parent.settings.max_output_tokens,
         )
         self.spend(call.usage, call.cost_usd, call.model)
+        if self.seen is not None:
+            self.seen(call, tool.name)
         await parent.archive.record_model_call(
             parent.session_id,
             model=call.model,

@@ -250,8 +250,11 @@ class CoworkSession:
 
     # -- a turn ---------------------------------------------------------------
 
-    async def send(self, text: str, *, images: Sequence[ImageBlock] = ()) -> AsyncIterator[Event]:
+    async def send(
+        self, text: str, *, images: Sequence[ImageBlock] = (), front: str = ""
+    ) -> AsyncIterator[Event]:
         """Send the person's message; yield the turn's events, ending in TurnDone or TurnError.
+        ``front``: where it was typed (``cell``, ``sidebar``), for the turn's telemetry span.
 
         A session switch in progress ends first (the turn then belongs to the new session)."""
         async with self.switches.lock:  # free: taken and given back without a pause
@@ -260,7 +263,9 @@ class CoworkSession:
                     "A turn is already running in this session; wait for it or interrupt it first."
                 )
             self._running, self._answered = True, False
-            run = TurnRun(self.record, self.environment, self.switches, answering=self._answer)
+            run = TurnRun(
+                self.record, self.environment, self.switches, answering=self._answer, front=front
+            )
             self._run = run
             self._turn_over.clear()
         try:

@@ -20,6 +20,7 @@ from loom_jupyter.errors import ArchiveError, LoomError
 from loom_jupyter.messages import TextBlock, TurnDraft
 from loom_jupyter.session.steps import Interrupted, StepPuller
 from loom_jupyter.session.turn import ActiveTurn, partial_interval
+from loom_jupyter.telemetry import tracer_for
 from loom_jupyter.tools.output import REDACTED, redact_secrets
 
 if TYPE_CHECKING:
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from loom_jupyter.session.record import ConversationRecord
     from loom_jupyter.session.switching import SessionSwitches
     from loom_jupyter.settings import EffortLevel
+    from loom_jupyter.telemetry import AgentTrace
 
 __all__ = ["SECRET_IN_PROMPT", "TurnRun"]
 
@@ -53,6 +55,7 @@ class TurnRun:
         switches: SessionSwitches,
         *,
         answering: Callable[[int], None],
+        front: str = "",
     ) -> None:
         self.record = record
         self.environment = environment
@@ -60,6 +63,7 @@ class TurnRun:
         self.puller = StepPuller()
         self._answering = answering  # told the person's message once it is archived
         self._options: tuple[bool, EffortLevel | None] = (False, None)  # thinking, effort
+        self._front, self._prompt = front, ""  # what the turn's span says (telemetry/)
 
     async def events(self, text: str, images: Sequence[ImageBlock]) -> AsyncGenerator[Event, None]:
         """The turn's events, ending in ``TurnDone`` or ``TurnError``."""
@@ -71,6 +75,7 @@ class TurnRun:
         if clean != text:  # every front's prompt passes here: one place keeps keys out
             yield Notice(SECRET_IN_PROMPT, "warning")
             text = clean
+        self._prompt = text
         try:
             sid = await self.switches.ensure()
             blocks: tuple[ContentBlock, ...] = (TextBlock(text), *images)
@@ -94,24 +99,43 @@ class TurnRun:
         self._options = env.options.request_options()  # fixed for the whole tool loop
         context = env.tool_context(sid, first, self.record.summary)
         agent = env.agent_loop().run(self._request, context)
+        trace = self._trace(sid)
         try:
             async for event in self.puller.steps(agent):
-                async for public in self._archive_step(turn, event):
+                trace.see(event)
+                async for public in self._archive_step(turn, event, trace):
                     yield public
         except Interrupted:
             await asyncio.shield(self._abandon(turn))
-            async for public in self._finish(turn, LoopEnded("interrupted", _INTERRUPTED)):
+            end = LoopEnded("interrupted", _INTERRUPTED)
+            async for public in self._finish(turn, end, trace):
                 yield public
         except ArchiveError as error:
+            trace.end(error=type(error).__name__)
             yield TurnError(_archive_failed(error), type(error).__name__, first, turn.last)
         except (asyncio.CancelledError, GeneratorExit):
+            trace.end(reason="interrupted")
             await asyncio.shield(self._abandon(turn))
             raise
+        finally:
+            trace.end()  # a span is ended once: this closes one no path above closed
 
-    async def _archive_step(self, turn: ActiveTurn, event: AgentEvent) -> AsyncIterator[Event]:
+    def _trace(self, sid: str) -> AgentTrace:
+        env = self.environment
+        return tracer_for(env.settings).turn(
+            session_id=sid,
+            notebook=str(env.notebook_path),
+            front=self._front,
+            approval=env.policy.mode,
+            prompt=self._prompt,
+        )
+
+    async def _archive_step(
+        self, turn: ActiveTurn, event: AgentEvent, trace: AgentTrace
+    ) -> AsyncIterator[Event]:
         """Archive one agent step through ``turn``; the loop's end closes the turn."""
         if isinstance(event, LoopEnded | LoopFailed):
-            async for public in self._finish(turn, event):
+            async for public in self._finish(turn, event, trace):
                 yield public
             return
         shown = await turn.record(event)
@@ -119,7 +143,13 @@ class TurnRun:
         if shown is not None:
             yield shown
 
-    async def _finish(self, turn: ActiveTurn, end: LoopEnded | LoopFailed) -> AsyncIterator[Event]:
+    async def _finish(
+        self, turn: ActiveTurn, end: LoopEnded | LoopFailed, trace: AgentTrace
+    ) -> AsyncIterator[Event]:
+        if isinstance(end, LoopFailed):
+            trace.end(answer=turn.text, error=type(end.error).__name__)
+        else:
+            trace.end(answer=turn.text, reason=end.reason)
         await self.record.refresh()
         yield self.record.snapshot()
         if isinstance(end, LoopFailed):
