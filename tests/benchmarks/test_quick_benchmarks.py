@@ -31,6 +31,7 @@ BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
         ("rebuild_bench.py", "late variables vs Run All"),
         ("bridge_bench.py", "Bridge round trip"),
         ("recovery_tables.py", "Recovery per table"),
+        ("telemetry_bench.py", "Telemetry per-turn cost"),
     ],
 )
 def test_quick_benchmark_prints_its_table(script: str, expected: str) -> None:
