@@ -95,11 +95,20 @@ def open_notebook7(lab: LabPage, served: str) -> Locator:
         "(path) => window.jupyterapp?.shell.currentWidget?.context?.path === path", arg=served
     )
     wait_kernel_idle(lab)
-    lab.app_eval(f"(app) => {{ app.shell.activateById('{SIDEBAR_ID}'); }}")
+    # Asked again until it shows: the panel may join the shell after the app says restored,
+    # and an activation before that opens nothing.
+    lab.page.wait_for_function(SHOW_PANEL, arg=[SIDEBAR_ID, SIDEBAR], timeout=KERNEL_TIMEOUT_MS)
     panel = lab.page.locator(SIDEBAR)
     expect(panel).to_be_visible()
     wait_state(panel, "idle")
     return panel
+
+
+SHOW_PANEL = """([id, selector]) => {
+    window.jupyterapp.shell.activateById(id);
+    const node = document.querySelector(selector);
+    return node !== null && node.offsetParent !== null;
+}"""
 
 
 def open_chat(lab: LabPage, notebook: str, *, more: bool = False) -> Locator:
