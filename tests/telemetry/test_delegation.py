@@ -15,10 +15,20 @@ if TYPE_CHECKING:
 
 PLAN = {
     "subtasks": [
-        {"id": "load", "description": "load the numbers", "depends_on": [], "acceptance": "",
-         "check": None},
-        {"id": "sum", "description": "sum the numbers", "depends_on": ["load"], "acceptance": "",
-         "check": None},
+        {
+            "id": "load",
+            "description": "load the numbers",
+            "depends_on": [],
+            "acceptance": "",
+            "check": None,
+        },
+        {
+            "id": "sum",
+            "description": "sum the numbers",
+            "depends_on": ["load"],
+            "acceptance": "",
+            "check": None,
+        },
     ]
 }
 
