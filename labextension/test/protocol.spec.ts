@@ -103,9 +103,9 @@ describe('version skew', () => {
     has_key: true
   };
 
-  it('says this page speaks 1.3: the major and the minor the hello sends', () => {
-    expect(PROTOCOL_VERSION).toBe('1.3');
-    expect([PROTOCOL_MAJOR, PROTOCOL_MINOR]).toEqual([1, 3]);
+  it('says this page speaks 1.4: the major and the minor the hello sends', () => {
+    expect(PROTOCOL_VERSION).toBe('1.4');
+    expect([PROTOCOL_MAJOR, PROTOCOL_MINOR]).toEqual([1, 4]);
   });
 
   it('reads a welcome from a kernel a minor version older, and one newer', () => {
@@ -124,7 +124,7 @@ describe('version skew', () => {
     expect(reader.kernelVersion).toBe('1.0');
     const after = reader.read({ ...broken, delta: 6 });
     expect('notice' in after && after.notice).toMatch(
-      /^This page \(Loom protocol 1\.3\) could not read a message from the kernel \(Loom protocol 1\.0\): "text": \/delta must be string/
+      /^This page \(Loom protocol 1\.4\) could not read a message from the kernel \(Loom protocol 1\.0\): "text": \/delta must be string/
     );
     expect(reader.read({ ...broken, delta: 7 })).toEqual({ notice: null }); // told once
     const store = new ChatStore();
@@ -133,7 +133,7 @@ describe('version skew', () => {
       expect.objectContaining({
         kind: 'notice',
         level: 'warning',
-        message: expect.stringMatching(/1\.3.*1\.0/)
+        message: expect.stringMatching(/1\.4.*1\.0/)
       })
     ]);
     expect(warn).toHaveBeenCalledTimes(3); // and each one in the console
@@ -143,8 +143,8 @@ describe('version skew', () => {
   it('reads the kernel version from a welcome it cannot read too', () => {
     const reader = new KernelReader();
     jest.spyOn(console, 'warn').mockImplementation(() => undefined);
-    const read = reader.read({ ...welcome10, protocol: '1.4', busy: 'no' });
-    expect('notice' in read && read.notice).toMatch(/protocol 1\.3.*protocol 1\.4.*\/busy/);
+    const read = reader.read({ ...welcome10, protocol: '1.5', busy: 'no' });
+    expect('notice' in read && read.notice).toMatch(/protocol 1\.4.*protocol 1\.5.*\/busy/);
     reader.reset();
     expect(reader.kernelVersion).toBeNull();
     jest.restoreAllMocks();
@@ -188,7 +188,7 @@ describe('skew both ways (issue 41.5)', () => {
   it('skips a type it does not know from a newer minor of its major, logged once', () => {
     const info = jest.spyOn(console, 'info').mockImplementation(() => undefined);
     const reader = new KernelReader();
-    expect(reader.read(welcomeOf('1.4'))).toEqual({ message: expect.anything() });
+    expect(reader.read(welcomeOf('1.5'))).toEqual({ message: expect.anything() });
     expect(reader.read(weather)).toEqual({ skipped: 'weather', reply_to: null });
     expect(reader.read({ ...weather, reply_to: 'r1' })).toEqual({
       skipped: 'weather',
@@ -218,7 +218,7 @@ describe('skew both ways (issue 41.5)', () => {
     expect(kernelReads('sessions', null)).toBe(true);
     expect(kernelReads('sessions', '2.0')).toBe(false); // another major reads none of ours
     // a request a later minor version adds goes to kernels of that version on
-    expect(kernelReads('examples', '1.3', { examples: '1.4' })).toBe(false);
-    expect(kernelReads('examples', '1.4', { examples: '1.4' })).toBe(true);
+    expect(kernelReads('examples', '1.4', { examples: '1.5' })).toBe(false);
+    expect(kernelReads('examples', '1.5', { examples: '1.5' })).toBe(true);
   });
 });

@@ -229,7 +229,7 @@ describe('a newer kernel of the same major version', () => {
     expect(received.map(message => message.type)).toEqual(['text']);
     expect(unreadable).toEqual([]);
     expect(info).toHaveBeenCalledTimes(1);
-    expect(info.mock.calls[0][0]).toMatch(/skipping "weather" messages.*protocol 1\.9.*1\.3/);
+    expect(info.mock.calls[0][0]).toMatch(/skipping "weather" messages.*protocol 1\.9.*1\.4/);
   });
 
   it('answers a request with such a type: the request fails at once, with a word', async () => {

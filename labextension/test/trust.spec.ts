@@ -339,5 +339,72 @@ describe('the footer approval mode', () => {
       'project',
       'approval: auto (project)'
     ]);
+    expect(mode.dataset.managed).toBeUndefined();
+  });
+});
+
+describe("the footer under the organisation's managed policy (DESIGN §16)", () => {
+  const POLICY =
+    'managed by your organisation (/opt/env/etc/loom/managed.yaml): approval: ask at most; ' +
+    'models: claude-sonnet-5-5';
+  const OVERRIDES = [
+    'approval: auto (a LOOM_* variable) is not allowed; ask is used (managed by your ' +
+      'organisation, /opt/env/etc/loom/managed.yaml)',
+    `model: claude-opus-5-5 (your loom.yaml) is not allowed; claude-sonnet-5-5 is used ${HOSTILE}`
+  ];
+
+  it('says (managed) where the policy decides the mode, and every override in its tooltip', () => {
+    const footer = new Footer(() => true);
+    const node = footer.node as unknown as FakeElement;
+    const mode = node.one('approval-mode');
+    footer.showApproval({
+      mode: 'ask',
+      source: 'env',
+      managed: POLICY,
+      overrides: OVERRIDES,
+      by_policy: true
+    });
+    expect([mode.dataset.managed, mode.dataset.mode, mode.dataset.source]).toEqual([
+      'true',
+      'ask',
+      'env'
+    ]);
+    expect(mode.textContent).toBe('approval: ask (managed)');
+    const lines = mode.title.split('\n');
+    expect(lines[0]).toBe("Approval mode ask, from your organisation's managed policy.");
+    expect(lines.slice(1, 4)).toEqual([POLICY, ...OVERRIDES]); // as text, markup and all
+    expect(lines[4]).toContain('The policy refuses a looser one.');
+    expect(mode.children).toEqual(['approval: ask (managed)']); // text only: no elements
+  });
+
+  it('marks a mode the policy leaves alone, and drops the mark when the policy goes', () => {
+    const footer = new Footer(() => true);
+    const mode = (footer.node as unknown as FakeElement).one('approval-mode');
+    footer.showApproval({
+      mode: 'read-only',
+      source: 'magic',
+      managed: POLICY,
+      overrides: [],
+      by_policy: false
+    });
+    expect(mode.textContent).toBe('approval: read-only (magic) · managed');
+    expect(mode.dataset.managed).toBe('true');
+    expect(mode.title).toContain('%cowork approval in this kernel');
+    expect(mode.title).toContain(POLICY);
+    footer.showApproval({
+      mode: 'ask',
+      source: 'user',
+      managed: '',
+      overrides: [],
+      by_policy: false
+    });
+    expect(mode.dataset.managed).toBeUndefined();
+    expect(mode.textContent).toBe('approval: ask (user)');
+    expect(mode.title).not.toContain('managed');
+  });
+
+  it('reads a view from a kernel older than 1.4 (no policy fields) as before', () => {
+    const words = approvalModeText({ mode: 'ask', source: 'user' });
+    expect([words.text, words.managed]).toEqual(['approval: ask (user)', false]);
   });
 });

@@ -230,6 +230,7 @@ def test_every_field_of_a_minor_version_is_optional_in_the_schema_and_has_a_defa
         ("digest", "loosens", "with_approval", "note"), "1.2"
     )
     assert added["TrustDecisionMsg"] == {"digest": "1.2", "with_approval": "1.2"}
+    assert added["ApprovalModeView"] == dict.fromkeys(("managed", "overrides", "by_policy"), "1.4")
     for cls_name, fields in added.items():
         body = current["$defs"][cls_name]
         assert not set(fields) & set(body["required"]), cls_name

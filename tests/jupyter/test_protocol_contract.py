@@ -135,6 +135,15 @@ OUTBOUND: tuple[p.Outbound, ...] = (
              "df = pd.read_csv('a.csv')", 2, (p.OriginStep("cell [2]", "import pandas as pd"),),
              1, 0.42, ""),
     p.ApprovalModeMsg(p.ApprovalModeView("auto", "project")),
+    p.ApprovalModeMsg(
+        p.ApprovalModeView(
+            "ask",
+            "env",
+            managed="managed by your organisation (/etc/loom/managed.yaml): approval: ask at most",
+            overrides=("approval: auto (a LOOM_* variable) is not allowed; ask is used (…)",),
+            by_policy=True,
+        )
+    ),
     p.TrustMsg(p.TrustView("/srv/repo", "untrusted",
                            ("mcp server tools: sh -c 'id > ran'", "approval: auto")), True),
     p.KeyMsg(True, "~/.config/loom/anthropic-api-key (readable by you only)"),
@@ -264,14 +273,14 @@ def test_the_page_reads_a_welcome_from_a_kernel_one_minor_version_newer(
     front_out: Path,
 ) -> None:
     welcome = next(m for m in OUTBOUND if isinstance(m, p.Welcome))
-    newer = wire(welcome) | {"protocol": "1.3", "a_field_of_1_3": {"anything": [1, 2]}}
+    newer = wire(welcome) | {"protocol": "1.5", "a_field_of_1_5": {"anything": [1, 2]}}
     newer["session"] = newer["session"] | {"pinned": True}  # inside values too
     newer["history"] = [item | {"starred": False} for item in newer["history"]]
     newer["state"] = newer["state"] | {"since_ms": 12}
     text = wire(p.TextMsg(4, "Here")) | {"reply_to": None, "style": "bold"}
     samples = [{"direction": "kernel", "message": m} for m in (newer, text)]
     assert ts_verdicts(front_out, samples) == [None, None]
-    assert p.decode(newer)[1] == dataclasses.replace(welcome, protocol="1.3")
+    assert p.decode(newer)[1] == dataclasses.replace(welcome, protocol="1.5")
 
 
 def test_the_kernel_reads_a_page_one_minor_version_older_or_newer() -> None:

@@ -27,6 +27,7 @@ from loom_jupyter.messages import Usage
 from loom_jupyter.models.pricing import known_cost_usd
 
 from .conftest import TIMEOUT, Kernel
+from .sidebar_wire import Wire, hello
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -208,3 +209,37 @@ def test_a_broken_policy_stops_loom_with_one_message_naming_it(
     said = " ".join(kernel.run("%cowork are you there?").text().split())
     assert str(policy) in said
     assert len(fake.message_requests) == before
+
+
+def test_the_sidebars_footer_is_told_what_the_policy_overrides(
+    venv: Path, start: Callable[..., Kernel], tmp_path: Path
+) -> None:
+    """The sidebar's footer (DESIGN §16, protocol 1.4): `welcome.approval` and each
+    `approval_mode` carry the policy's line, what it overrides and whether it decides the mode."""
+    policy = set_policy(venv, "approval: ask\nmodels: [claude-sonnet-5-5]\n")
+    person_config(tmp_path, "model: claude-opus-5-5\n")
+    kernel = start(tmp_path / "nb" / "nb.ipynb", LOOM_APPROVAL="auto")
+    kernel.run("%load_ext loom_jupyter")
+    wire = Wire(kernel.km, kernel.kc)  # the page's view of the same kernel from here on
+    comm = wire.open_comm(hello(minor=4))
+    (welcome,) = wire.wait(lambda: wire.events(comm, "welcome"), "the welcome")
+    approval = welcome["approval"]
+    assert (approval["mode"], approval["by_policy"]) == ("ask", True)
+    assert approval["managed"] == (
+        f"managed by your organisation ({policy}): approval: ask at most; models: claude-sonnet-5-5"
+    )
+    assert approval["overrides"] == [
+        f"approval: auto (a LOOM_* variable) is not allowed; ask is used (managed by your "
+        f"organisation, {policy})",
+        f"model: claude-opus-5-5 (your loom.yaml) is not allowed; claude-sonnet-5-5 is used "
+        f"(managed by your organisation, {policy})",
+    ]
+
+    assert wire.run("%cowork approval read-only")["status"] == "ok"  # stricter: the person's
+    (changed,) = wire.wait(lambda: wire.events(comm, "approval_mode"), "approval_mode")
+    assert changed["approval"] == {
+        **approval,
+        "mode": "read-only",
+        "source": "magic",
+        "by_policy": False,
+    }

@@ -279,6 +279,24 @@ export interface ApprovalModeView {
    * `project` loom.yaml, or a `magic` the person typed (`%cowork approval`).
    */
   source: 'default' | 'user' | 'env' | 'project' | 'magic';
+  /**
+   * The organisation's managed policy in force (DESIGN §16), as one line: `managed by
+   * your organisation (FILES): ` and each key in force; or why it cannot be used (a file that
+   * does not parse, named). `""`: no managed policy. Plain text: the footer marks the mode
+   * `data-managed` and shows this line in its tooltip. (Protocol 1.4; may be absent.)
+   */
+  managed?: string;
+  /**
+   * Each value the person or the folder set that the policy overrides, one line each,
+   * naming where they set it and the policy's file (`model: X (your loom.yaml) is not
+   * allowed; Y is used (…)`). Plain text. (Protocol 1.4; may be absent.)
+   */
+  overrides?: string[];
+  /**
+   * The policy decides the mode: it overrides a looser mode the person or the folder set,
+   * and `mode` is the policy's own (the footer says `(managed)` instead of the source). (Protocol 1.4; may be absent.)
+   */
+  by_policy?: boolean;
 }
 /**
  * What the notebook's folder asks for and the person's decision (the trust card).
@@ -1290,4 +1308,4 @@ export interface Pong {
 /**
  * The protocol's version, `major.minor`: a page sends its major in `hello.protocol` and its minor in `hello.minor`; a kernel tells its own in `welcome.protocol`.
  */
-export const PROTOCOL_VERSION = '1.3';
+export const PROTOCOL_VERSION = '1.4';

@@ -19,13 +19,40 @@ const SOURCE_WORDS: Record<ApprovalModeView['source'], string> = {
   magic: '%cowork approval in this kernel'
 };
 
-/** The footer's words for the approval mode in force, and its tooltip. */
-export function approvalModeText(view: ApprovalModeView): { text: string; title: string } {
+/**
+ * The footer's words for the approval mode in force, and its tooltip. Under the
+ * organisation's managed policy (DESIGN §16, protocol 1.4) the words say
+ * `(managed)` where the policy decides the mode (`· managed` otherwise) and the
+ * tooltip holds the policy's line and each setting it overrides, one a line:
+ * plain text from the kernel, never markup. An older kernel sends none of it.
+ */
+export function approvalModeText(view: ApprovalModeView): {
+  text: string;
+  title: string;
+  managed: boolean;
+} {
+  const change = 'Change it with %cowork approval MODE (ask, auto or read-only).';
+  const policy = view.managed ?? '';
+  if (policy === '') {
+    return {
+      text: `approval: ${view.mode} (${view.source})`,
+      title: `Approval mode ${view.mode}, from ${SOURCE_WORDS[view.source]}. ${change}`,
+      managed: false
+    };
+  }
+  const byPolicy = view.by_policy === true;
+  const from = byPolicy ? "your organisation's managed policy" : SOURCE_WORDS[view.source];
   return {
-    text: `approval: ${view.mode} (${view.source})`,
-    title:
-      `Approval mode ${view.mode}, from ${SOURCE_WORDS[view.source]}. ` +
-      'Change it with %cowork approval MODE (ask, auto or read-only).'
+    text: byPolicy
+      ? `approval: ${view.mode} (managed)`
+      : `approval: ${view.mode} (${view.source}) · managed`,
+    title: [
+      `Approval mode ${view.mode}, from ${from}.`,
+      policy,
+      ...(view.overrides ?? []),
+      `${change} The policy refuses a looser one.`
+    ].join('\n'),
+    managed: true
   };
 }
 
@@ -63,13 +90,19 @@ export class Footer {
     this.showApproval(null);
   }
 
-  /** The approval mode in force and its source (null: not known yet). */
+  /** The approval mode in force and its source (null: not known yet), with the
+   * organisation's managed policy where one is in force (`data-managed`). */
   showApproval(view: ApprovalModeView | null): void {
     this._approval.hidden = view === null;
     if (view !== null) {
-      const { text, title } = approvalModeText(view);
+      const { text, title, managed } = approvalModeText(view);
       this._approval.dataset.mode = view.mode;
       this._approval.dataset.source = view.source;
+      if (managed) {
+        this._approval.dataset.managed = 'true';
+      } else {
+        delete this._approval.dataset.managed;
+      }
       this._approval.textContent = text;
       this._approval.title = title;
     }

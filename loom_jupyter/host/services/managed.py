@@ -1,8 +1,9 @@
 """The organisation's managed policy as every front says it (DESIGN §16).
 
-The banner, ``%cowork status`` and the sidebar's footer say ``managed by your organisation``
-with each key in force, and each value the person (or the folder) set that the policy
-overrides, naming where they set it. Without a policy file this costs two ``stat`` calls.
+The banner, ``%cowork status`` and the sidebar's footer (``ApprovalModeView.managed``,
+``overrides`` and ``by_policy``) say ``managed by your organisation`` with each key in force,
+and each value the person (or the folder) set that the policy overrides, naming where they
+set it. Without a policy file this costs two ``stat`` calls.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from loom_jupyter.policy import MANAGED, managed_policy
 if TYPE_CHECKING:
     from loom_jupyter.trust import FolderTrust
 
-__all__ = ["ManagedReport", "approval_words", "managed_report"]
+__all__ = ["ManagedReport", "approval_words", "decides_approval", "managed_report"]
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,8 @@ class ManagedReport:
     summary: str
     overrides: tuple[str, ...] = ()
     approval_overridden: bool = False
+    approval: str | None = None
+    """The policy's loosest mode allowed (``None``: it sets none)."""
 
     def lines(self) -> tuple[str, ...]:
         """The summary, then one line per override."""
@@ -54,9 +57,17 @@ def managed_report(trust: FolderTrust | None) -> ManagedReport | None:
         summary=policy.summary(),
         overrides=tuple(o.text() for o in policy.overrides(wanted)),
         approval_overridden=not policy.allows_approval(wanted.approval),
+        approval=policy.approval,
     )
+
+
+def decides_approval(mode: str, report: ManagedReport | None) -> bool:
+    """Whether the policy decides ``mode``, the mode in force: it overrides the looser mode
+    the person or the folder set, and ``mode`` is the policy's own. A stricter mode the person
+    chose since (``%cowork approval read-only``) is theirs."""
+    return report is not None and report.approval_overridden and mode == report.approval
 
 
 def approval_words(mode: str, source: str, report: ManagedReport | None) -> str:
     """``ask (user)``, or ``ask (managed by your organisation)`` where the policy decides it."""
-    return f"{mode} ({MANAGED if report is not None and report.approval_overridden else source})"
+    return f"{mode} ({MANAGED if decides_approval(mode, report) else source})"

@@ -92,10 +92,27 @@ class TrustKeeper:
         return managed_report(self.now())
 
     def approval_view(self) -> ApprovalModeView:
-        """The approval mode in force and where it came from, as the fronts show it."""
+        """The approval mode in force and where it came from, as the fronts show it, with the
+        organisation's managed policy and what it overrides (the footer says so; DESIGN §16).
+        A policy file that cannot be used is said there too, naming it (Loom runs no turn)."""
+        from loom_jupyter.errors import ManagedPolicyError
+        from loom_jupyter.host.services.managed import decides_approval
         from loom_jupyter.host.wire.protocol import ApprovalModeView
 
-        return ApprovalModeView(*self.approval_mode())
+        mode, source = self.approval_mode()
+        try:
+            report = self.managed()
+        except ManagedPolicyError as exc:
+            return ApprovalModeView(mode, source, managed=str(exc))
+        if report is None:
+            return ApprovalModeView(mode, source)
+        return ApprovalModeView(
+            mode,
+            source,
+            managed=report.summary,
+            overrides=report.overrides,
+            by_policy=decides_approval(mode, report),
+        )
 
     async def decide(
         self, decision: TrustDecision, *, shown: str | None, with_approval: bool = False

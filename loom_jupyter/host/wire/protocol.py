@@ -133,7 +133,7 @@ __all__ = [
     "version_notice",
 ]
 
-PROTOCOL_VERSION = "1.3"
+PROTOCOL_VERSION = "1.4"
 """The protocol's version, `major.minor`. Within a major version a page and a kernel of any
 minor versions chat: what a minor version adds is optional (:func:`since`) and each side
 ignores fields it does not know. A page of another major gets a notice and nothing else.
@@ -737,6 +737,18 @@ class ApprovalModeView:
     source: Literal["default", "user", "env", "project", "magic"]
     """`default`, the person's `user` config, a `LOOM_APPROVAL` `env` variable, the folder's
     `project` loom.yaml, or a `magic` the person typed (`%cowork approval`)."""
+    managed: str = since("1.4", "")
+    """The organisation's managed policy in force (DESIGN §16), as one line: `managed by
+    your organisation (FILES): ` and each key in force; or why it cannot be used (a file that
+    does not parse, named). `""`: no managed policy. Plain text: the footer marks the mode
+    `data-managed` and shows this line in its tooltip."""
+    overrides: tuple[str, ...] = since("1.4", ())
+    """Each value the person or the folder set that the policy overrides, one line each,
+    naming where they set it and the policy's file (`model: X (your loom.yaml) is not
+    allowed; Y is used (…)`). Plain text."""
+    by_policy: bool = since("1.4", False)
+    """The policy decides the mode: it overrides a looser mode the person or the folder set,
+    and `mode` is the policy's own (the footer says `(managed)` instead of the source)."""
 
 
 @dataclass(frozen=True)
