@@ -44,11 +44,12 @@ _chosen: list[Tracer] = []
 
 
 def tracer_for(settings: Settings | None, *, managed: TelemetryValues | None = None) -> Tracer:
-    """The tracer for ``settings`` (and the managed policy's ``telemetry``): :data:`NOOP`
-    while off; on, one per configuration for the life of the process."""
+    """The tracer for ``settings`` and the managed policy's ``telemetry`` (``managed``, else
+    the policy files as they are now): :data:`NOOP` while off; on, one per configuration
+    for the life of the process."""
     if _chosen:
         return _chosen[-1]
-    config = telemetry_config(settings, managed=managed)
+    config = telemetry_config(settings, managed=managed or _managed())
     if not config.enabled:
         return NOOP
     with _lock:
@@ -58,6 +59,17 @@ def tracer_for(settings: Settings | None, *, managed: TelemetryValues | None = N
 
             tracer = _built[config] = OtelTracer.from_config(config)
         return tracer
+
+
+def _managed() -> TelemetryValues | None:
+    """The managed policy's ``telemetry`` (a broken policy stops Loom elsewhere: none here)."""
+    from loom_jupyter.errors import ManagedPolicyError
+    from loom_jupyter.policy import managed_policy
+
+    try:
+        return managed_policy().telemetry
+    except ManagedPolicyError:
+        return None
 
 
 def use(tracer: Tracer | None) -> None:

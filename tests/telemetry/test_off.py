@@ -14,6 +14,8 @@ from loom_jupyter.telemetry.config import TelemetryConfig
 if TYPE_CHECKING:
     from pathlib import Path
 
+    import pytest
+
 PERSON = Settings(telemetry=TelemetrySettings(endpoint="http://person:4318"))
 POLICY = TelemetrySettings(endpoint="http://hub:4318", headers=(("x-team", "data"),))
 
@@ -88,3 +90,26 @@ def test_a_turn_with_telemetry_off_imports_no_opentelemetry_module(tmp_path: Pat
         check=True,
     )
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_the_managed_policy_files_turn_it_on_for_every_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no ``managed=`` given, the seams' ``tracer_for`` reads the policy files: a hub's
+    ``telemetry.endpoint`` in ``{sys.prefix}/etc/loom/managed.yaml`` sends every turn there."""
+    import loom_jupyter.telemetry as telemetry
+
+    root = tmp_path / "env"
+    (root / "etc" / "loom").mkdir(parents=True)
+    (root / "etc" / "loom" / "managed.yaml").write_text(
+        "telemetry: {endpoint: http://hub-collector:4318, capture_content: false}\n"
+    )
+    monkeypatch.setattr(sys, "prefix", str(root))
+    expected = telemetry_config(Settings(), managed=TelemetrySettings("http://hub-collector:4318"))
+    assert (expected.source, expected.endpoint) == ("policy", "http://hub-collector:4318")
+    built = object()
+    monkeypatch.setitem(telemetry._built, expected, built)  # type: ignore[arg-type]
+
+    assert tracer_for(Settings()) is built  # the policy's collector, not NOOP
+    (root / "etc" / "loom" / "managed.yaml").write_text("approval: ask\n")
+    assert tracer_for(Settings()) is NOOP  # the policy no longer names one
