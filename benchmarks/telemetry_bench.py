@@ -74,8 +74,13 @@ def _down() -> OtelTracer:
 
 
 def _reply(body: dict[str, Any]) -> Any:
-    last = body["messages"][-1]["content"]
-    if any(b.get("type") == "tool_result" for b in last if isinstance(b, dict)):
+    # The turn's newest user messages (the tool results, then the session state's block).
+    tail = []
+    for message in reversed(body["messages"]):
+        if message["role"] != "user":
+            break
+        tail.extend(message["content"] if isinstance(message["content"], list) else [])
+    if any(isinstance(b, dict) and b.get("type") == "tool_result" for b in tail):
         return "n is 42."
     return {
         "content": [
