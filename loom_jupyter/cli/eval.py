@@ -115,9 +115,9 @@ def run_eval(args: argparse.Namespace) -> int:
 
 def _run(tasks: list[Task], args: argparse.Namespace) -> tuple[list[TrialResult], bool]:
     from loom_jupyter.eval.runner import RunOptions, run_suite
-    from loom_jupyter.eval.table import Progress
+    from loom_jupyter.eval.table import EvalProgress
 
-    progress = Progress(len(tasks) * args.trials, sys.stderr, live=sys.stderr.isatty())
+    progress = EvalProgress(len(tasks) * args.trials, sys.stderr, live=sys.stderr.isatty())
     finished: list[TrialResult] = []
     stop = threading.Event()
 

@@ -1,7 +1,7 @@
 """One task's real kernel, driven through ``jupyter_client`` as a notebook page would.
 
 A cell runs until the kernel is idle again, the task's deadline passes, the kernel dies
-or the run is stopped (Ctrl-C); each is a :class:`CellRun` status, never an exception.
+or the run is stopped (Ctrl-C); each is a :class:`TaskCell` status, never an exception.
 While a cell runs, an approval question on stdin is answered "no" (nobody is there to
 answer it) and remembered, and the notebook page (:mod:`loom_jupyter.eval.page`), when
 the task has one, answers the kernel's notebook requests over a subshell.
@@ -24,14 +24,14 @@ if TYPE_CHECKING:
 
     from loom_jupyter.eval.page import NotebookPage
 
-__all__ = ["CellRun", "CellStatus", "EvalKernel"]
+__all__ = ["CellStatus", "EvalKernel", "TaskCell"]
 
 CellStatus = Literal["ok", "error", "timeout", "dead", "stopped"]
 _POLL_S = 0.05
 
 
 @dataclass(frozen=True)
-class CellRun:
+class TaskCell:
     """How a cell ended: its status, the error it raised, what it printed, and the
     approval questions the harness said no to."""
 
@@ -47,9 +47,9 @@ class _Seen:
     output: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
 
-    def run(self, status: CellStatus, error: str = "") -> CellRun:
+    def run(self, status: CellStatus, error: str = "") -> TaskCell:
         text = "".join(self.output)
-        return CellRun(status, error or self.error, text, tuple(self.refused))
+        return TaskCell(status, error or self.error, text, tuple(self.refused))
 
 
 class EvalKernel:
@@ -78,7 +78,7 @@ class EvalKernel:
         self._kc: BlockingKernelClient | None = None
         self._subshell: str | None = None
 
-    def start(self) -> CellRun:
+    def start(self) -> TaskCell:
         """Start the kernel and wait until it answers (``timeout``/``dead`` if it does not)."""
         from jupyter_client.manager import KernelManager
 
@@ -92,16 +92,16 @@ class EvalKernel:
         self._kc.start_channels()
         while True:  # in slices: Ctrl-C and the deadline are heard while it starts
             if self.stop.is_set():
-                return CellRun("stopped", "stopped (Ctrl-C)")
+                return TaskCell("stopped", "stopped (Ctrl-C)")
             if self._left() <= 0:
-                return CellRun("timeout", "the kernel did not start in time")
+                return TaskCell("timeout", "the kernel did not start in time")
             try:
                 self._kc.wait_for_ready(timeout=max(min(self._left(), 1.0), 0.1))
             except (RuntimeError, TimeoutError):
                 if not self._km.is_alive():
-                    return CellRun("dead", "the kernel died while starting")
+                    return TaskCell("dead", "the kernel died while starting")
                 continue
-            return CellRun("ok")
+            return TaskCell("ok")
 
     def open_page(self) -> None:
         """Open the page's ``loom`` comm on a kernel subshell (after Loom is loaded)."""
@@ -128,7 +128,7 @@ class EvalKernel:
             if self._serve_page(msg):
                 return
 
-    def run(self, code: str) -> CellRun:
+    def run(self, code: str) -> TaskCell:
         """Run ``code`` as a cell until the kernel is idle again (or the deadline, death, stop)."""
         kc = self._client()
         msg_id = kc.execute(code, allow_stdin=True)

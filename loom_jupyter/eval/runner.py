@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from loom_jupyter._version import __version__
-from loom_jupyter.eval.kernel import CellRun, EvalKernel
+from loom_jupyter.eval.kernel import EvalKernel, TaskCell
 from loom_jupyter.eval.measure import find_archive, measure
 from loom_jupyter.eval.page import NotebookPage
 from loom_jupyter.eval.results import Outcome, TrialResult
@@ -284,7 +284,7 @@ class _Attempt:
             return ending
         return _Ending("failed", f"the check raised {ran.error}", ran.error)
 
-    def _ended(self, ran: CellRun, what: str) -> _Ending | None:
+    def _ended(self, ran: TaskCell, what: str) -> _Ending | None:
         """The trial's end when ``ran`` timed out, died or was stopped."""
         if ran.status == "stopped":
             raise _Stopped
@@ -295,7 +295,7 @@ class _Attempt:
         return None
 
 
-def _asked(ran: CellRun) -> str:
+def _asked(ran: TaskCell) -> str:
     """What the agent asked to do: the question shown above the stdin prompt, else the prompt."""
     shown = [line.strip() for line in ran.output.splitlines() if "wants to run" in line]
     prompt = ran.refused[0].strip()

@@ -19,12 +19,12 @@ if TYPE_CHECKING:
     from loom_jupyter.eval.compare import Comparison
     from loom_jupyter.eval.results import TrialResult
 
-__all__ = ["Progress", "results_table", "summary_lines"]
+__all__ = ["EvalProgress", "results_table", "summary_lines"]
 
 _BAR = 24
 
 
-class Progress:
+class EvalProgress:
     """Counts trials as they start and end, and shows it on ``out``."""
 
     def __init__(self, total: int, out: TextIO, *, live: bool) -> None:
