@@ -10,10 +10,10 @@ The kernels started from a real environment whose prefix holds the policy are in
 from __future__ import annotations
 
 import datetime
-import sys
 from pathlib import Path
 
 import pytest
+from policy_files import write_policy
 
 from loom_jupyter.errors import ManagedPolicyError, PolicyRefusedError, RequestRefusedError
 from loom_jupyter.policy import ManagedPolicy, TelemetryPolicy, managed_policy, read_policy
@@ -31,21 +31,6 @@ web_fetch: false
 daily_spend_limit_usd: 20
 telemetry: {endpoint: http://otel-collector:4318, headers: {x-team: data}, capture_content: false}
 """
-
-
-@pytest.fixture
-def prefix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The environment's prefix, with an empty ``etc/loom/`` for the policy."""
-    root = tmp_path / "env"
-    (root / "etc" / "loom").mkdir(parents=True)
-    monkeypatch.setattr(sys, "prefix", str(root))
-    return root
-
-
-def write_policy(prefix: Path, text: str) -> Path:
-    path = prefix / "etc" / "loom" / "managed.yaml"
-    path.write_text(text)
-    return path
 
 
 def test_every_key_is_read_typed(tmp_path: Path) -> None:

@@ -10,11 +10,10 @@ are in ``tests/kernel/test_managed_policy.py``.
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pytest
+from policy_files import write_policy
 
 from loom_jupyter.host.services.managed import approval_words, decides_approval, managed_report
 from loom_jupyter.host.services.trust import TrustKeeper
@@ -23,21 +22,6 @@ from loom_jupyter.trust import folder_trust
 
 if TYPE_CHECKING:
     from loom_jupyter.trust import FolderTrust
-
-
-@pytest.fixture
-def prefix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The environment's prefix, with an empty ``etc/loom/`` for the policy."""
-    root = tmp_path / "env"
-    (root / "etc" / "loom").mkdir(parents=True)
-    monkeypatch.setattr(sys, "prefix", str(root))
-    return root
-
-
-def write_policy(prefix: Path, text: str) -> str:
-    path = prefix / "etc" / "loom" / "managed.yaml"
-    path.write_text(text)
-    return str(path)
 
 
 def person(config: str) -> None:
@@ -64,7 +48,7 @@ def keeper(trust: FolderTrust | None) -> TrustKeeper:
 def test_the_view_says_the_policy_and_what_it_overrides_where_the_person_set_it(
     prefix: Path, tmp_path: Path
 ) -> None:
-    policy_file = write_policy(prefix, "approval: ask\nmodels: [claude-sonnet-5-5]\n")
+    policy_file = str(write_policy(prefix, "approval: ask\nmodels: [claude-sonnet-5-5]\n"))
     person("approval: auto\nmodel: claude-opus-5-5\n")
     notebook = tmp_path / "plain" / "nb.ipynb"
     notebook.parent.mkdir()
@@ -122,7 +106,7 @@ def test_no_policy_leaves_the_view_as_a_1_3_kernel_sent_it(prefix: Path, tmp_pat
 
 
 def test_a_broken_policy_is_said_in_the_footer_naming_the_file(prefix: Path) -> None:
-    policy_file = write_policy(prefix, "approval: sometimes\n")
+    policy_file = str(write_policy(prefix, "approval: sometimes\n"))
     view = keeper(None).approval_view()
     assert (view.mode, view.source, view.by_policy, view.overrides) == ("ask", "default", False, ())
     assert view.managed.startswith(f"{policy_file}: the managed policy cannot be used")
