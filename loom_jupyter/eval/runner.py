@@ -17,7 +17,7 @@ import re
 import shutil
 import tempfile
 import time
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 __all__ = ["NOTEBOOK", "RunOptions", "kernel_env", "run_suite", "run_trial"]
 
 NOTEBOOK = "notebook.ipynb"
+_WAKE_S = 0.2
+"""How often the waiting main thread wakes: Linux may hand Ctrl-C to a trial's thread, and
+Python runs the handler (``KeyboardInterrupt``) only when the main thread next runs."""
 _DROPPED = ("LOOM_APPROVAL", "LOOM_ARCHIVE_DIR", "KERNEL_LOOM_ARCHIVE_DIR", "JPY_SESSION_NAME")
 
 
@@ -137,23 +140,23 @@ def run_suite(
         return run_trial(task, trial, options, stop)
 
     pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="loom-eval")
-    futures: list[Future[TrialResult | None]] = [
-        pool.submit(one, task, trial) for trial in range(1, trials + 1) for task in tasks
-    ]
-    try:
-        for future in as_completed(futures):
-            result = future.result()
-            if result is not None:
-                done.append(result)
-                if on_done is not None:
-                    on_done(result)
+    try:  # from the first submit: a Ctrl-C even then stops what has started
+        pending: set[Future[TrialResult | None]] = set()
+        for trial in range(1, trials + 1):
+            pending.update(pool.submit(one, task, trial) for task in tasks)
+        while pending:
+            finished, pending = wait(pending, timeout=_WAKE_S, return_when=FIRST_COMPLETED)
+            for future in finished:
+                result = future.result()
+                if result is not None:
+                    done.append(result)
+                    if on_done is not None:
+                        on_done(result)
     except KeyboardInterrupt:
         stop.set()
         raise
     finally:
-        for future in futures:
-            future.cancel()
-        pool.shutdown(wait=True)
+        pool.shutdown(wait=True, cancel_futures=True)
     order = {task.name: i for i, task in enumerate(tasks)}
     return sorted(done, key=lambda r: (order.get(r.task, 0), r.trial))
 

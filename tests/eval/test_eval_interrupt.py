@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import threading
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -15,7 +17,6 @@ from .conftest import cli_env, eval_command, write_task
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from pathlib import Path
 
     from loom_jupyter.testing import FakeAnthropic
 
@@ -61,3 +62,43 @@ def test_ctrl_c_writes_the_trials_that_finished(fake: FakeAnthropic, tmp_path: P
     assert run["interrupted"] is True
     assert [(r["task"], r["outcome"]) for r in run["results"]] == [("quick", "passed")]
     assert "quick" in stdout
+
+
+def test_ctrl_c_handed_to_a_trials_thread_still_stops_the_suite(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Linux may give a process's SIGINT to any thread that does not block it: the main
+    thread, waiting for trials, still turns it into a stop while the trial runs."""
+    from loom_jupyter.eval import runner
+    from loom_jupyter.eval.tasks import Task
+
+    started, ended = threading.Event(), threading.Event()
+    trial_thread: list[int] = []
+    saw_stop: list[bool] = []
+
+    def trial(task: Task, number: int, options: object, stop: threading.Event) -> None:
+        trial_thread.append(threading.get_ident())
+        started.set()
+        saw_stop.append(stop.wait(60))  # a stalled model call that only Ctrl-C ends
+        ended.set()
+
+    monkeypatch.setattr(runner, "run_trial", trial)
+
+    def press_ctrl_c() -> None:
+        started.wait(60)
+        signal.pthread_kill(trial_thread[0], signal.SIGINT)
+
+    task = Task(name="stalled", folder=Path(), prompts=("go",), check="pass")
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    presser = threading.Thread(target=press_ctrl_c)
+    presser.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            runner.run_suite(
+                [task], trials=1, jobs=1, options=runner.RunOptions(), stop=threading.Event()
+            )
+    finally:
+        presser.join()
+        signal.signal(signal.SIGINT, previous)
+    ended.wait(90)  # a Ctrl-C inside pool.submit leaves the thread unjoined: it ends by itself
+    assert saw_stop == [True]
