@@ -5,9 +5,10 @@ Usage: python .ci/durations.py REPORT.xml [FILES]
 
 .ci/run passes ``--junitxml`` to the README's test command (through PYTEST_ADDOPTS) and calls
 this after the run, pass or fail. ``--write`` records each file's seconds for the suite's
-scheduler (tests/conftest.py starts the longest files first). Times are each test's setup + call + teardown as pytest
-reports them (a module-scoped kernel's start counts in the first test that needs it); with
-pytest-xdist the lanes overlap, so the sum is more than the wall time. Standard library only.
+order (tests/conftest.py starts the longest files first). Times are each test's setup + call +
+teardown as pytest reports them (a module-scoped kernel's start counts in the first test that
+needs it); with pytest-xdist the lanes overlap, so the sum is more than the wall time.
+Standard library only.
 """
 
 from __future__ import annotations
