@@ -1,14 +1,11 @@
 """Where the suite's time went: a per-folder and per-file summary of a pytest JUnit XML report.
 
 Usage: python .ci/durations.py REPORT.xml [FILES]
-       python .ci/durations.py REPORT.xml --write tests/file_seconds.json
 
 .ci/run passes ``--junitxml`` to the README's test command (through PYTEST_ADDOPTS) and calls
-this after the run, pass or fail. ``--write`` records each file's seconds for the suite's
-order (tests/conftest.py starts the longest files first). Times are each test's setup + call +
-teardown as pytest reports them (a module-scoped kernel's start counts in the first test that
-needs it); with pytest-xdist the lanes overlap, so the sum is more than the wall time.
-Standard library only.
+this after the run, pass or fail. Times are each test's setup + call + teardown as pytest
+reports them (a module-scoped kernel's start counts in the first test that needs it); with
+pytest-xdist the lanes overlap, so the sum is more than the wall time. Standard library only.
 """
 
 from __future__ import annotations
@@ -109,21 +106,7 @@ def summary(report: str, top_files: int = 15) -> str:
     )
 
 
-def write_file_seconds(report: str, target: str) -> None:
-    """Each file's summed seconds, longest first, as JSON (the suite's run order)."""
-    import json
-
-    _, files = read(report)
-    ranked = sorted(files.items(), key=lambda kv: -kv[1].seconds)
-    with open(target, "w", encoding="utf-8") as out:
-        json.dump({name: round(b.seconds, 1) for name, b in ranked}, out, indent=0)
-        out.write("\n")
-
-
 def main(argv: list[str]) -> int:
-    if len(argv) == 4 and argv[2] == "--write":
-        write_file_seconds(argv[1], argv[3])
-        return 0
     if len(argv) not in (2, 3):
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2

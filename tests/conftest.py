@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,33 +33,20 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.null.Keyring"
     if not hasattr(config, "workerinput"):
         _byte_compile_package()
-    if hasattr(config.option, "loadscopereorder"):
-        config.option.loadscopereorder = False  # xdist keeps the order set below
+    _hear_ctrl_c()
 
 
-FILE_SECONDS = Path(__file__).with_name("file_seconds.json")
-"""Each test file's seconds in a recent CI run (``.ci/durations.py REPORT --write``)."""
+def _hear_ctrl_c() -> None:
+    """Ctrl-C reaches this process and every child a test starts, as in a terminal.
 
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The longest files first, each file's tests kept together in their own order.
-
-    The lanes take files in this order (xdist's ``--dist loadfile``, told not to sort them
-    by test count): a long file that started last would leave the other lane idle while it
-    runs. A file missing from the record counts a second per test, a stale record only
-    costs speed. Each lane collects the same list, so all of them sort it the same way.
+    A suite started in the background by a non-interactive shell (``nohup ... &``, a CI
+    runner's script) inherits SIGINT *ignored*, and a child started from here inherits that
+    too: then a test that presses Ctrl-C on ``loom-jupyter eval`` waits on a command that never
+    hears it. A handler (unlike "ignored") is reset to the default when a child starts, so
+    each child's Python installs its own ``KeyboardInterrupt``.
     """
-    seconds: dict[str, float] = json.loads(FILE_SECONDS.read_text())
-    counts: dict[str, int] = {}
-    for item in items:
-        counts[item.location[0]] = counts.get(item.location[0], 0) + 1
-    first = {path: n for n, path in enumerate(dict.fromkeys(i.location[0] for i in items))}
-
-    def key(item: pytest.Item) -> tuple[float, int]:
-        path = item.location[0]
-        return (-seconds.get(path, float(counts[path])), first[path])
-
-    items.sort(key=key)
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _byte_compile_package() -> None:

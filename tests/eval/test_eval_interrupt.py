@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -102,3 +103,12 @@ def test_ctrl_c_handed_to_a_trials_thread_still_stops_the_suite(
         signal.signal(signal.SIGINT, previous)
     ended.wait(90)  # a Ctrl-C inside pool.submit leaves the thread unjoined: it ends by itself
     assert saw_stop == [True]
+
+
+def test_a_command_a_test_starts_hears_ctrl_c_even_when_the_suite_runs_in_the_background() -> None:
+    """A suite started with SIGINT ignored (``nohup pytest ... &``) still starts children
+    that turn Ctrl-C into ``KeyboardInterrupt`` (tests/conftest.py), as the Ctrl-C tests
+    above need: the child below is started the way they start ``loom-jupyter eval``."""
+    probe = "import signal; print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"
+    shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert shown.stdout.strip() == "True", shown
