@@ -20,7 +20,7 @@ from loom_jupyter.archive import Archive, archive_path_for
 from loom_jupyter.tools.local_kernel import LocalKernel
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Iterator
 
 pytest_plugins = ["loom_jupyter.testing.pytest_plugin"]
 
@@ -60,6 +60,29 @@ def _byte_compile_package() -> None:
     import loom_jupyter
 
     compileall.compile_dir(Path(loom_jupyter.__file__).parent, quiet=2)
+
+
+# What a kernel's first turn imports (about 2.7 s of CPU in each of the suite's ~230 kernels).
+# Not ipykernel: its classes read the launcher's environment when they are defined.
+ZYGOTE_PRELOAD = ("anthropic",)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _kernel_zygote() -> Iterator[None]:
+    """Kernels fork from a process that has imported ``ZYGOTE_PRELOAD`` already
+    (``loom_jupyter/testing/kernel_zygote.py``): every ``python3`` kernel a test starts, with
+    jupyter_client, nbclient, a Jupyter server or ``loom-jupyter eval``. Loom is never
+    preloaded. Packages whose tests are about what a fresh process imports or how long it
+    takes (tests/security, tests/benchmarks) start theirs cold (``cold_kernels``)."""
+    import tempfile
+
+    from loom_jupyter.testing.kernel_zygote import serving
+
+    with (
+        tempfile.TemporaryDirectory(prefix="zygote-") as folder,
+        serving(Path(folder), ZYGOTE_PRELOAD),
+    ):
+        yield
 
 
 CLOSED_LOOPBACK_URL = "http://127.0.0.1:9"

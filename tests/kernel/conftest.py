@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import sqlite3
@@ -14,6 +15,7 @@ from jupyter_client.manager import KernelManager, start_new_kernel
 
 from loom_jupyter.jupyter.cell.render import ANSWER_MIME
 from loom_jupyter.testing import FakeAnthropic
+from loom_jupyter.testing.kernel_zygote import cold_kernels
 
 from .sidebar_wire import Wire, start_wire
 
@@ -146,7 +148,11 @@ def start_kernel(
     """Start kernels on ``notebook`` (shut down at the end of the test)."""
     started: list[Kernel] = []
 
-    def start(*, api_key: str | None = "test-key", approval: str | None = "auto") -> Kernel:
+    def start(
+        *, api_key: str | None = "test-key", approval: str | None = "auto", cold: bool = False
+    ) -> Kernel:
+        """``cold``: a kernel that has imported nothing beforehand (the suite's others fork
+        with the anthropic SDK imported, tests/conftest.py), for a test of what it imports."""
         env = {
             k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "LOOM_", "JPY_"))
         }
@@ -159,7 +165,8 @@ def start_kernel(
             env["ANTHROPIC_API_KEY"] = api_key
         if approval:
             env["LOOM_APPROVAL"] = approval
-        km, kc = start_new_kernel(kernel_name="python3", env=env, cwd=str(notebook.parent))
+        with cold_kernels() if cold else contextlib.nullcontext():
+            km, kc = start_new_kernel(kernel_name="python3", env=env, cwd=str(notebook.parent))
         kernel = Kernel(km, kc)
         started.append(kernel)
         return kernel

@@ -31,7 +31,7 @@ def _request_text(fake: FakeAnthropic, index: int = -1) -> str:
 def test_load_prints_a_banner_and_the_answer_streams(
     start_kernel: Callable[..., Kernel], fake: FakeAnthropic, notebook: Path
 ) -> None:
-    kernel = start_kernel()
+    kernel = start_kernel(cold=True)  # it tells what %load_ext imports
     loaded = kernel.run("%load_ext loom_jupyter")
     assert loaded.status == "ok"
     assert "nb.ipynb — new session" in loaded.stdout
