@@ -29,7 +29,7 @@ from jupyter_core.paths import jupyter_path
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     from playwright.sync_api import Locator, Page, ViewportSize
 
@@ -229,6 +229,23 @@ class LabPage:
         wait until the app is restored."""
         self.page.reload()
         self._restored()
+
+    def wait_layout_saved(self, holds: Callable[[dict[str, Any]], bool], what: str) -> None:
+        """Wait until the server's copy of this page's workspace has a layout for which
+        ``holds`` is true. JupyterLab saves the layout a moment after it changes, and a
+        reload restores what the server holds, not what the page showed."""
+        workspace = self.page.url.partition("/lab/workspaces/")[2].partition("/")[0]
+        assert workspace, f"{self.page.url} names no workspace"
+        url = self.server.url(f"lab/api/workspaces/{urllib.parse.quote(workspace)}")
+        deadline = time.monotonic() + APP_TIMEOUT_MS / 1000
+        layout: dict[str, Any] = {}
+        while time.monotonic() < deadline:
+            with urllib.request.urlopen(url, timeout=30) as response:
+                layout = json.load(response).get("data", {}).get("layout-restorer:data", {})
+            if holds(layout):
+                return
+            time.sleep(0.1)
+        pytest.fail(f"The server never saved a layout where {what}: {layout}", pytrace=False)
 
     def _restored(self) -> None:
         self.wait_restored()

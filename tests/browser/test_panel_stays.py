@@ -9,7 +9,7 @@ sidebar instead of scrolling sideways.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from lab_harness import SIDEBAR_ID, LabPage, write_notebook
@@ -59,6 +59,12 @@ def panel_shown(lab: LabPage) -> Locator:
     return panel
 
 
+def sidebar_open(layout: dict[str, Any]) -> bool:
+    """Whether a saved layout has the Loom panel open in the right area."""
+    right = layout.get("right") or {}
+    return right.get("current") == SIDEBAR_ID and not right.get("collapsed", True)
+
+
 def test_a_waiting_approval_survives_a_reload_with_its_panel_and_badge(
     lab: LabPage, notebook_dir: Path, fake: FakeAnthropic
 ) -> None:
@@ -78,6 +84,7 @@ def test_a_waiting_approval_survives_a_reload_with_its_panel_and_badge(
     expect(card.locator('[data-loom="tool-input"]')).to_be_hidden()
     expect(panel.locator('[data-loom="approval-input"]')).to_be_visible()
 
+    lab.wait_layout_saved(sidebar_open, "the Loom panel is open")
     lab.reload()
     panel = panel_shown(lab)  # restored with the layout: nobody opened it
     wait_state(panel, "waiting-approval", timeout=ANSWER_TIMEOUT_MS)
