@@ -73,7 +73,7 @@ def _kernel_zygote() -> Iterator[None]:
     (``loom_jupyter/testing/kernel_zygote.py``): every ``python3`` kernel a test starts, with
     jupyter_client, nbclient, a Jupyter server or ``loom-jupyter eval``. Loom is never
     preloaded. Packages whose tests are about what a fresh process imports or how long it
-    takes (tests/security, tests/benchmarks) start theirs cold (``cold_kernels``)."""
+    takes start theirs cold (:data:`COLD_KERNEL_FOLDERS`)."""
     import tempfile
 
     from loom_jupyter.testing.kernel_zygote import serving
@@ -82,6 +82,23 @@ def _kernel_zygote() -> Iterator[None]:
         tempfile.TemporaryDirectory(prefix="zygote-") as folder,
         serving(Path(folder), ZYGOTE_PRELOAD),
     ):
+        yield
+
+
+# Folders whose tests are about what a fresh kernel imports and loads from its folder, or
+# how long that takes: their kernels start cold, as a person's do.
+COLD_KERNEL_FOLDERS = frozenset({"security", "benchmarks"})
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _cold_kernels_where_asked(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Kernels of a module in :data:`COLD_KERNEL_FOLDERS` start cold (``cold_kernels``)."""
+    if request.path.parent.name not in COLD_KERNEL_FOLDERS:
+        yield
+        return
+    from loom_jupyter.testing.kernel_zygote import cold_kernels
+
+    with cold_kernels():
         yield
 
 
