@@ -193,6 +193,13 @@ class FakeAnthropic:
         with self._state.lock:
             self._state.script.extend(entries)
 
+    def clear_script(self) -> int:
+        """Drop the script entries not yet used; returns how many there were."""
+        with self._state.lock:
+            dropped = len(self._state.script)
+            self._state.script.clear()
+        return dropped
+
     def start(self) -> FakeAnthropic:
         """Serve in a background thread."""
         self._thread = threading.Thread(

@@ -176,6 +176,15 @@ def notebook_dir(lab_server: LabServer, request: pytest.FixtureRequest) -> Path:
     return folder
 
 
+@pytest.fixture(autouse=True)
+def _no_leftover_replies(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Each test starts with an empty script in its module's fake API: replies a failed test
+    never asked for do not answer the next test's first request."""
+    yield
+    if "fake" in request.fixturenames:
+        request.getfixturevalue("fake").clear_script()
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     """Remember each phase's report so ``lab`` can tell whether its test failed."""

@@ -120,6 +120,15 @@ def test_echo_default_and_error_default() -> None:
     assert "script is empty (1 entries used)" in body
 
 
+def test_a_cleared_script_answers_the_next_request_with_what_comes_after_it() -> None:
+    with FakeAnthropic(["left over", "also left"]) as fake:
+        assert fake.clear_script() == 2
+        assert fake.remaining == 0
+        fake.add("this test's own")
+        reply = json.load(_post(fake.base_url, "/v1/messages", _body()))
+    assert reply["content"][0]["text"] == "this test's own"
+
+
 def test_echo_names_a_tool_result() -> None:
     body = _body()
     body["messages"] = [
