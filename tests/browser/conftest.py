@@ -179,10 +179,12 @@ def notebook_dir(lab_server: LabServer, request: pytest.FixtureRequest) -> Path:
 @pytest.fixture(autouse=True)
 def _no_leftover_replies(request: pytest.FixtureRequest) -> Iterator[None]:
     """Each test starts with an empty script in its module's fake API: replies a failed test
-    never asked for do not answer the next test's first request."""
+    never asked for do not answer the next test's first request (a module's ``fake`` outlives
+    the test; one made for the test alone is gone with it)."""
+    fake = request.getfixturevalue("fake") if "fake" in request.fixturenames else None
     yield
-    if "fake" in request.fixturenames:
-        request.getfixturevalue("fake").clear_script()
+    if fake is not None:
+        fake.clear_script()
 
 
 @pytest.hookimpl(wrapper=True)

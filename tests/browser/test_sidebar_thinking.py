@@ -9,6 +9,7 @@ MutationObserver's record of its ``data-state`` changes, not from a moment in ti
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 import pytest
@@ -16,6 +17,7 @@ from lab_harness import LabPage, write_notebook
 from playwright.sync_api import expect
 from sidebar_page import (
     ASSISTANT,
+    KERNEL_TIMEOUT_MS,
     env_cell,
     kernel_run,
     open_chat,
@@ -69,6 +71,18 @@ def chat(lab: LabPage, folder: Path, fake: FakeAnthropic) -> Locator:
     return open_chat(lab, path.relative_to(lab.server.root_dir).as_posix())
 
 
+def kernel_options_once(lab: LabPage, *wanted: str) -> str:
+    """``%cowork effort``'s answer once it holds every piece of ``wanted``, or its last answer
+    after KERNEL_TIMEOUT_MS. A control's ``set_options`` reaches the kernel on the sidebar's
+    comm, beside (not before) the page's next execute request, so it may land after it."""
+    deadline = time.monotonic() + KERNEL_TIMEOUT_MS / 1000
+    while True:
+        shown = kernel_run(lab, "get_ipython().run_line_magic('cowork', 'effort')")
+        if all(piece in shown for piece in wanted) or time.monotonic() > deadline:
+            return shown
+        time.sleep(0.1)
+
+
 def is_open(block: Locator) -> bool:
     opened: bool = block.evaluate("(node) => node.open")
     return opened
@@ -100,7 +114,7 @@ def test_thinking_streams_collapsed_and_the_controls_set_the_options(
     expect(toggle).to_be_checked()
     effort.select_option("low")
     expect(effort).to_have_value("low")
-    shown = kernel_run(lab, "get_ipython().run_line_magic('cowork', 'effort')")
+    shown = kernel_options_once(lab, "Thinking: on (adaptive)", "Effort: low.")
     assert "Thinking: on (adaptive)" in shown
     assert "Effort: low." in shown
 
