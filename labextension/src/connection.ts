@@ -270,11 +270,12 @@ export class LoomConnection implements IDisposable {
 
   /**
    * Open after a (re)start; when Loom was not loaded, look again once a cell
-   * that mentions loom_jupyter has run (say, `%load_ext loom_jupyter`).
+   * that mentions loom_jupyter has run (say, `%load_ext loom_jupyter`) and no
+   * cell runs any more.
    */
   private _shouldOpen(status: Kernel.Status): boolean {
     if (this._state === 'not-loaded') {
-      const retry = status === 'idle' && this._cellLoaded;
+      const retry = status === 'idle' && this._cellLoaded && !this._cellRunning;
       this._cellLoaded = this._cellLoaded && !retry;
       return retry;
     }
@@ -282,6 +283,15 @@ export class LoomConnection implements IDisposable {
   }
 
   private _onIopub(_: Kernel.IKernelConnection, msg: Wire.IIOPubMessage): void {
+    if (msg.header.msg_type === 'status' && msg.parent_header?.msg_type === 'execute_request') {
+      // A cell's own busy and idle: the kernel's status also goes idle after any other
+      // request (the refused comm open itself, on a subshell) while the cell still runs.
+      const state = (msg as Wire.IStatusMsg).content.execution_state;
+      this._cellRunning = state !== 'idle';
+      if (!this._cellRunning) {
+        this._sync();
+      }
+    }
     if (msg.header.msg_type === 'execute_input' && this._state === 'not-loaded') {
       const code = (msg as Wire.IExecuteInputMsg).content.code;
       this._cellLoaded = this._cellLoaded || code.includes('loom_jupyter');
@@ -460,6 +470,8 @@ export class LoomConnection implements IDisposable {
   private _comm: Kernel.IComm | null = null;
   private _state: LinkState = 'starting';
   private _cellLoaded = false;
+  /** A cell is running (its busy seen, its idle not yet). */
+  private _cellRunning = false;
   private _watched: Kernel.IKernelConnection | null = null;
   private _answered = false;
   /** The comm open now reopens one that Loom closed after answering (a reload). */

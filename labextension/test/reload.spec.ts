@@ -125,6 +125,35 @@ describe('an extension reload in one cell', () => {
     expect(connection.state).toBe('open');
   });
 
+  it('waits for the cell itself to end, not for the refused open to be answered', async () => {
+    const { connection, kernel, status } = await linked();
+    const cell = { msg_type: 'execute_request', msg_id: 'cell' };
+    const refusedOpen = { msg_type: 'comm_open', msg_id: 'open' };
+    const said = (parent: Data, state: string): void => {
+      kernel.status = state;
+      kernel.iopubMessage.emit({
+        header: { msg_type: 'status' },
+        parent_header: parent,
+        content: { execution_state: state }
+      });
+      status.emit(undefined);
+    };
+    said(cell, 'busy'); // the cell runs %unload_ext, then %load_ext
+    kernel.last.onClose();
+    await settle();
+    kernel.last.onClose(); // the reopen came between the magics: refused
+    await settle();
+    said(refusedOpen, 'idle'); // on a subshell, the refused open is done; the cell is not
+    await settle();
+    expect(kernel.comms).toHaveLength(2);
+    expect(connection.state).toBe('not-loaded');
+    said(cell, 'idle'); // the cell ends: the new Loom listens
+    await settle();
+    expect(kernel.comms).toHaveLength(3);
+    kernel.last.receive(WELCOME);
+    expect(connection.state).toBe('open');
+  });
+
   it('stays "not loaded" after %unload_ext alone', async () => {
     const { connection, kernel, status } = await linked();
     kernel.status = 'busy';
